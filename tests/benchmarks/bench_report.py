@@ -1,0 +1,321 @@
+"""Benchmark `triage report --format json` against the pytrec_eval peer, as whole processes.
+
+1. Builds the synthetic evaluation (``make_bench.py``: 100,000 queries x 100 ids x 2
+   arms) into ``--data`` (default ``/tmp/triage-bench``) unless a matching one is cached
+   there (recognised by its ``bench.json``).
+2. Runs, each ``--repeat`` times, as child processes:
+   (a) ours: ``--cmd`` (default ``python -m triage report DATA --format json``);
+   (b) the peer: ``python peer_trec_eval.py DATA``.
+   For every run it records the wall time (seconds; ``time.perf_counter`` from just before
+   the child starts until ``os.wait4`` reaps it) and the child's peak resident set size
+   (``ru_maxrss`` from ``os.wait4``: that one child, in KiB on Linux, shown in MiB).
+3. Prints a table (best and median wall, peak RSS, speed-up = peer best / ours best),
+   compares the means of both JSON outputs (``arms.<arm>.{hit_rate,recall,mrr,ndcg}``)
+   and prints the largest absolute difference.
+4. Exits 1 if any target is missed, naming each: results differ by more than ``--tol``
+   (1e-9); ours best wall > ``--max-wall`` (3 s); ours peak RSS > ``--max-rss-mb``
+   (2048 MiB); speed-up < ``--min-speedup`` (4x). Exit 0 when all are met.
+
+``--sample`` also times ``triage report`` with no PATH (the bundled sample) and requires
+its best wall time under ``--sample-max-wall`` (1 s); ``--sample-only`` runs just that.
+
+``--cmd`` and ``--sample-cmd`` are command lines split with ``shlex``; ``{data}`` in them
+is replaced by the data folder. Examples::
+
+    python tests/benchmarks/bench_report.py                         # the full benchmark
+    python tests/benchmarks/bench_report.py --sample                # + the bundled sample
+    python tests/benchmarks/bench_report.py --cmd "triage report {data} --format json"
+    # exercise the harness with the peer standing in for ours:
+    python tests/benchmarks/bench_report.py --repeat 1 \\
+        --cmd "python tests/benchmarks/peer_trec_eval.py {data}"
+
+The children run with the repository root as working directory, so ``python -m triage``
+finds the package even when it is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+METRICS = ("hit_rate", "recall", "mrr", "ndcg")
+
+
+# --------------------------------------------------------------------------------------
+# running one child
+# --------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    wall_s: float  # seconds, start to reap
+    rss_kib: int  # peak resident set size of this child, KiB
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Series:
+    label: str
+    cmd: list[str]
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def best_s(self) -> float:
+        return min(r.wall_s for r in self.runs)
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(r.wall_s for r in self.runs)
+
+    @property
+    def rss_mib(self) -> float:
+        return max(r.rss_kib for r in self.runs) / 1024
+
+
+def run_child(cmd: list[str]) -> Run:
+    """Run ``cmd`` to completion; return its wall time and its own peak RSS.
+
+    Output goes to temporary files (no pipe to drain, so no deadlock and no reader thread
+    competing for CPU), and the child is reaped with ``os.wait4`` so its resource usage
+    is that child's alone, not the cumulative RUSAGE_CHILDREN of this process.
+
+    Caveat: Linux carries the forking process's peak RSS into the child's ``ru_maxrss``
+    (it is taken over at exec), so the figure is max(this process's peak, the child's
+    peak). This script therefore stays lean -- no numpy or pyarrow, and the data is
+    built in a child process -- keeping that floor near 15 MiB.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: tell Popen
+        out.seek(0)
+        err.seek(0)
+        return Run(
+            wall,
+            usage.ru_maxrss,
+            proc.returncode,
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+        )
+
+
+def run_series(label: str, cmd: list[str], repeat: int) -> Series:
+    series = Series(label, cmd)
+    print(f"{label}: {shlex.join(cmd)}", flush=True)
+    for i in range(repeat):
+        r = run_child(cmd)
+        series.runs.append(r)
+        print(
+            f"  run {i + 1}/{repeat}: {r.wall_s:7.2f} s  {r.rss_kib / 1024:7.0f} MiB"
+            f"  exit {r.returncode}",
+            flush=True,
+        )
+        if r.returncode != 0:
+            print(f"  {label} failed; stderr tail:\n" + _tail(r.stderr), flush=True)
+            break
+    return series
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join("    " + ln for ln in text.strip().splitlines()[-lines:])
+
+
+# --------------------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------------------
+def ensure_data(data: Path, n_queries: int, depth: int, corpus: bool) -> None:
+    """Build the evaluation into ``data`` unless bench.json shows a matching one there."""
+    stamp = data / "bench.json"
+    want = {"n_queries": n_queries, "depth": depth, "corpus": corpus}
+    if stamp.exists():
+        have = json.loads(stamp.read_text())
+        if all(have.get(k) == v for k, v in want.items()) and (data / "triage.toml").exists():
+            print(
+                f"data: cached {data} ({n_queries:,} queries x {depth} ids, generated in "
+                f"{have.get('seconds', '?')} s)"
+            )
+            return
+    print(
+        f"data: building {data} ({n_queries:,} queries x {depth} ids"
+        f"{', with corpus' if corpus else ''}) ...",
+        flush=True,
+    )
+    # In a child process, so this process's peak RSS (a floor under every child's
+    # ru_maxrss, see run_child) stays small.
+    cmd = [
+        sys.executable,
+        str(HERE / "make_bench.py"),
+        "--out",
+        str(data),
+        "--queries",
+        str(n_queries),
+        "--depth",
+        str(depth),
+    ] + (["--corpus"] if corpus else [])
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    rec = json.loads(stamp.read_text())
+    print(f"data: built in {rec['seconds']:.1f} s")
+
+
+# --------------------------------------------------------------------------------------
+# comparison
+# --------------------------------------------------------------------------------------
+def compare(ours_out: str, peer_out: str) -> tuple[float, list[str]]:
+    """Return (largest absolute difference of the means, problems found)."""
+    problems: list[str] = []
+    try:
+        ours = json.loads(ours_out)["arms"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return float("inf"), [f"our output is not JSON with an 'arms' object ({exc!r})"]
+    peer = json.loads(peer_out)["arms"]
+    worst = 0.0
+    for arm, want in peer.items():
+        got = ours.get(arm)
+        if not isinstance(got, dict):
+            problems.append(f"arm {arm!r} missing from our output")
+            worst = float("inf")
+            continue
+        for m in METRICS:
+            value = got.get(m)
+            if not isinstance(value, (int, float)):
+                problems.append(f"arms.{arm}.{m} missing or not a number in our output")
+                worst = float("inf")
+                continue
+            diff = abs(float(value) - want[m])
+            worst = max(worst, diff)
+            print(
+                f"  {arm}.{m:<8} ours {float(value):.12f}  peer {want[m]:.12f}  |diff| {diff:.2e}"
+            )
+    return worst, problems
+
+
+def print_table(rows: list[Series]) -> None:
+    print(f"\n{'command':<10} {'runs':>4} {'best s':>8} {'median s':>9} {'peak RSS MiB':>13}")
+    for s in rows:
+        print(
+            f"{s.label:<10} {len(s.runs):>4} {s.best_s:>8.2f} {s.median_s:>9.2f} {s.rss_mib:>13.0f}"
+        )
+
+
+def _expand(cmd: str | None, default: list[str], data: Path) -> list[str]:
+    parts = default if cmd is None else shlex.split(cmd)
+    return [p.replace("{data}", str(data)) for p in parts]
+
+
+# --------------------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=Path("/tmp/triage-bench"),
+        help="evaluation folder (built here if absent)",
+    )
+    ap.add_argument("--queries", type=int, default=100_000, help="queries when building")
+    ap.add_argument("--depth", type=int, default=100, help="ids per query when building")
+    ap.add_argument("--corpus", action="store_true", help="build with chunks.parquet (2M rows)")
+    ap.add_argument(
+        "--cmd",
+        default=None,
+        help="our command; {data} = the folder "
+        "(default: python -m triage report {data} --format json)",
+    )
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each command")
+    ap.add_argument(
+        "--peer-repeat", type=int, default=None, help="runs of the peer (default: --repeat)"
+    )
+    ap.add_argument("--tol", type=float, default=1e-9, help="max |ours - peer| of any mean")
+    ap.add_argument("--max-wall", type=float, default=3.0, help="ours: best wall, seconds")
+    ap.add_argument("--max-rss-mb", type=float, default=2048, help="ours: peak RSS, MiB")
+    ap.add_argument(
+        "--min-speedup", type=float, default=4.0, help="peer best wall / ours best wall"
+    )
+    ap.add_argument(
+        "--sample",
+        action="store_true",
+        help="also time `triage report` on the bundled sample (no PATH)",
+    )
+    ap.add_argument("--sample-only", action="store_true", help="run only the sample check")
+    ap.add_argument(
+        "--sample-cmd", default=None, help="sample command (default: python -m triage report)"
+    )
+    ap.add_argument("--sample-max-wall", type=float, default=1.0, help="sample: best wall, seconds")
+    args = ap.parse_args(argv)
+
+    data = args.data.resolve()
+    failures: list[str] = []
+    table: list[Series] = []
+
+    if not args.sample_only:
+        ensure_data(data, args.queries, args.depth, args.corpus)
+        ours_cmd = _expand(
+            args.cmd, [sys.executable, "-m", "triage", "report", "{data}", "--format", "json"], data
+        )
+        peer_cmd = [sys.executable, str(HERE / "peer_trec_eval.py"), str(data)]
+        ours = run_series("ours", ours_cmd, args.repeat)
+        peer = run_series("peer", peer_cmd, args.peer_repeat or args.repeat)
+        table += [ours, peer]
+
+        ours_ok = ours.runs[-1].returncode == 0
+        peer_ok = peer.runs[-1].returncode == 0
+        if not ours_ok:
+            failures.append(f"ours exited {ours.runs[-1].returncode}")
+        if not peer_ok:
+            failures.append(f"peer exited {peer.runs[-1].returncode}")
+        if ours_ok and peer_ok:
+            print("\nmeans, ours vs peer:")
+            worst, problems = compare(ours.runs[-1].stdout, peer.runs[-1].stdout)
+            failures += problems
+            print(f"max |diff| = {worst:.3e} (tolerance {args.tol:g})")
+            if worst > args.tol:
+                failures.append(f"results differ from the peer by {worst:.3e} > {args.tol:g}")
+        if ours_ok:
+            if ours.best_s > args.max_wall:
+                failures.append(f"ours best wall {ours.best_s:.2f} s > {args.max_wall:g} s")
+            if ours.rss_mib > args.max_rss_mb:
+                failures.append(f"ours peak RSS {ours.rss_mib:.0f} MiB > {args.max_rss_mb:g} MiB")
+        if ours_ok and peer_ok:
+            speedup = peer.best_s / ours.best_s
+            print(f"speed-up (peer best / ours best): {speedup:.1f}x")
+            if speedup < args.min_speedup:
+                failures.append(f"speed-up {speedup:.1f}x < {args.min_speedup:g}x")
+
+    if args.sample or args.sample_only:
+        sample_cmd = _expand(args.sample_cmd, [sys.executable, "-m", "triage", "report"], data)
+        sample = run_series("sample", sample_cmd, args.repeat)
+        table.append(sample)
+        if sample.runs[-1].returncode != 0:
+            failures.append(f"sample exited {sample.runs[-1].returncode}")
+        elif sample.best_s >= args.sample_max_wall:
+            failures.append(f"sample best wall {sample.best_s:.2f} s >= {args.sample_max_wall:g} s")
+
+    print_table(table)
+    if failures:
+        print("\nFAILED:")
+        for f in failures:
+            print(f"  - {f}")
+        return 1
+    print("\nall targets met")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

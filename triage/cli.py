@@ -1,0 +1,94 @@
+"""Command line: `triage [PATH]` and `triage report [PATH | RUN_A RUN_B --labels L] …`.
+
+Exit status: 0 done; 1 `--strict` and a check is an error; 2 an input cannot be read.
+Imports stay lazy so `triage report` never loads Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_CHECKS, EXIT_INPUT = 0, 1, 2
+
+
+def _evaluation_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="a manifest (folder or triage.toml), or RUN_A RUN_B with --labels; "
+                        "none: the bundled sample")
+    p.add_argument("--labels", type=Path, help="frozen gold labels (with RUN_A RUN_B)")
+    p.add_argument("--corpus", type=Path, help="chunks file (with RUN_A RUN_B)")
+    p.add_argument("--queries", type=Path, help="queries file (with RUN_A RUN_B)")
+    p.add_argument("--k", type=int, help="judge both arms at this cut-off")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="triage", description="Read what a retrieval change did.")
+    sub = p.add_subparsers(dest="command")
+    rep = sub.add_parser("report", help="print the evaluation's numbers (no UI)")
+    _evaluation_args(rep)
+    rep.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    rep.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
+    return p
+
+
+def spec_from(args: argparse.Namespace):  # -> Spec
+    from triage.core.errors import InputError
+    from triage.core.manifest import from_args, from_manifest
+    from triage.resources import sample_manifest
+
+    paths = [Path(p) for p in args.paths]
+    loose = [n for n in ("labels", "corpus", "queries") if getattr(args, n) is not None]
+    if len(paths) == 2:
+        if args.labels is None:
+            raise InputError("command line", "two runs need --labels LABELS")
+        return from_args(paths[0], paths[1], args.labels, args.corpus, args.queries, None)
+    if len(paths) > 2:
+        raise InputError("command line", "give one manifest, or two runs with --labels")
+    if loose:
+        raise InputError("command line", f"--{loose[0]} goes with two runs (RUN_A RUN_B)")
+    return from_manifest(paths[0] if paths else sample_manifest())
+
+
+def report(args: argparse.Namespace) -> int:
+    from triage.core.evaluation import load
+    from triage.report.model import build
+
+    ev = load(spec_from(args), args.k)
+    data = build(ev)
+    if args.format == "json":
+        from triage.report.jsonout import dumps
+
+        sys.stdout.write(dumps(data) + "\n")
+    elif args.format == "markdown":
+        from triage.report.markdown import render
+
+        sys.stdout.write(render(data))
+    else:
+        from triage.report.text import render
+
+        render(data)
+    if args.strict and any(c["level"] == "error" for c in data["checks"]):
+        return EXIT_CHECKS
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser().parse_args(["report", *argv] if not argv or argv[0] != "report" and argv[0] not in ("-h", "--help") else argv)
+    from pyarrow import ArrowException
+
+    from triage.core.errors import InputError
+
+    try:
+        return report(args)
+    except InputError as e:
+        print(f"triage: error: {e.message}", file=sys.stderr)
+        return EXIT_INPUT
+    except (ArrowException, OSError) as e:
+        if os.environ.get("TRIAGE_DEBUG"):
+            raise
+        print(f"triage: error: cannot read input: {e}", file=sys.stderr)
+        return EXIT_INPUT

@@ -1,0 +1,1 @@
+"""The headless core: loading, id encoding, metrics, flips, checks. Never imports Textual or Rich."""

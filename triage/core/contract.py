@@ -1,0 +1,166 @@
+"""The data contract (DESIGN §3): which columns each input holds, and their types.
+
+`conform` turns a parsed table into one whose contract columns have exactly the documented
+Arrow types; extra columns are kept untouched. Ids are strings whatever their type in a file
+(an integer id 7 becomes "7"); a float or boolean id is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from triage.core.errors import InputError
+from triage.core.readers import Loaded
+
+ID, IDS, FLOATS, STR, INT, FLOAT = "id", "list of ids", "list of numbers", "text", "integer", "number"
+
+# column -> (kind, required)
+RUN = {
+    "query_id": (ID, True),
+    "retrieved": (IDS, True),
+    "scores": (FLOATS, False),
+    "plan": (STR, False),
+    "n_eligible": (INT, False),
+    "n_returned": (INT, False),
+    "latency_ms": (FLOAT, False),
+    "tenant": (STR, False),
+    "filter": (STR, False),
+    "selectivity": (FLOAT, False),
+}
+QUERIES = {
+    "query_id": (ID, True),
+    "text": (STR, False),
+    "tenant": (STR, False),
+    "query_type": (STR, False),
+    "source_type": (STR, False),
+    "filter": (STR, False),
+    "selectivity": (FLOAT, False),
+    "language": (STR, False),
+}
+LABELS = {"query_id": (ID, True), "chunk_id": (ID, True), "relevance": (INT, False)}
+CORPUS = {
+    "chunk_id": (ID, True),
+    "text": (STR, False),
+    "header": (STR, False),
+    "doc_id": (ID, False),
+    "source_type": (STR, False),
+}
+# BEIR names, read as ours when ours are absent.
+ALIASES = {"_id": "chunk_id", "title": "header"}
+QUERY_ALIASES = {"_id": "query_id"}
+
+_ARROW = {ID: pa.string(), IDS: pa.list_(pa.string()), FLOATS: pa.list_(pa.float64()),
+          STR: pa.string(), INT: pa.int64(), FLOAT: pa.float64()}
+
+
+def conform(loaded: Loaded, spec: dict[str, tuple[str, bool]], aliases: dict[str, str] | None = None) -> pa.Table:
+    table = loaded.table
+    if aliases:
+        names = [aliases.get(n, n) if aliases.get(n) not in table.column_names else n
+                 for n in table.column_names]
+        table = table.rename_columns(names)
+    for name, (kind, required) in spec.items():
+        if name not in table.column_names:
+            if required:
+                have = ", ".join(table.column_names) or "none"
+                raise InputError(loaded.path, f"missing required column {name!r} (columns: {have})")
+            continue
+        col = table.column(name).combine_chunks()
+        fixed = _coerce(loaded, name, kind, col)
+        if required or kind in (IDS, FLOATS):
+            _no_nulls(loaded, name, fixed, required)
+        table = table.set_column(table.column_names.index(name), name, fixed)
+    return table
+
+
+def _bad_type(loaded: Loaded, name: str, kind: str, t: pa.DataType) -> InputError:
+    return InputError(loaded.path, f"column {name!r} has type {t}, expected {kind}")
+
+
+def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col, t = col.dictionary_decode(), t.value_type
+    if pa.types.is_null(t):
+        return pa.nulls(len(col), _ARROW[kind])
+    if kind in (ID, STR):
+        ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+        if kind == STR:
+            ok = ok or pa.types.is_boolean(t)
+        if not ok:
+            raise _bad_type(loaded, name, kind + (" (ids are strings or integers)" if kind == ID else ""), t)
+        return pc.cast(col, pa.string())
+    if kind in (IDS, FLOATS):
+        if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
+            raise _bad_type(loaded, name, kind, t)
+        vt = t.value_type
+        ok = (pa.types.is_string(vt) or pa.types.is_large_string(vt) or pa.types.is_integer(vt)
+              if kind == IDS else pa.types.is_integer(vt) or pa.types.is_floating(vt))
+        if pa.types.is_null(vt):
+            ok = True
+        if not ok:
+            raise _bad_type(loaded, name, kind, t)
+        out = pc.cast(col, _ARROW[kind])
+        flat = out.flatten()
+        if flat.null_count:
+            row = _first(pc.list_parent_indices(out).to_numpy()[_nulls(flat)])
+            raise InputError(loaded.path, f"{name!r} holds an empty (null) element", loaded.where(row))
+        if kind == FLOATS:
+            values = flat.to_numpy(zero_copy_only=False)
+            bad = ~np.isfinite(values)
+            if bad.any():
+                row = _first(pc.list_parent_indices(out).to_numpy()[bad])
+                raise InputError(loaded.path, f"{name!r} holds NaN or an infinite value", loaded.where(row))
+        return out
+    if kind == INT:
+        if pa.types.is_integer(t):
+            return pc.cast(col, pa.int64())
+        if pa.types.is_floating(t):
+            v = col.to_numpy(zero_copy_only=False)
+            bad = np.isfinite(v) & (v != np.round(v)) | np.isinf(v)
+            if bad.any():
+                raise InputError(loaded.path, f"{name!r} is {v[_first(bad)]}, expected an integer",
+                                 loaded.where(_first(bad)))
+            return pc.cast(pc.if_else(pc.is_nan(col), None, col), pa.int64())
+        raise _bad_type(loaded, name, kind, t)
+    if kind == FLOAT:
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
+            raise _bad_type(loaded, name, kind, t)
+        out = pc.cast(col, pa.float64())
+        v = out.to_numpy(zero_copy_only=False)
+        bad = np.isinf(v) | (np.isnan(v) & ~_nulls(out))
+        if bad.any():
+            raise InputError(loaded.path, f"{name!r} is {v[_first(bad)]}, expected a finite number",
+                             loaded.where(_first(bad)))
+        return out
+    raise AssertionError(kind)
+
+
+def _nulls(arr: pa.Array) -> np.ndarray:
+    return arr.is_null().to_numpy(zero_copy_only=False)
+
+
+def _first(mask_or_idx: np.ndarray) -> int:
+    a = np.asarray(mask_or_idx)
+    return int(np.flatnonzero(a)[0]) if a.dtype == bool else int(a[0])
+
+
+def _no_nulls(loaded: Loaded, name: str, col: pa.Array, required: bool) -> None:
+    if col.null_count:
+        row = _first(_nulls(col))
+        hint = " (write an empty list for no results)" if name == "retrieved" else ""
+        raise InputError(loaded.path, f"{name!r} is empty (null){hint}", loaded.where(row))
+
+
+def unique_ids(loaded: Loaded, table: pa.Table, column: str = "query_id") -> None:
+    """Refuse a table in which one id names two rows; name both rows."""
+    ids = table.column(column).combine_chunks()
+    if len(pc.unique(ids)) == len(ids):
+        return
+    counts = pc.value_counts(ids)
+    dup = counts.field("values").filter(pc.greater(counts.field("counts"), 1))[0].as_py()
+    rows = np.flatnonzero(pc.equal(ids, dup).to_numpy(zero_copy_only=False))
+    places = " and ".join(loaded.where(int(r)) for r in rows[:2])
+    raise InputError(loaded.path, f"duplicate {column} {dup!r} ({places})", loaded.where(int(rows[1])))

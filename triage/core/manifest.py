@@ -1,0 +1,135 @@
+"""What one evaluation is made of: a manifest `triage.toml`, or the same given on the command line.
+
+Paths in a manifest are relative to the manifest's folder (DESIGN §3.1).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from triage.core.errors import InputError
+
+MANIFEST = "triage.toml"
+_KEYS = {
+    "": {"k", "labels", "corpus", "queries", "arms"},
+    "labels": {"path", "amendments"},
+    "corpus": {"path"},
+    "queries": {"path"},
+    "arm": {"name", "path"},
+}
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The files of one evaluation; `k` is the cut-off asked for (None: the arms' own)."""
+
+    a: Arm
+    b: Arm
+    labels: Path
+    corpus: Path | None = None
+    queries: Path | None = None
+    amendments: Path | None = None
+    k: int | None = None
+    manifest: Path | None = None
+
+
+def _check_k(k: object, where: Path | str) -> int | None:
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(where, f"k must be a positive integer, found {k!r}")
+    return k
+
+
+def from_manifest(path: Path) -> Spec:
+    path = Path(path)
+    if path.is_dir():
+        path = path / MANIFEST
+    if not path.exists():
+        raise InputError(path, "manifest does not exist")
+    try:
+        doc = tomllib.loads(path.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise InputError(path, f"not valid TOML: {e}") from None
+    root = path.parent
+
+    def unknown(table: dict[str, object], allowed: set[str], section: str) -> None:
+        extra = sorted(set(table) - allowed)
+        if extra:
+            raise InputError(path, f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})",
+                             f"[{section}]" if section else "")
+
+    def section(name: str) -> dict[str, object]:
+        value = doc.get(name, {})
+        if not isinstance(value, dict):
+            raise InputError(path, f"{name!r} must be a table ([{name}])")
+        unknown(value, _KEYS[name] if name in _KEYS else _KEYS["arm"], name)
+        return value
+
+    def file(table: dict[str, object], section_name: str, required: bool) -> Path | None:
+        value = table.get("path")
+        if value is None:
+            if required:
+                raise InputError(path, "missing key 'path'", f"[{section_name}]")
+            return None
+        if not isinstance(value, str):
+            raise InputError(path, f"path must be a string, found {value!r}", f"[{section_name}]")
+        target = root / value
+        if not target.exists():
+            raise InputError(path, f"path {value!r} names a missing file ({target})", f"[{section_name}]")
+        return target
+
+    unknown(doc, _KEYS[""], "")
+    arms = doc.get("arms", {})
+    if not isinstance(arms, dict) or set(arms) != {"a", "b"}:
+        raise InputError(path, "needs exactly two arms, [arms.a] and [arms.b]")
+    pair = []
+    for key in ("a", "b"):
+        t = section_arm = arms[key]
+        if not isinstance(section_arm, dict):
+            raise InputError(path, f"[arms.{key}] must be a table")
+        unknown(t, _KEYS["arm"], f"arms.{key}")
+        p = file(t, f"arms.{key}", True)
+        assert p is not None
+        pair.append(Arm(str(t.get("name") or p.stem), p))
+    labels = section("labels")
+    amend = labels.get("amendments")
+    return Spec(
+        a=pair[0],
+        b=pair[1],
+        labels=file(labels, "labels", True),  # type: ignore[arg-type]
+        corpus=file(section("corpus"), "corpus", False),
+        queries=file(section("queries"), "queries", False),
+        amendments=root / amend if isinstance(amend, str) else None,
+        k=_check_k(doc.get("k"), path),
+        manifest=path,
+    )
+
+
+def from_args(
+    run_a: Path,
+    run_b: Path,
+    labels: Path,
+    corpus: Path | None = None,
+    queries: Path | None = None,
+    k: int | None = None,
+) -> Spec:
+    for p in (run_a, run_b, labels, corpus, queries):
+        if p is not None and not Path(p).exists():
+            raise InputError(p, "file does not exist")
+    return Spec(
+        a=Arm(Path(run_a).stem, Path(run_a)),
+        b=Arm(Path(run_b).stem, Path(run_b)),
+        labels=Path(labels),
+        corpus=Path(corpus) if corpus else None,
+        queries=Path(queries) if queries else None,
+        k=_check_k(k, "--k"),
+    )

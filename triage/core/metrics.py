@@ -1,0 +1,153 @@
+"""Per-query retrieval metrics at a cut-off k (DESIGN §4), vectorised over all queries.
+
+An arm's ranked lists enter only through `GoldHits`: the positions where it retrieved a gold id
+of that query. Everything else about a ranked list is irrelevant to these metrics, so each
+function below is a few numpy operations over those (few) positions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GoldHits:
+    """Where one arm retrieved gold: one entry per (query, gold id), at its first position.
+
+    query: int64 query index; rank: int64, 1-based rank in the stored list; grade: int64 ≥ 1.
+    Sorted by (query, rank).
+    """
+
+    query: np.ndarray
+    rank: np.ndarray
+    grade: np.ndarray
+
+
+@dataclass(frozen=True)
+class GoldSets:
+    """The gold grades of every query, for ideal DCG and recall denominators.
+
+    query/grade: one entry per (query, gold id), sorted by query then grade descending.
+    n_gold: int64 per query index (0: unlabelled).
+    """
+
+    query: np.ndarray
+    grade: np.ndarray
+    n_gold: np.ndarray
+
+
+def gold_rank(hits: GoldHits, n: int) -> np.ndarray:
+    """1-based rank of the best-ranked gold id over the full stored depth; 0 when absent."""
+    out = np.zeros(n, np.int64)
+    # Entries are sorted by (query, rank): the first entry of each query holds its best rank.
+    q = hits.query
+    first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.zeros(0, np.int64)
+    out[q[first]] = hits.rank[first]
+    return out
+
+
+def hits_at(hits: GoldHits, k: int, n: int) -> np.ndarray:
+    """Number of distinct gold ids among the first k, per query (int64)."""
+    top = hits.rank <= k
+    return np.bincount(hits.query[top], minlength=n).astype(np.int64)
+
+
+def hit_at(hits: GoldHits, k: int, n: int) -> np.ndarray:
+    """hit@k: at least one gold id among the first k (bool per query)."""
+    return hits_at(hits, k, n) > 0
+
+
+def recall_at(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None = None) -> np.ndarray:
+    """|top ∩ gold| / min(k, |gold|[, n_eligible]); NaN where undefined (no gold, n_eligible = 0).
+
+    `n_eligible` is int64 per query with -1 where unknown (unfiltered)."""
+    n = len(gold.n_gold)
+    denom = np.minimum(gold.n_gold, k).astype(np.float64)
+    if n_eligible is not None:
+        known = n_eligible >= 0
+        denom[known] = np.minimum(denom[known], n_eligible[known])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = hits_at(hits, k, n) / denom
+    out[denom == 0] = np.nan
+    return out
+
+
+def mrr_at(hits: GoldHits, k: int, n: int) -> np.ndarray:
+    """Reciprocal rank of the first gold id within the first k, else 0."""
+    rank = gold_rank(hits, n)
+    out = np.zeros(n, np.float64)
+    inside = (rank > 0) & (rank <= k)
+    out[inside] = 1.0 / rank[inside]
+    return out
+
+
+def ndcg_at(hits: GoldHits, k: int, gold: GoldSets) -> np.ndarray:
+    """nDCG@k with linear gain (= grade) and log2(rank + 1) discount; the ideal ranking is the
+    query's gold grades in descending order. NaN for queries without gold."""
+    n = len(gold.n_gold)
+    top = hits.rank <= k
+    dcg = np.bincount(hits.query[top], weights=hits.grade[top] / np.log2(hits.rank[top] + 1.0), minlength=n)
+    # 1-based position of each gold grade within its query's descending list.
+    first = np.searchsorted(gold.query, gold.query, side="left")
+    pos = np.arange(len(gold.query)) - first + 1
+    ideal = pos <= k
+    idcg = np.bincount(gold.query[ideal], weights=gold.grade[ideal] / np.log2(pos[ideal] + 1.0), minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = dcg / idcg
+    out[idcg == 0] = np.nan
+    return out
+
+
+@dataclass(frozen=True)
+class PerQuery:
+    """One arm judged at one k: arrays aligned with the query universe."""
+
+    k: int
+    gold_rank: np.ndarray  # int64, 0 = no gold in the stored list
+    hit: np.ndarray  # bool
+    recall: np.ndarray  # float64, NaN = not scored
+    mrr: np.ndarray  # float64
+    ndcg: np.ndarray  # float64, NaN = not scored
+
+
+def judge(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None = None) -> PerQuery:
+    n = len(gold.n_gold)
+    return PerQuery(
+        k=k,
+        gold_rank=gold_rank(hits, n),
+        hit=hit_at(hits, k, n),
+        recall=recall_at(hits, k, gold, n_eligible),
+        mrr=mrr_at(hits, k, n),
+        ndcg=ndcg_at(hits, k, gold),
+    )
+
+
+@dataclass(frozen=True)
+class Means:
+    """Means over the scored queries (those with gold). Recall excludes n_eligible = 0."""
+
+    n: int
+    hit_rate: float
+    recall: float
+    mrr: float
+    ndcg: float
+    n_recall: int
+
+
+def means(pq: PerQuery, scored: np.ndarray) -> Means:
+    n = int(scored.sum())
+
+    def mean(values: np.ndarray, mask: np.ndarray) -> float:
+        return float(values[mask].mean()) if mask.any() else float("nan")
+
+    recall_ok = scored & ~np.isnan(pq.recall)
+    return Means(
+        n=n,
+        hit_rate=mean(pq.hit.astype(np.float64), scored),
+        recall=mean(pq.recall, recall_ok),
+        mrr=mean(pq.mrr, scored),
+        ndcg=mean(pq.ndcg, scored),
+        n_recall=int(recall_ok.sum()),
+    )

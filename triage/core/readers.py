@@ -1,0 +1,302 @@
+"""Read one tabular input file (Parquet, JSON Lines, TREC run or qrels) into an Arrow table.
+
+Readers only parse; `contract.py` checks columns and types. Every failure is an `InputError`
+naming the file, the row or line, and the problem. Text formats remember each record's line
+number so later checks can name it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from triage.core.errors import InputError
+
+PARQUET_EXT = {".parquet", ".pq", ".parq"}
+JSONL_EXT = {".jsonl", ".ndjson", ".json"}
+
+# First bytes of files that are not what their name says.
+_COMPRESSED = {
+    b"\x1f\x8b": "gzip",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+    b"PK\x03\x04": "zip",
+}
+_LFS = b"version https://git-lfs"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A parsed file: its table, its key/value metadata, and where each row came from."""
+
+    path: Path
+    table: pa.Table
+    meta: dict[str, str] = field(default_factory=dict)
+    lines: np.ndarray | None = None  # 1-based line number per row (text formats), else None
+
+    def where(self, row: int) -> str:
+        """Human place of 0-based row `row`: "line N" for text files, "row N" for Parquet."""
+        if self.lines is not None:
+            return f"line {int(self.lines[row])}"
+        return f"row {row + 1}"
+
+
+def sniff(path: Path) -> bytes:
+    """Refuse missing, empty, LFS-pointer and compressed files before any parser sees them."""
+    if not path.exists():
+        raise InputError(path, "file does not exist")
+    if path.is_dir():
+        raise InputError(path, "is a folder, expected a file")
+    with path.open("rb") as f:
+        head = f.read(64)
+    if not head:
+        raise InputError(path, "file is empty (0 bytes)")
+    if head.startswith(_LFS):
+        raise InputError(path, "is a Git LFS pointer, not the data; fetch it with `git lfs pull`")
+    return head
+
+
+def read_parquet(path: Path, columns: list[str] | None = None) -> Loaded:
+    head = sniff(path)
+    if not head.startswith(b"PAR1"):
+        raise InputError(path, "not a Parquet file (no PAR1 magic bytes at the start)")
+    try:
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        wanted = None if columns is None else [c for c in columns if c in names]
+        table = pf.read(columns=wanted, use_threads=True)
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(path, f"cannot read Parquet (truncated or corrupt?): {e}") from None
+    raw = table.schema.metadata or {}
+    meta = {
+        k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+        for k, v in raw.items()
+        if not k.startswith(b"ARROW:") and k != b"pandas"
+    }
+    return Loaded(path, table.replace_schema_metadata(None), meta)
+
+
+def _text_lines(path: Path) -> list[tuple[int, str]]:
+    """Decoded non-blank lines with 1-based numbers; BOM and CRLF endings tolerated."""
+    head = sniff(path)
+    for magic, kind in _COMPRESSED.items():
+        if head.startswith(magic):
+            raise InputError(path, f"holds {kind}-compressed bytes, not text; decompress it first")
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    out = []
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        raw = raw.rstrip(b"\r")
+        if not raw.strip():
+            continue
+        try:
+            out.append((n, raw.decode("utf-8")))
+        except UnicodeDecodeError as e:
+            raise InputError(
+                path, f"not UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})", f"line {n}"
+            ) from None
+    return out
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"key {dup!r} appears twice in one object")
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _check_str(value: object) -> None:
+    """Lone surrogates load from JSON but cannot be written back: refuse them at the door."""
+    if isinstance(value, str):
+        value.encode("utf-8")
+    elif isinstance(value, list):
+        for v in value:
+            _check_str(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_str(k)
+            _check_str(v)
+
+
+def read_jsonl(path: Path) -> Loaded:
+    records: list[dict[str, object]] = []
+    lines: list[int] = []
+    for n, text in _text_lines(path):
+        try:
+            obj = json.loads(
+                text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant
+            )
+            if "\\u" in text:
+                _check_str(obj)
+        except UnicodeEncodeError:
+            raise InputError(path, "holds a lone surrogate escape (invalid text)", f"line {n}") from None
+        except ValueError as e:
+            raise InputError(path, f"not valid JSON: {e}", f"line {n}") from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"expected a JSON object, found {type(obj).__name__}", f"line {n}")
+        records.append(obj)
+        lines.append(n)
+    if not records:
+        raise InputError(path, "holds no records")
+    names: dict[str, None] = {}
+    for r in records:
+        names.update(dict.fromkeys(r))
+    line_arr = np.asarray(lines, dtype=np.int64)
+    columns = {name: _column(path, name, [r.get(name) for r in records], line_arr) for name in names}
+    return Loaded(path, pa.table(columns), {}, line_arr)
+
+
+def _column(path: Path, name: str, values: list[object], lines: np.ndarray) -> pa.Array:
+    """One JSON column as Arrow; a value whose kind differs from the rest is named by line."""
+    kinds = [_kind(v) for v in values]
+    seen = {k for k in kinds if k != "null"}
+    if len(seen) > 1 and not seen <= {"int", "float"}:
+        first = next(k for k in kinds if k != "null")
+        bad = next(i for i, k in enumerate(kinds) if k not in ("null", first))
+        raise InputError(
+            path,
+            f"column {name!r} holds a {kinds[bad]} here but a {first} on earlier lines",
+            f"line {lines[bad]}",
+        )
+    try:
+        return pa.array(values)
+    except (pa.ArrowException, OverflowError) as e:
+        # Lists mixing element kinds, say: keep the column, as JSON text, and let the contract judge.
+        if name in ("retrieved", "scores"):
+            bad = next(
+                (i for i, v in enumerate(values) if isinstance(v, list) and len({_kind(x) for x in v}) > 1),
+                0,
+            )
+            raise InputError(path, f"column {name!r}: {e}", f"line {lines[bad]}") from None
+        return pa.array([None if v is None else json.dumps(v) for v in values], pa.string())
+
+
+def _kind(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "list"
+    return "object"
+
+
+def read_trec_run(path: Path) -> Loaded:
+    """`qid Q0 docid rank score tag`, one retrieved id per line; rows ordered by rank per query."""
+    qids: list[str] = []
+    docs: list[str] = []
+    ranks: list[int] = []
+    scores: list[float] = []
+    first_line: dict[str, int] = {}
+    tags: set[str] = set()
+    for n, text in _text_lines(path):
+        f = text.split()
+        if len(f) != 6:
+            raise InputError(
+                path, f"expected 6 fields (qid Q0 docid rank score tag), found {len(f)}", f"line {n}"
+            )
+        try:
+            rank, score = int(f[3]), float(f[4])
+        except ValueError:
+            raise InputError(path, f"rank {f[3]!r} / score {f[4]!r} are not numbers", f"line {n}") from None
+        if not math.isfinite(score):
+            raise InputError(path, f"score {f[4]!r} is not finite", f"line {n}")
+        qids.append(f[0])
+        docs.append(f[2])
+        ranks.append(rank)
+        scores.append(score)
+        first_line.setdefault(f[0], n)
+        tags.add(f[5])
+    order = sorted(range(len(qids)), key=lambda i: (first_line[qids[i]], ranks[i], i))
+    grouped: dict[str, tuple[list[str], list[float]]] = {}
+    for i in order:
+        ids, sc = grouped.setdefault(qids[i], ([], []))
+        ids.append(docs[i])
+        sc.append(scores[i])
+    table = pa.table(
+        {
+            "query_id": pa.array(list(grouped), pa.string()),
+            "retrieved": pa.array([v[0] for v in grouped.values()], pa.list_(pa.string())),
+            "scores": pa.array([v[1] for v in grouped.values()], pa.list_(pa.float64())),
+        }
+    )
+    meta = {"name": next(iter(tags))} if len(tags) == 1 else {}
+    lines = np.asarray([first_line[q] for q in grouped], dtype=np.int64)
+    return Loaded(path, table, meta, lines)
+
+
+def read_trec_qrels(path: Path) -> Loaded:
+    """`qid iter docid rel`, one judgement per line."""
+    cols: dict[str, list[object]] = {"query_id": [], "chunk_id": [], "relevance": []}
+    lines: list[int] = []
+    for n, text in _text_lines(path):
+        f = text.split()
+        if len(f) != 4:
+            raise InputError(path, f"expected 4 fields (qid 0 docid rel), found {len(f)}", f"line {n}")
+        try:
+            rel = int(f[3])
+        except ValueError:
+            raise InputError(path, f"relevance {f[3]!r} is not an integer", f"line {n}") from None
+        cols["query_id"].append(f[0])
+        cols["chunk_id"].append(f[2])
+        cols["relevance"].append(rel)
+        lines.append(n)
+    table = pa.table(
+        {
+            "query_id": pa.array(cols["query_id"], pa.string()),
+            "chunk_id": pa.array(cols["chunk_id"], pa.string()),
+            "relevance": pa.array(cols["relevance"], pa.int64()),
+        }
+    )
+    return Loaded(path, table, {}, np.asarray(lines, dtype=np.int64))
+
+
+def read_table(path: Path, trec: str | None = None, columns: list[str] | None = None) -> Loaded:
+    """Read `path` by its extension (sniffing Parquet magic); `trec` ("run" | "qrels") says how a
+    plain-text file is read. A `<file>.meta.json` sidecar adds to (and wins over) the metadata."""
+    path = Path(path)
+    head = sniff(path)
+    ext = path.suffix.lower()
+    if ext in PARQUET_EXT or head.startswith(b"PAR1"):
+        loaded = read_parquet(path, columns)
+    elif ext in JSONL_EXT:
+        loaded = read_jsonl(path)
+    elif trec == "run":
+        loaded = read_trec_run(path)
+    elif trec == "qrels":
+        loaded = read_trec_qrels(path)
+    else:
+        raise InputError(path, f"unknown format {ext or '(no extension)'!r}; use .parquet or .jsonl")
+    sidecar = path.with_name(path.name + ".meta.json")
+    if sidecar.exists():
+        loaded.meta.update(read_sidecar(sidecar))
+    return loaded
+
+
+def read_sidecar(path: Path) -> dict[str, str]:
+    try:
+        obj = json.loads(path.read_text("utf-8"), object_pairs_hook=_no_duplicate_keys)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(path, f"not a valid JSON object: {e}") from None
+    if not isinstance(obj, dict):
+        raise InputError(path, "expected one JSON object of run metadata")
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in obj.items()}

@@ -1,0 +1,1 @@
+"""The label store: the frozen gold file (read-only) and, later, the amendment log."""

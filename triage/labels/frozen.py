@@ -1,0 +1,81 @@
+"""The frozen gold-label file: read once, hashed, never opened for writing (DESIGN §3.4, §6)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from triage.core.contract import LABELS, conform
+from triage.core.errors import InputError
+from triage.core.readers import Loaded, read_table
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:  # read-only, always
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class FrozenLabels:
+    """Gold rows with relevance ≥ 1 (`table`: query_id, chunk_id, relevance int64), plus what the
+    file says of itself. Rows with relevance 0 are not gold; their query ids are kept in
+    `judged_ids` so a query judged only non-relevant counts as unlabelled, not as unknown."""
+
+    loaded: Loaded
+    sha256: str
+    table: pa.Table
+    judged_ids: pa.Array
+    n_zero_rows: int
+    duplicate_pairs: list[tuple[str, str]]
+
+    @property
+    def path(self) -> Path:
+        return self.loaded.path
+
+    @property
+    def meta(self) -> dict[str, str]:
+        return self.loaded.meta
+
+
+def load_frozen(path: Path) -> FrozenLabels:
+    loaded = read_table(path, trec="qrels")
+    table = conform(loaded, LABELS)
+    if "relevance" not in table.column_names:
+        table = table.append_column("relevance", pa.array(np.ones(table.num_rows, np.int64)))
+    rel = table.column("relevance").combine_chunks()
+    if rel.null_count:
+        row = int(np.flatnonzero(rel.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(path, "relevance is empty (null); write 0 for not relevant", loaded.where(row))
+    grades = rel.to_numpy()
+    if (grades < 0).any():
+        row = int(np.flatnonzero(grades < 0)[0])
+        raise InputError(path, f"relevance {grades[row]} is negative", loaded.where(row))
+    table = table.select(["query_id", "chunk_id", "relevance"])
+    judged = table.column("query_id").combine_chunks()
+    gold = table.filter(pc.greater(rel, 0))
+    # One grade per (query, chunk): a repeated pair keeps its highest grade and is reported.
+    pairs = gold.group_by(["query_id", "chunk_id"], use_threads=False).aggregate(
+        [("relevance", "max"), ("relevance", "count")]
+    )
+    repeated = pairs.filter(pc.greater(pairs.column("relevance_count"), 1))
+    dups = list(zip(repeated.column("query_id").to_pylist(), repeated.column("chunk_id").to_pylist(), strict=True))
+    if dups:
+        gold = pairs.select(["query_id", "chunk_id", "relevance_max"]).rename_columns(
+            ["query_id", "chunk_id", "relevance"]
+        )
+    return FrozenLabels(
+        loaded=loaded,
+        sha256=sha256_file(path),
+        table=gold,
+        judged_ids=judged,
+        n_zero_rows=int((grades == 0).sum()),
+        duplicate_pairs=dups,
+    )

@@ -1,0 +1,1 @@
+"""The headless report: one dict of numbers (`model`), printed as text, Markdown or JSON."""

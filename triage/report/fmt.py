@@ -1,0 +1,43 @@
+"""Number formats shared by the text and Markdown reports (and the UI)."""
+
+from __future__ import annotations
+
+
+def rate(x: float | None) -> str:
+    """A mean in [0, 1] to three decimals: enough to tell 0.620 from 0.625 at n = 200."""
+    return "–" if x is None else f"{x:.3f}"
+
+
+def p_value(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def band(x: float | None) -> str:
+    return "–" if x is None else f"±{x:.3f}"
+
+
+def rank(r: int | None, k: int) -> str:
+    """A gold rank with its side of the cut-off: "3", "12 (>k)", or "absent"."""
+    if r is None:
+        return "absent"
+    return f"{r}" if r <= k else f"{r} (>k)"
+
+
+def delta(a: float | None, b: float | None) -> str:
+    return "–" if a is None or b is None else f"{b - a:+.3f}"
+
+
+FLIP_CAP = 25  # flips listed per direction in text and Markdown (JSON lists all)
+
+
+def capped_flips(flips: list[dict]) -> tuple[list[dict], int]:
+    """The first FLIP_CAP flips of each direction (order kept) and how many were left out."""
+    seen: dict[str, int] = {}
+    shown = []
+    for f in flips:
+        seen[f["direction"]] = seen.get(f["direction"], 0) + 1
+        if seen[f["direction"]] <= FLIP_CAP:
+            shown.append(f)
+    return shown, len(flips) - len(shown)

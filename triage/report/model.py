@@ -1,0 +1,126 @@
+"""Everything `triage report` says, as one JSON-ready dict. Text and Markdown render this dict,
+so the three formats cannot disagree."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+
+from triage import __version__
+from triage.core.evaluation import Arm, Evaluation
+from triage.core.ids import encode
+from triage.core.paired import HIT_TO_MISS, MISS_TO_HIT
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def label_state(ev: Evaluation) -> str:
+    return f"frozen {ev.labels.sha256[:12]} + 0 amendments"
+
+
+def _arm(ev: Evaluation, arm: Arm) -> dict[str, object]:
+    m = ev.means(arm)
+    scored_absent = ev.scored & ~arm.present
+    return {
+        "name": arm.name,
+        "path": str(arm.run.path),
+        "k": arm.run.k,
+        "n": m.n,
+        "hit_rate": _num(m.hit_rate),
+        "recall": _num(m.recall),
+        "mrr": _num(m.mrr),
+        "ndcg": _num(m.ndcg),
+        "noise_band": _num(ev.noise_band(arm)),
+        "n_recall_unscored": m.n - m.n_recall,
+        "n_missing_scored": int(scored_absent.sum()),
+        "meta": dict(arm.run.meta),
+    }
+
+
+def _query_field(ev: Evaluation, column: str, qs: np.ndarray) -> list[object]:
+    """A queries-file column for query indices `qs` (None where unknown)."""
+    if ev.queries is None or column not in ev.queries.column_names:
+        return [None] * len(qs)
+    where = encode(ev.query_ids.take(pa.array(qs)), ev.queries.column("query_id"))
+    taken = ev.queries.column(column).take(pa.array(np.maximum(where, 0))).to_pylist()
+    return [v if w >= 0 else None for v, w in zip(taken, where.tolist(), strict=True)]
+
+
+def _flips(ev: Evaluation) -> list[dict[str, object]]:
+    order = ev.flips()
+    a, b = ev.a, ev.b
+    tenant = _query_field(ev, "tenant", order)
+    run_tenant = b.values("tenant", order)
+    columns = zip(
+        ev.query_ids.take(order).to_pylist(),
+        a.judged.hit[order].tolist(),
+        a.judged.gold_rank[order].tolist(),
+        b.judged.gold_rank[order].tolist(),
+        a.depth[order].tolist(),
+        b.depth[order].tolist(),
+        a.values("plan", order),
+        b.values("plan", order),
+        [t if t is not None else r for t, r in zip(tenant, run_tenant, strict=True)],
+        strict=True,
+    )
+    return [
+        {
+            "query_id": qid,
+            "direction": HIT_TO_MISS if hit_a else MISS_TO_HIT,
+            "gold_rank_a": rank_a or None,
+            "gold_rank_b": rank_b or None,
+            "depth_a": depth_a,
+            "depth_b": depth_b,
+            "plan_a": plan_a,
+            "plan_b": plan_b,
+            "tenant": tenant_q,
+        }
+        for qid, hit_a, rank_a, rank_b, depth_a, depth_b, plan_a, plan_b, tenant_q in columns
+    ]
+
+
+def _k_cells(ev: Evaluation) -> dict[str, dict[str, float | None]] | None:
+    ks = sorted({arm.run.k for arm in ev.arms if arm.run.k is not None} | {ev.k})
+    if len(ks) < 2:
+        return None
+    return {side: {str(k): _num(ev.hit_rate_at(arm, k)) for k in ks}
+            for side, arm in (("a", ev.a), ("b", ev.b))}
+
+
+def build(ev: Evaluation) -> dict[str, object]:
+    p = ev.paired()
+    ma, mb = ev.means(ev.a), ev.means(ev.b)
+    scored = ev.scored
+    return {
+        "triage": __version__,
+        "k": ev.k,
+        "n_queries": ev.n,
+        "n_scored": int(scored.sum()),
+        "n_unlabelled": int((~scored).sum()),
+        "unlabelled": ev.ids_where(~scored),
+        "missing": {"a": ev.ids_where(~ev.a.present), "b": ev.ids_where(~ev.b.present)},
+        "labels": {
+            "path": str(ev.labels.path),
+            "frozen_sha256": ev.labels.sha256,
+            "amendments": 0,
+            "head": None,
+            "state": label_state(ev),
+        },
+        "arms": {"a": _arm(ev, ev.a), "b": _arm(ev, ev.b)},
+        "paired": {
+            "n": p.n,
+            "both_hit": p.both_hit,
+            "both_miss": p.both_miss,
+            "a_hit_b_miss": p.a_hit_b_miss,
+            "a_miss_b_hit": p.a_miss_b_hit,
+            "mcnemar_p": p.mcnemar_p,
+            "reconciles": p.reconciles(ma.hit_rate, mb.hit_rate),
+        },
+        "k_cells": _k_cells(ev),
+        "flips": _flips(ev),
+        "checks": [{"level": c.level, "code": c.code, "message": c.message} for c in ev.checks],
+    }

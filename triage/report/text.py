@@ -1,0 +1,100 @@
+"""The report as Rich tables on the terminal. Data text is always a `Text`, never markup."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from triage.core.text import one_line
+from triage.report import fmt
+
+STYLE = {"error": "bold red", "warning": "yellow", "ok": "green"}
+
+
+def plain(value: object, width: int = 80) -> Text:
+    return Text(one_line("" if value is None else value, width))
+
+
+def _checks(d: dict) -> Table:
+    t = Table(title="Checks", title_justify="left", expand=False)
+    t.add_column("level")
+    t.add_column("code")
+    t.add_column("message", overflow="fold")
+    for c in d["checks"]:
+        t.add_row(Text(c["level"], STYLE[c["level"]]), Text(c["code"]), plain(c["message"], 400))
+    return t
+
+
+def _metrics(d: dict) -> Table:
+    a, b, k = d["arms"]["a"], d["arms"]["b"], d["k"]
+    t = Table(title=f"Metrics at k = {k} over {d['n_scored']} scored queries", title_justify="left")
+    t.add_column("metric")
+    t.add_column(Text("A ") + plain(a["name"], 30), justify="right")
+    t.add_column(Text("B ") + plain(b["name"], 30), justify="right")
+    t.add_column("B − A", justify="right")
+    for key in ("hit_rate", "recall", "mrr", "ndcg"):
+        t.add_row(f"{key}@{k}", fmt.rate(a[key]), fmt.rate(b[key]), fmt.delta(a[key], b[key]))
+    t.add_row("noise band (1 s.e.)", fmt.band(a["noise_band"]), fmt.band(b["noise_band"]), "")
+    return t
+
+
+def _k_cells(d: dict) -> Table | None:
+    if not d["k_cells"]:
+        return None
+    ks = list(d["k_cells"]["a"])
+    t = Table(title="Each arm at each k (hit rate)", title_justify="left")
+    t.add_column("arm")
+    for x in ks:
+        t.add_column(f"k = {x}", justify="right")
+    for side in ("a", "b"):
+        t.add_row(Text(f"{side.upper()} ") + plain(d["arms"][side]["name"], 30),
+                  *[fmt.rate(d["k_cells"][side][x]) if d["k_cells"][side][x] is not None else "depth too short"
+                    for x in ks])
+    return t
+
+
+def _paired(d: dict) -> Group:
+    p = d["paired"]
+    t = Table(title=f"Paired outcomes (n = {p['n']})", title_justify="left")
+    t.add_column("")
+    t.add_column("B hit", justify="right")
+    t.add_column("B miss", justify="right")
+    t.add_row("A hit", str(p["both_hit"]), Text(str(p["a_hit_b_miss"]), "red"))
+    t.add_row("A miss", Text(str(p["a_miss_b_hit"]), "green"), str(p["both_miss"]))
+    note = Text(f"McNemar exact p = {fmt.p_value(p['mcnemar_p'])}; "
+                f"{p['a_hit_b_miss']} hit→miss, {p['a_miss_b_hit']} miss→hit")
+    return Group(t, note)
+
+
+def _flips(d: dict) -> Group:
+    k = d["k"]
+    shown, hidden = fmt.capped_flips(d["flips"])
+    t = Table(title="Flips, hit→miss first", title_justify="left")
+    for name, just in (("#", "right"), ("query", "left"), ("direction", "left"), ("tenant", "left"),
+                       ("gold A", "right"), ("gold B", "right"), ("plan A", "left"), ("plan B", "left")):
+        t.add_column(name, justify=just)  # type: ignore[arg-type]
+    for i, f in enumerate(shown, 1):
+        style = "red" if f["direction"] == "hit->miss" else "green"
+        t.add_row(str(i), plain(f["query_id"], 40), Text(f["direction"].replace("->", "→"), style),
+                  plain(f["tenant"], 24), fmt.rank(f["gold_rank_a"], k), fmt.rank(f["gold_rank_b"], k),
+                  plain(f["plan_a"], 16), plain(f["plan_b"], 16))
+    parts: list = [t]
+    if hidden:
+        parts.append(Text(f"… {hidden} more flips (--format json lists them all)"))
+    return Group(*parts)
+
+
+def render(d: dict, console: Console | None = None) -> None:
+    console = console or Console(highlight=False, soft_wrap=False)
+    a, b = d["arms"]["a"], d["arms"]["b"]
+    head = Text("triage report: ", "bold") + plain(a["name"], 40) + Text(" → ") + plain(b["name"], 40)
+    head += Text(f" at k = {d['k']}")
+    console.print(head)
+    console.print(Text(f"labels: {d['labels']['state']}  ·  queries {d['n_queries']}, scored {d['n_scored']}, "
+                       f"unlabelled {d['n_unlabelled']}, missing from A {len(d['missing']['a'])}, "
+                       f"from B {len(d['missing']['b'])}"))
+    for part in (_checks(d), _metrics(d), _k_cells(d), _paired(d), _flips(d)):
+        if part is not None:
+            console.print()
+            console.print(part)
