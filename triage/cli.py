@@ -78,7 +78,11 @@ def report(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(["report", *argv] if not argv or argv[0] != "report" and argv[0] not in ("-h", "--help") else argv)
+    import pyarrow
     from pyarrow import ArrowException
+
+    # Large, short-lived buffers: the system allocator hands freed pages back for numpy to reuse.
+    pyarrow.set_memory_pool(pyarrow.system_memory_pool())
 
     from triage.core.errors import InputError
 

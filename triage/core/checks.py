@@ -104,7 +104,7 @@ def check_lists(ev: Evaluation) -> list[Check]:
 
 
 def _duplicates(arm: Arm) -> list[Check]:
-    found = ids.duplicate_rows(arm.run.retrieved)
+    found = arm.run.facts.duplicates
     if not found:
         return [Check(OK, "run.duplicates", f"{arm.name}: no id twice in a ranked list")]
     qid = arm.run.table.column("query_id")
@@ -120,19 +120,11 @@ def _duplicates(arm: Arm) -> list[Check]:
 
 
 def _score_order(arm: Arm) -> list[Check]:
-    scores = arm.run.column("scores")
-    if scores is None:
+    rows = arm.run.facts.score_rises
+    if "scores" not in arm.run.table.column_names:
         return []
-    values = scores.flatten().to_numpy(zero_copy_only=False)
-    if len(values) < 2:
-        return []
-    offsets = scores.offsets.to_numpy().astype(np.int64)
-    offsets -= offsets[0]
-    rises = values[1:] > values[:-1]
-    rises[offsets[1:-1][offsets[1:-1] > 0] - 1] = False  # a row's first score follows another row
-    if not rises.any():
+    if len(rows) == 0:
         return [Check(OK, "run.scores_order", f"{arm.name}: scores descend in every list")]
-    rows = np.unique(np.searchsorted(offsets, np.flatnonzero(rises) + 1, side="right") - 1)
     qid = arm.run.table.column("query_id").take(pa.array(rows[:SHOW])).to_pylist()
     return [Check(WARNING, "run.scores_order",
                   f"{arm.run.path.name}: scores rise within {len(rows)} ranked lists: {_some(qid, len(rows))}")]

@@ -67,12 +67,24 @@ def conform(loaded: Loaded, spec: dict[str, tuple[str, bool]], aliases: dict[str
                 have = ", ".join(table.column_names) or "none"
                 raise InputError(loaded.path, f"missing required column {name!r} (columns: {have})")
             continue
-        col = table.column(name).combine_chunks()
+        col = single(table.column(name))
         fixed = _coerce(loaded, name, kind, col)
         if required or kind in (IDS, FLOATS):
             _no_nulls(loaded, name, fixed, required)
         table = table.set_column(table.column_names.index(name), name, fixed)
     return table
+
+
+def single(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """One contiguous array; a single chunk is taken as is (combine_chunks would copy it)."""
+    if isinstance(col, pa.Array):
+        return col
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
+def _cast(col: pa.Array, kind: str) -> pa.Array:
+    target = _ARROW[kind]
+    return col if col.type == target else pc.cast(col, target)
 
 
 def _bad_type(loaded: Loaded, name: str, kind: str, t: pa.DataType) -> InputError:
@@ -91,7 +103,7 @@ def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
             ok = ok or pa.types.is_boolean(t)
         if not ok:
             raise _bad_type(loaded, name, kind + (" (ids are strings or integers)" if kind == ID else ""), t)
-        return pc.cast(col, pa.string())
+        return _cast(col, kind)
     if kind in (IDS, FLOATS):
         if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
             raise _bad_type(loaded, name, kind, t)
@@ -102,7 +114,7 @@ def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
             ok = True
         if not ok:
             raise _bad_type(loaded, name, kind, t)
-        out = pc.cast(col, _ARROW[kind])
+        out = _cast(col, kind)
         flat = out.flatten()
         if flat.null_count:
             row = _first(pc.list_parent_indices(out).to_numpy()[_nulls(flat)])
@@ -116,7 +128,7 @@ def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
         return out
     if kind == INT:
         if pa.types.is_integer(t):
-            return pc.cast(col, pa.int64())
+            return _cast(col, kind)
         if pa.types.is_floating(t):
             v = col.to_numpy(zero_copy_only=False)
             bad = np.isfinite(v) & (v != np.round(v)) | np.isinf(v)
@@ -128,7 +140,7 @@ def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
     if kind == FLOAT:
         if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
             raise _bad_type(loaded, name, kind, t)
-        out = pc.cast(col, pa.float64())
+        out = _cast(col, kind)
         v = out.to_numpy(zero_copy_only=False)
         bad = np.isinf(v) | (np.isnan(v) & ~_nulls(out))
         if bad.any():
@@ -156,7 +168,7 @@ def _no_nulls(loaded: Loaded, name: str, col: pa.Array, required: bool) -> None:
 
 def unique_ids(loaded: Loaded, table: pa.Table, column: str = "query_id") -> None:
     """Refuse a table in which one id names two rows; name both rows."""
-    ids = table.column(column).combine_chunks()
+    ids = single(table.column(column))
     if len(pc.unique(ids)) == len(ids):
         return
     counts = pc.value_counts(ids)

@@ -33,21 +33,11 @@ def distinct(values: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def encode(values: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarray:
-    """Position of each value in `vocabulary` as int64, NONE where absent."""
+    """Position of each value in `vocabulary` as int32, NONE where absent."""
     idx = pc.index_in(values, value_set=vocabulary)
     if isinstance(idx, pa.ChunkedArray):
         idx = idx.combine_chunks()
-    return idx.fill_null(NONE).to_numpy().astype(np.int64, copy=False)
-
-
-def list_rows(lists: pa.ListArray) -> tuple[np.ndarray, np.ndarray]:
-    """For a list array: (row of each flattened element, 0-based position within its row)."""
-    offsets = lists.offsets.to_numpy().astype(np.int64)
-    offsets = offsets - offsets[0]
-    lengths = np.diff(offsets)
-    row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    pos = np.arange(offsets[-1], dtype=np.int64) - offsets[:-1][row]
-    return row, pos
+    return idx.fill_null(NONE).to_numpy()
 
 
 def fingerprint(strings: pa.Array) -> np.ndarray:
@@ -66,60 +56,72 @@ def fingerprint(strings: pa.Array) -> np.ndarray:
         return np.array([hash(v) & 0xFFFFFFFFFFFFFFFF for v in strings.to_pylist()], np.uint64)
     offsets = np.frombuffer(strings.buffers()[1], np.int32, n + 1, strings.offset * 4)
     start, end = offsets[:-1], offsets[1:]
-    length = (end - start).astype(np.uint64)
     # A little-endian uint64 starting at every byte of the data.
     words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    tail = words[np.maximum(end - 8, 0)]
-    fp = length ^ np.uint64(0x9E3779B97F4A7C15)
+    fp = words[np.maximum(end - 8, 0)]  # the last 8 bytes
+    length = end - start
     short = np.flatnonzero(length < 8)
     if len(short):  # keep only the string's own bytes: the high `length` bytes of the word
-        shift = (np.uint64(8) - length[short]) * np.uint64(8)
-        tail[short] = np.where(end[short] >= 8, tail[short] >> shift, 0)
+        shift = ((8 - length[short]) * 8).astype(np.uint64)
+        fp[short] = np.where(end[short] >= 8, fp[short] >> shift, 0)
         for i in short[end[short] < 8].tolist():  # at most 7 strings at the very start
-            tail[i] = int.from_bytes(data[start[i] : end[i]].tobytes(), "little")
-    long = length >= 8
-    head = np.zeros(n, np.uint64)
-    head[long] = words[start[long]]
-    tail *= np.uint64(0xC2B2AE3D27D4EB4F)
-    head *= np.uint64(0xFF51AFD7ED558CCD)
-    fp ^= tail
-    fp ^= head
+            fp[i] = int.from_bytes(data[start[i] : end[i]].tobytes(), "little")
+    fp *= np.uint64(0xC2B2AE3D27D4EB4F)
+    if len(short):
+        long = np.flatnonzero(length >= 8)
+        fp[long] ^= words[start[long]] * np.uint64(0xFF51AFD7ED558CCD)
+    else:
+        head = words[start]  # the first 8 bytes
+        head *= np.uint64(0xFF51AFD7ED558CCD)
+        fp ^= head
+        del head
+    fp ^= length.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     return fp
 
 
-def duplicate_rows(lists: pa.ListArray) -> dict[int, dict[str, list[int]]]:
-    """Rows holding an id twice: {row: {id: [1-based positions]}} (exact; vectorised screen).
+def _suspect_rows(fp: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Rows (of one batch) whose sorted fingerprints hold two equal neighbours."""
+    if (lengths == lengths[0]).all():  # equally deep lists: a zero-copy matrix
+        dense = fp.reshape(len(lengths), int(lengths[0]))
+    else:
+        # Padding cells hold their column number: distinct within a row, and vanishingly unlikely
+        # to equal a real fingerprint (a coincidence only costs one row's exact check).
+        width = int(lengths.max())
+        dense = np.broadcast_to(np.arange(width, dtype=np.uint64), (len(lengths), width)).copy()
+        row = np.repeat(np.arange(len(lengths)), lengths)
+        dense[row, np.arange(len(row)) - (np.cumsum(lengths) - lengths)[row]] = fp
+    dense.sort(axis=1)
+    return np.flatnonzero((dense[:, 1:] == dense[:, :-1]).any(axis=1))
 
-    Each row's fingerprints are sorted in a dense (rows x max depth) matrix; only rows where two
-    neighbours agree are read back as Python strings and confirmed.
+
+def duplicate_rows(lists: pa.ListArray, batch: int = 1 << 20) -> dict[int, dict[str, list[int]]]:
+    """Rows holding an id twice: {row: {id: [1-based positions]}}.
+
+    Screened in batches of about `batch` ids: fingerprints sorted within each row, and only rows
+    where two neighbours agree are read back as Python strings and confirmed exactly. Rows far
+    deeper than usual are checked exactly on their own.
     """
-    flat = lists.flatten()
-    if len(flat) == 0:
-        return {}
     offsets = lists.offsets.to_numpy().astype(np.int64)
     offsets -= offsets[0]
     lengths = np.diff(offsets)
-    row, pos = list_rows(lists)
-    row, pos = row.astype(np.int32), pos.astype(np.int32)
-    # Rows much longer than usual are few: check them exactly; the rest fit a dense matrix.
+    if len(lengths) == 0 or offsets[-1] == 0:
+        return {}
     cap = 4 * int(np.median(lengths)) + 16
-    long_rows = np.flatnonzero(lengths > cap)
-    short = lengths[row] <= cap
-    row, pos, fp = row[short], pos[short], fingerprint(flat)[short]
-    width = max(int(lengths[lengths <= cap].max(initial=1)), 1)
-    suspects = long_rows.tolist()
-    step = max(1, 8_000_000 // width)  # rows per batch: at most ~8M cells
-    bounds = np.searchsorted(row, np.arange(0, len(lengths) + step, step))
-    for lo, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=False)):
-        if a == b:
+    suspects = np.flatnonzero(lengths > cap).tolist()
+    rows = max(1, batch // max(int(lengths[lengths <= cap].max(initial=1)), 1))
+    for first in range(0, len(lengths), rows):
+        part = lists.slice(first, rows)
+        n = lengths[first : first + rows]
+        keep = np.flatnonzero(n <= cap)
+        if len(keep) < len(n):
+            part = part.take(pa.array(keep))
+        flat = part.flatten()
+        if len(flat) == 0:
             continue
-        first = lo * step
-        dense = np.broadcast_to(np.arange(width, dtype=np.uint64), (step, width)).copy()
-        dense[row[a:b] - first, pos[a:b]] = fp[a:b]
-        dense.sort(axis=1)
-        suspects.extend((first + np.flatnonzero((dense[:, 1:] == dense[:, :-1]).any(axis=1))).tolist())
+        hits = _suspect_rows(fingerprint(flat), n[keep])
+        suspects.extend((first + keep[hits]).tolist())
     found: dict[int, dict[str, list[int]]] = {}
-    for r in suspects:
+    for r in sorted(suspects):
         seen: dict[str, list[int]] = {}
         for i, v in enumerate(lists[r].as_py(), start=1):
             seen.setdefault(v, []).append(i)

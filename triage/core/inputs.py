@@ -3,16 +3,44 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.contract import ALIASES, CORPUS, QUERIES, QUERY_ALIASES, RUN, conform, unique_ids
+from triage.core import ids
+from triage.core.contract import ALIASES, CORPUS, QUERIES, QUERY_ALIASES, RUN, conform, single, unique_ids
 from triage.core.errors import InputError
 from triage.core.manifest import Arm
 from triage.core.readers import Loaded, read_table
+
+
+@dataclass(frozen=True)
+class ListFacts:
+    """What a run's ranked lists break of the contract (DESIGN §5 reports them as checks).
+
+    duplicates: {row: {id: [1-based ranks]}} for lists holding an id twice;
+    score_rises: rows whose scores rise somewhere (int64, ascending)."""
+
+    duplicates: dict[int, dict[str, list[int]]]
+    score_rises: np.ndarray
+
+
+def list_facts(table: pa.Table) -> ListFacts:
+    lists = single(table.column("retrieved"))
+    rises = np.zeros(0, np.int64)
+    if "scores" in table.column_names:
+        scores = single(table.column("scores"))
+        values = scores.flatten().to_numpy(zero_copy_only=False)
+        offsets = scores.offsets.to_numpy().astype(np.int64)
+        offsets -= offsets[0]
+        up = values[1:] > values[:-1]
+        starts = offsets[1:-1]
+        up[starts[starts > 0] - 1] = False  # a row's first score follows another row's last
+        rises = np.unique(np.searchsorted(offsets, np.flatnonzero(up) + 1, side="right") - 1)
+    return ListFacts(ids.duplicate_rows(lists), rises)
 
 
 @dataclass(frozen=True)
@@ -23,6 +51,7 @@ class Run:
     loaded: Loaded
     table: pa.Table
     k: int | None
+    facts: ListFacts
 
     @property
     def path(self) -> Path:
@@ -32,12 +61,12 @@ class Run:
     def meta(self) -> dict[str, str]:
         return self.loaded.meta
 
-    @property
+    @cached_property
     def retrieved(self) -> pa.ListArray:
-        return self.table.column("retrieved").combine_chunks()
+        return single(self.table.column("retrieved"))
 
     def column(self, name: str) -> pa.Array | None:
-        return self.table.column(name).combine_chunks() if name in self.table.column_names else None
+        return single(self.table.column(name)) if name in self.table.column_names else None
 
 
 def load_run(arm: Arm, named: bool = True) -> Run:
@@ -63,7 +92,7 @@ def load_run(arm: Arm, named: bool = True) -> Run:
         if k_int < 1:
             raise InputError(arm.path, f"metadata k = {k_int} must be at least 1")
     name = arm.name if named else loaded.meta.get("name") or arm.name
-    return Run(name, loaded, table, None if k is None else k_int)
+    return Run(name, loaded, table, None if k is None else k_int, list_facts(table))
 
 
 def load_queries(path: Path) -> pa.Table:
@@ -77,4 +106,4 @@ def load_corpus_ids(path: Path) -> pa.Array:
     """The corpus's chunk ids only: a corpus may hold millions of chunks, never all loaded."""
     loaded = read_table(path, columns=["chunk_id", "_id"])
     table = conform(loaded, {"chunk_id": CORPUS["chunk_id"]}, ALIASES)
-    return table.column("chunk_id").combine_chunks()
+    return single(table.column("chunk_id"))

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.contract import LABELS, conform
+from triage.core.contract import LABELS, conform, single
 from triage.core.errors import InputError
 from triage.core.readers import Loaded, read_table
 
@@ -50,7 +50,7 @@ def load_frozen(path: Path) -> FrozenLabels:
     table = conform(loaded, LABELS)
     if "relevance" not in table.column_names:
         table = table.append_column("relevance", pa.array(np.ones(table.num_rows, np.int64)))
-    rel = table.column("relevance").combine_chunks()
+    rel = single(table.column("relevance"))
     if rel.null_count:
         row = int(np.flatnonzero(rel.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(path, "relevance is empty (null); write 0 for not relevant", loaded.where(row))
@@ -59,7 +59,7 @@ def load_frozen(path: Path) -> FrozenLabels:
         row = int(np.flatnonzero(grades < 0)[0])
         raise InputError(path, f"relevance {grades[row]} is negative", loaded.where(row))
     table = table.select(["query_id", "chunk_id", "relevance"])
-    judged = table.column("query_id").combine_chunks()
+    judged = single(table.column("query_id"))
     gold = table.filter(pc.greater(rel, 0))
     # One grade per (query, chunk): a repeated pair keeps its highest grade and is reported.
     pairs = gold.group_by(["query_id", "chunk_id"], use_threads=False).aggregate(
