@@ -225,7 +225,8 @@ def check_slices(ev: Evaluation) -> list[Check]:
 def check_reconcile(ev: Evaluation) -> list[Check]:
     p = ev.paired()
     ha, hb = ev.means(ev.a).hit_rate, ev.means(ev.b).hit_rate
-    cells = f"{p.both_hit}/{p.both_miss}/{p.a_hit_b_miss}/{p.a_miss_b_hit}"
+    cells = (f"both_hit {p.both_hit}, both_miss {p.both_miss}, a_miss_b_hit {p.a_miss_b_hit}, "
+             f"a_hit_b_miss {p.a_hit_b_miss}")
     if p.reconciles(ha, hb):
         return [Check(OK, "paired.reconcile", f"paired cells {cells} reproduce both hit rates")]
     return [Check(ERROR, "paired.reconcile", f"paired cells {cells} do not reproduce hit rates {ha} / {hb}")]

@@ -38,7 +38,8 @@ def list_facts(table: pa.Table) -> ListFacts:
         offsets -= offsets[0]
         up = values[1:] > values[:-1]
         starts = offsets[1:-1]
-        up[starts[starts > 0] - 1] = False  # a row's first score follows another row's last
+        starts = starts[(starts > 0) & (starts < len(values))]
+        up[starts - 1] = False  # a row's first score follows another row's last: not a rise
         rises = np.unique(np.searchsorted(offsets, np.flatnonzero(up) + 1, side="right") - 1)
     return ListFacts(ids.duplicate_rows(lists), rises)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -73,7 +75,7 @@ def _flips(d: dict) -> Group:
     t = Table(title="Flips, hit→miss first", title_justify="left")
     for name, just in (("#", "right"), ("query", "left"), ("direction", "left"), ("tenant", "left"),
                        ("gold A", "right"), ("gold B", "right"), ("plan A", "left"), ("plan B", "left")):
-        t.add_column(name, justify=just)  # type: ignore[arg-type]
+        t.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
     for i, f in enumerate(shown, 1):
         style = "red" if f["direction"] == "hit->miss" else "green"
         t.add_row(str(i), plain(f["query_id"], 40), Text(f["direction"].replace("->", "→"), style),
@@ -86,7 +88,9 @@ def _flips(d: dict) -> Group:
 
 
 def render(d: dict, console: Console | None = None) -> None:
-    console = console or Console(highlight=False, soft_wrap=False)
+    if console is None:
+        # Piped or in CI there is no terminal width: use one that keeps ids whole.
+        console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     a, b = d["arms"]["a"], d["arms"]["b"]
     head = Text("triage report: ", "bold") + plain(a["name"], 40) + Text(" → ") + plain(b["name"], 40)
     head += Text(f" at k = {d['k']}")

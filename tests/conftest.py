@@ -1,0 +1,72 @@
+"""Shared fixtures: the bundled sample, and small evaluations written as real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from triage.resources import sample_manifest
+
+K = 5
+
+
+@pytest.fixture(scope="session")
+def sample() -> Path:
+    return sample_manifest()
+
+
+def write_parquet(path: Path, rows: list[dict], meta: dict[str, str] | None = None,
+                  schema: pa.Schema | None = None) -> Path:
+    table = pa.Table.from_pylist(rows, schema=schema)
+    if meta:
+        table = table.replace_schema_metadata({k.encode(): str(v).encode() for k, v in meta.items()})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+    return path
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def manifest(folder: Path, a: str, b: str, labels: str, k: int | None = K, **extra: str) -> Path:
+    lines = [f"k = {k}"] if k else []
+    lines += ["[labels]", f'path = "{labels}"']
+    for section, path in extra.items():
+        lines += [f"[{section}]", f'path = "{path}"']
+    lines += ["[arms.a]", 'name = "a"', f'path = "{a}"', "[arms.b]", 'name = "b"', f'path = "{b}"']
+    out = folder / "triage.toml"
+    out.write_text("\n".join(lines) + "\n", "utf-8")
+    return out
+
+
+RUN_SCHEMA = pa.schema([("query_id", pa.string()), ("retrieved", pa.list_(pa.string())),
+                        ("scores", pa.list_(pa.float64())), ("plan", pa.string())])
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    """Three queries, hand-checkable: q1 hit in both, q2 hit→miss, q3 miss→hit; q4 unlabelled."""
+    def run(lists: dict[str, list[str]], plan: str) -> list[dict]:
+        return [{"query_id": q, "retrieved": ids, "scores": [float(10 - i) for i in range(len(ids))],
+                 "plan": plan} for q, ids in lists.items()]
+
+    write_parquet(tmp_path / "a.parquet", run({
+        "q1": ["g1", "x1", "x2"], "q2": ["x3", "g2", "x4"], "q3": ["x5", "x6", "x7"], "q4": ["x8"]},
+        "ann"), {"k": "2", "name": "plain"}, RUN_SCHEMA)
+    write_parquet(tmp_path / "b.parquet", run({
+        "q1": ["x1", "g1", "x2"], "q2": ["x3", "x4", "g2"], "q3": ["g3", "x6", "x7"], "q4": ["x8"]},
+        "postfilter"), {"k": "2", "name": "headers"}, RUN_SCHEMA)
+    write_parquet(tmp_path / "labels.parquet", [
+        {"query_id": "q1", "chunk_id": "g1", "relevance": 1},
+        {"query_id": "q2", "chunk_id": "g2", "relevance": 2},
+        {"query_id": "q3", "chunk_id": "g3", "relevance": 1},
+        {"query_id": "q4", "chunk_id": "x8", "relevance": 0},
+    ])
+    return manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", k=None)

@@ -1,0 +1,226 @@
+"""Every bad input names its file, the row or line, and the problem: exit 2, no traceback, and
+never a silently different number (DESIGN §3, issue 2 point 6)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from conftest import RUN_SCHEMA, manifest, write_jsonl, write_parquet
+from triage.cli import main
+
+GOOD = [{"query_id": "q1", "retrieved": ["g1", "x1"], "scores": [2.0, 1.0], "plan": "ann"},
+        {"query_id": "q2", "retrieved": ["x2", "g2"], "scores": [2.0, 1.0], "plan": "ann"},
+        {"query_id": "q3", "retrieved": ["x3", "x4"], "scores": [2.0, 1.0], "plan": "ann"}]
+LABELS = [{"query_id": "q1", "chunk_id": "g1", "relevance": 1},
+          {"query_id": "q2", "chunk_id": "g2", "relevance": 1},
+          {"query_id": "q3", "chunk_id": "g3", "relevance": 1}]
+
+
+@pytest.fixture
+def ev(tmp_path: Path) -> Path:
+    write_parquet(tmp_path / "a.parquet", GOOD, {"k": "2"}, RUN_SCHEMA)
+    write_parquet(tmp_path / "b.parquet", GOOD, {"k": "2"}, RUN_SCHEMA)
+    write_parquet(tmp_path / "labels.parquet", LABELS)
+    manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", k=None)
+    return tmp_path
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    rc = main(["report", *args, "--format", "json"])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def refused(capsys, folder: Path, *needles: str) -> str:
+    rc, out, err = run_cli(capsys, str(folder))
+    assert rc == 2, (out, err)
+    assert out == ""
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+def test_truncated_parquet(ev: Path, capsys) -> None:
+    data = (ev / "b.parquet").read_bytes()
+    (ev / "b.parquet").write_bytes(data[: len(data) // 2])
+    refused(capsys, ev, "b.parquet", "cannot read Parquet")
+
+
+def test_zero_byte_parquet(ev: Path, capsys) -> None:
+    (ev / "a.parquet").write_bytes(b"")
+    refused(capsys, ev, "a.parquet", "empty (0 bytes)")
+
+
+def test_git_lfs_pointer(ev: Path, capsys) -> None:
+    (ev / "labels.parquet").write_text(
+        "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a2146\nsize 12345\n")
+    refused(capsys, ev, "labels.parquet", "Git LFS pointer")
+
+
+def test_compressed_bytes_in_jsonl(ev: Path, capsys) -> None:
+    (ev / "a.jsonl").write_bytes(gzip.compress(b'{"query_id": "q1", "retrieved": []}\n'))
+    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
+    refused(capsys, ev, "a.jsonl", "gzip-compressed")
+
+
+def test_missing_required_column(ev: Path, capsys) -> None:
+    write_parquet(ev / "b.parquet", [{"query_id": r["query_id"], "ids": r["retrieved"]} for r in GOOD])
+    refused(capsys, ev, "b.parquet", "missing required column 'retrieved'")
+
+
+def test_wrong_column_type(ev: Path, capsys) -> None:
+    rows = [dict(r, scores=[str(s) for s in r["scores"]]) for r in GOOD]
+    write_parquet(ev / "a.parquet", rows, {"k": "2"})
+    refused(capsys, ev, "a.parquet", "'scores'", "list<element: string>", "list of numbers")
+
+
+def test_float_query_ids_are_refused_not_guessed(ev: Path, capsys) -> None:
+    write_parquet(ev / "labels.parquet", [dict(r, query_id=float(i)) for i, r in enumerate(LABELS)])
+    refused(capsys, ev, "labels.parquet", "'query_id'", "double")
+
+
+def test_duplicate_query_ids(ev: Path, capsys) -> None:
+    write_parquet(ev / "b.parquet", [*GOOD, GOOD[1]], {"k": "2"}, RUN_SCHEMA)
+    refused(capsys, ev, "b.parquet", "duplicate query_id 'q2'", "row 2 and row 4")
+
+
+def test_same_id_twice_in_a_ranked_list_is_an_error_check(ev: Path, capsys) -> None:
+    rows = [*GOOD[:2], {"query_id": "q3", "retrieved": ["x3", "x3"], "scores": [2.0, 1.0], "plan": "ann"}]
+    write_parquet(ev / "b.parquet", rows, {"k": "2"}, RUN_SCHEMA)
+    rc, out, _ = run_cli(capsys, str(ev))
+    assert rc == 0
+    check = next(c for c in json.loads(out)["checks"] if c["code"] == "run.duplicates" and c["level"] == "error")
+    assert "b.parquet" in check["message"] and "row 3" in check["message"] and "'x3' at ranks 1,2" in check["message"]
+    assert main(["report", str(ev), "--strict", "--format", "json"]) == 1
+
+
+def test_scores_of_another_length(ev: Path, capsys) -> None:
+    rows = [*GOOD[:2], dict(GOOD[2], scores=[2.0])]
+    write_parquet(ev / "a.parquet", rows, {"k": "2"}, RUN_SCHEMA)
+    refused(capsys, ev, "a.parquet", "row 3", "1 scores for 2 retrieved ids")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_nan_or_infinite_scores_in_parquet(ev: Path, capsys, bad: float) -> None:
+    rows = [GOOD[0], dict(GOOD[1], scores=[2.0, bad]), GOOD[2]]
+    write_parquet(ev / "a.parquet", rows, {"k": "2"}, RUN_SCHEMA)
+    refused(capsys, ev, "a.parquet", "row 2", "NaN or an infinite value")
+
+
+def test_nan_scores_in_jsonl(ev: Path, capsys) -> None:
+    (ev / "a.jsonl").write_text(
+        json.dumps(GOOD[0]) + "\n" + '{"query_id": "q2", "retrieved": ["x2", "g2"], "scores": [2.0, NaN]}\n')
+    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
+    refused(capsys, ev, "a.jsonl", "line 2", "NaN")
+
+
+def test_non_utf8_bytes_in_jsonl(ev: Path, capsys) -> None:
+    (ev / "labels.jsonl").write_bytes(b'{"query_id": "q1", "chunk_id": "g1"}\n'
+                                      b'{"query_id": "q2", "chunk_id": "g\xe92"}\n')
+    manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
+    refused(capsys, ev, "labels.jsonl", "line 2", "not UTF-8", "0xe9")
+
+
+@pytest.mark.parametrize("line", ['["q1", "g1"]', '"q1"', "{not json}"])
+def test_a_line_that_is_not_a_json_object(ev: Path, capsys, line: str) -> None:
+    (ev / "labels.jsonl").write_text('{"query_id": "q1", "chunk_id": "g1"}\n\n' + line + "\n")
+    manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
+    refused(capsys, ev, "labels.jsonl", "line 3")
+
+
+def test_duplicate_json_keys(ev: Path, capsys) -> None:
+    (ev / "labels.jsonl").write_text('{"query_id": "q1", "chunk_id": "g1", "chunk_id": "g9"}\n')
+    manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
+    refused(capsys, ev, "labels.jsonl", "line 1", "'chunk_id' appears twice")
+
+
+def test_trec_run_line_with_wrong_field_count(ev: Path, capsys) -> None:
+    (ev / "b.run").write_text("q1 Q0 g1 1 2.0 tag\nq1 Q0 x1 2 1.0\n")
+    manifest(ev, "a.parquet", "b.run", "labels.parquet", k=2)
+    refused(capsys, ev, "b.run", "line 2", "expected 6 fields")
+
+
+def test_trec_qrels_line_with_wrong_field_count(ev: Path, capsys) -> None:
+    (ev / "labels.qrels").write_text("q1 0 g1 1\nq2 0 g2\n")
+    manifest(ev, "a.parquet", "b.parquet", "labels.qrels")
+    refused(capsys, ev, "labels.qrels", "line 2", "expected 4 fields")
+
+
+def test_manifest_naming_a_missing_file(ev: Path, capsys) -> None:
+    manifest(ev, "a.parquet", "runs/nowhere.parquet", "labels.parquet")
+    refused(capsys, ev, "triage.toml", "[arms.b]", "runs/nowhere.parquet", "missing file")
+
+
+def test_mixed_value_kinds_in_a_jsonl_column(ev: Path, capsys) -> None:
+    (ev / "labels.jsonl").write_text('{"query_id": "q1", "chunk_id": "g1"}\n{"query_id": ["q2"], "chunk_id": "g2"}\n')
+    manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
+    refused(capsys, ev, "labels.jsonl", "line 2", "'query_id'")
+
+
+def test_query_whose_only_labels_have_relevance_zero_is_unlabelled(ev: Path, capsys) -> None:
+    write_parquet(ev / "labels.parquet", [*LABELS[:2], dict(LABELS[2], relevance=0)])
+    rc, out, _ = run_cli(capsys, str(ev))
+    d = json.loads(out)
+    assert rc == 0
+    assert (d["n_queries"], d["n_scored"], d["n_unlabelled"], d["unlabelled"]) == (3, 2, 1, ["q3"])
+    assert d["paired"]["both_hit"] + d["paired"]["both_miss"] == 2  # q3 is not a scored miss
+    assert any(c["code"] == "labels.unlabelled" and "q3" in c["message"] for c in d["checks"])
+
+
+def test_integer_ids_are_read_as_their_text(ev: Path, capsys) -> None:
+    rows = [{"query_id": int(r["query_id"][1:]), "retrieved": [7, 8], "scores": [2.0, 1.0]} for r in GOOD]
+    write_parquet(ev / "a.parquet", rows, {"k": "2"})
+    write_parquet(ev / "labels.parquet", [{"query_id": "1", "chunk_id": "7"}])
+    rc, out, _ = run_cli(capsys, str(ev))
+    d = json.loads(out)
+    assert rc == 0 and d["arms"]["a"]["hit_rate"] == 1.0  # int 1 / 7 met "1" / "7"
+
+
+def test_no_traceback_at_the_process_level(ev: Path) -> None:
+    (ev / "b.parquet").write_bytes(b"PAR1 not really")
+    out = subprocess.run([sys.executable, "-m", "triage", "report", str(ev)], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "b.parquet" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_two_runs_without_labels_is_a_usage_error(ev: Path, capsys) -> None:
+    rc = main(["report", str(ev / "a.parquet"), str(ev / "b.parquet")])
+    assert rc == 2 and "--labels" in capsys.readouterr().err
+
+
+def test_list_of_ids_with_a_null_element(ev: Path, capsys) -> None:
+    rows = [GOOD[0], dict(GOOD[1], retrieved=["x2", None]), GOOD[2]]
+    write_parquet(ev / "a.parquet", rows, {"k": "2"}, RUN_SCHEMA)
+    refused(capsys, ev, "a.parquet", "row 2", "null")
+
+
+def test_unknown_manifest_key_is_named(ev: Path, capsys) -> None:
+    text = (ev / "triage.toml").read_text().replace("[labels]", "[labels]\npaht = \"x\"")
+    (ev / "triage.toml").write_text(text)
+    refused(capsys, ev, "triage.toml", "unknown key 'paht'")
+
+
+def test_arrow_schema_kinds_round_trip(ev: Path) -> None:
+    # large_string ids and large_list lists are the same contract as string / list.
+    schema = pa.schema([("query_id", pa.large_string()), ("retrieved", pa.large_list(pa.large_string()))])
+    write_parquet(ev / "b.parquet", [{k: r[k] for k in ("query_id", "retrieved")} for r in GOOD], {"k": "2"}, schema)
+    assert main(["report", str(ev), "--format", "json"]) == 0
+
+
+def test_jsonl_and_parquet_give_the_same_numbers(ev: Path, capsys) -> None:
+    rc, parquet_out, _ = run_cli(capsys, str(ev))
+    write_jsonl(ev / "a.jsonl", GOOD)
+    (ev / "a.jsonl.meta.json").write_text('{"k": 2}')
+    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=None)
+    rc2, jsonl_out, _ = run_cli(capsys, str(ev))
+    assert rc == rc2 == 0
+    assert json.loads(parquet_out)["arms"]["a"]["hit_rate"] == json.loads(jsonl_out)["arms"]["a"]["hit_rate"]
+    assert json.loads(jsonl_out)["arms"]["a"]["k"] == 2
