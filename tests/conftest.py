@@ -19,8 +19,9 @@ def sample() -> Path:
     return sample_manifest()
 
 
-def write_parquet(path: Path, rows: list[dict], meta: dict[str, str] | None = None,
-                  schema: pa.Schema | None = None) -> Path:
+def write_parquet(
+    path: Path, rows: list[dict], meta: dict[str, str] | None = None, schema: pa.Schema | None = None
+) -> Path:
     table = pa.Table.from_pylist(rows, schema=schema)
     if meta:
         table = table.replace_schema_metadata({k.encode(): str(v).encode() for k, v in meta.items()})
@@ -46,27 +47,56 @@ def manifest(folder: Path, a: str, b: str, labels: str, k: int | None = K, **ext
     return out
 
 
-RUN_SCHEMA = pa.schema([("query_id", pa.string()), ("retrieved", pa.list_(pa.string())),
-                        ("scores", pa.list_(pa.float64())), ("plan", pa.string())])
+RUN_SCHEMA = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("retrieved", pa.list_(pa.string())),
+        ("scores", pa.list_(pa.float64())),
+        ("plan", pa.string()),
+    ]
+)
 
 
 @pytest.fixture
 def tiny(tmp_path: Path) -> Path:
     """Three queries, hand-checkable: q1 hit in both, q2 hit→miss, q3 miss→hit; q4 unlabelled."""
-    def run(lists: dict[str, list[str]], plan: str) -> list[dict]:
-        return [{"query_id": q, "retrieved": ids, "scores": [float(10 - i) for i in range(len(ids))],
-                 "plan": plan} for q, ids in lists.items()]
 
-    write_parquet(tmp_path / "a.parquet", run({
-        "q1": ["g1", "x1", "x2"], "q2": ["x3", "g2", "x4"], "q3": ["x5", "x6", "x7"], "q4": ["x8"]},
-        "ann"), {"k": "2", "name": "plain"}, RUN_SCHEMA)
-    write_parquet(tmp_path / "b.parquet", run({
-        "q1": ["x1", "g1", "x2"], "q2": ["x3", "x4", "g2"], "q3": ["g3", "x6", "x7"], "q4": ["x8"]},
-        "postfilter"), {"k": "2", "name": "headers"}, RUN_SCHEMA)
-    write_parquet(tmp_path / "labels.parquet", [
-        {"query_id": "q1", "chunk_id": "g1", "relevance": 1},
-        {"query_id": "q2", "chunk_id": "g2", "relevance": 2},
-        {"query_id": "q3", "chunk_id": "g3", "relevance": 1},
-        {"query_id": "q4", "chunk_id": "x8", "relevance": 0},
-    ])
+    def run(lists: dict[str, list[str]], plan: str) -> list[dict]:
+        return [
+            {
+                "query_id": q,
+                "retrieved": ids,
+                "scores": [float(10 - i) for i in range(len(ids))],
+                "plan": plan,
+            }
+            for q, ids in lists.items()
+        ]
+
+    write_parquet(
+        tmp_path / "a.parquet",
+        run(
+            {"q1": ["g1", "x1", "x2"], "q2": ["x3", "g2", "x4"], "q3": ["x5", "x6", "x7"], "q4": ["x8"]},
+            "ann",
+        ),
+        {"k": "2", "name": "plain"},
+        RUN_SCHEMA,
+    )
+    write_parquet(
+        tmp_path / "b.parquet",
+        run(
+            {"q1": ["x1", "g1", "x2"], "q2": ["x3", "x4", "g2"], "q3": ["g3", "x6", "x7"], "q4": ["x8"]},
+            "postfilter",
+        ),
+        {"k": "2", "name": "headers"},
+        RUN_SCHEMA,
+    )
+    write_parquet(
+        tmp_path / "labels.parquet",
+        [
+            {"query_id": "q1", "chunk_id": "g1", "relevance": 1},
+            {"query_id": "q2", "chunk_id": "g2", "relevance": 2},
+            {"query_id": "q3", "chunk_id": "g3", "relevance": 1},
+            {"query_id": "q4", "chunk_id": "x8", "relevance": 0},
+        ],
+    )
     return manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", k=None)

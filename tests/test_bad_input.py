@@ -11,16 +11,20 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-
 from conftest import RUN_SCHEMA, manifest, write_jsonl, write_parquet
+
 from triage.cli import main
 
-GOOD = [{"query_id": "q1", "retrieved": ["g1", "x1"], "scores": [2.0, 1.0], "plan": "ann"},
-        {"query_id": "q2", "retrieved": ["x2", "g2"], "scores": [2.0, 1.0], "plan": "ann"},
-        {"query_id": "q3", "retrieved": ["x3", "x4"], "scores": [2.0, 1.0], "plan": "ann"}]
-LABELS = [{"query_id": "q1", "chunk_id": "g1", "relevance": 1},
-          {"query_id": "q2", "chunk_id": "g2", "relevance": 1},
-          {"query_id": "q3", "chunk_id": "g3", "relevance": 1}]
+GOOD = [
+    {"query_id": "q1", "retrieved": ["g1", "x1"], "scores": [2.0, 1.0], "plan": "ann"},
+    {"query_id": "q2", "retrieved": ["x2", "g2"], "scores": [2.0, 1.0], "plan": "ann"},
+    {"query_id": "q3", "retrieved": ["x3", "x4"], "scores": [2.0, 1.0], "plan": "ann"},
+]
+LABELS = [
+    {"query_id": "q1", "chunk_id": "g1", "relevance": 1},
+    {"query_id": "q2", "chunk_id": "g2", "relevance": 1},
+    {"query_id": "q3", "chunk_id": "g3", "relevance": 1},
+]
 
 
 @pytest.fixture
@@ -61,7 +65,8 @@ def test_zero_byte_parquet(ev: Path, capsys) -> None:
 
 def test_git_lfs_pointer(ev: Path, capsys) -> None:
     (ev / "labels.parquet").write_text(
-        "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a2146\nsize 12345\n")
+        "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a2146\nsize 12345\n"
+    )
     refused(capsys, ev, "labels.parquet", "Git LFS pointer")
 
 
@@ -97,8 +102,14 @@ def test_same_id_twice_in_a_ranked_list_is_an_error_check(ev: Path, capsys) -> N
     write_parquet(ev / "b.parquet", rows, {"k": "2"}, RUN_SCHEMA)
     rc, out, _ = run_cli(capsys, str(ev))
     assert rc == 0
-    check = next(c for c in json.loads(out)["checks"] if c["code"] == "run.duplicates" and c["level"] == "error")
-    assert "b.parquet" in check["message"] and "row 3" in check["message"] and "'x3' at ranks 1,2" in check["message"]
+    check = next(
+        c for c in json.loads(out)["checks"] if c["code"] == "run.duplicates" and c["level"] == "error"
+    )
+    assert (
+        "b.parquet" in check["message"]
+        and "row 3" in check["message"]
+        and "'x3' at ranks 1,2" in check["message"]
+    )
     assert main(["report", str(ev), "--strict", "--format", "json"]) == 1
 
 
@@ -117,14 +128,16 @@ def test_nan_or_infinite_scores_in_parquet(ev: Path, capsys, bad: float) -> None
 
 def test_nan_scores_in_jsonl(ev: Path, capsys) -> None:
     (ev / "a.jsonl").write_text(
-        json.dumps(GOOD[0]) + "\n" + '{"query_id": "q2", "retrieved": ["x2", "g2"], "scores": [2.0, NaN]}\n')
+        json.dumps(GOOD[0]) + "\n" + '{"query_id": "q2", "retrieved": ["x2", "g2"], "scores": [2.0, NaN]}\n'
+    )
     manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
     refused(capsys, ev, "a.jsonl", "line 2", "NaN")
 
 
 def test_non_utf8_bytes_in_jsonl(ev: Path, capsys) -> None:
-    (ev / "labels.jsonl").write_bytes(b'{"query_id": "q1", "chunk_id": "g1"}\n'
-                                      b'{"query_id": "q2", "chunk_id": "g\xe92"}\n')
+    (ev / "labels.jsonl").write_bytes(
+        b'{"query_id": "q1", "chunk_id": "g1"}\n{"query_id": "q2", "chunk_id": "g\xe92"}\n'
+    )
     manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
     refused(capsys, ev, "labels.jsonl", "line 2", "not UTF-8", "0xe9")
 
@@ -160,7 +173,9 @@ def test_manifest_naming_a_missing_file(ev: Path, capsys) -> None:
 
 
 def test_mixed_value_kinds_in_a_jsonl_column(ev: Path, capsys) -> None:
-    (ev / "labels.jsonl").write_text('{"query_id": "q1", "chunk_id": "g1"}\n{"query_id": ["q2"], "chunk_id": "g2"}\n')
+    (ev / "labels.jsonl").write_text(
+        '{"query_id": "q1", "chunk_id": "g1"}\n{"query_id": ["q2"], "chunk_id": "g2"}\n'
+    )
     manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
     refused(capsys, ev, "labels.jsonl", "line 2", "'query_id'")
 
@@ -203,7 +218,7 @@ def test_list_of_ids_with_a_null_element(ev: Path, capsys) -> None:
 
 
 def test_unknown_manifest_key_is_named(ev: Path, capsys) -> None:
-    text = (ev / "triage.toml").read_text().replace("[labels]", "[labels]\npaht = \"x\"")
+    text = (ev / "triage.toml").read_text().replace("[labels]", '[labels]\npaht = "x"')
     (ev / "triage.toml").write_text(text)
     refused(capsys, ev, "triage.toml", "unknown key 'paht'")
 
@@ -211,7 +226,9 @@ def test_unknown_manifest_key_is_named(ev: Path, capsys) -> None:
 def test_arrow_schema_kinds_round_trip(ev: Path) -> None:
     # large_string ids and large_list lists are the same contract as string / list.
     schema = pa.schema([("query_id", pa.large_string()), ("retrieved", pa.large_list(pa.large_string()))])
-    write_parquet(ev / "b.parquet", [{k: r[k] for k in ("query_id", "retrieved")} for r in GOOD], {"k": "2"}, schema)
+    write_parquet(
+        ev / "b.parquet", [{k: r[k] for k in ("query_id", "retrieved")} for r in GOOD], {"k": "2"}, schema
+    )
     assert main(["report", str(ev), "--format", "json"]) == 0
 
 

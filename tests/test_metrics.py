@@ -6,10 +6,10 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import RUN_SCHEMA, manifest, write_parquet
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import RUN_SCHEMA, manifest, write_parquet
 from triage.core.evaluation import load
 from triage.core.manifest import from_manifest
 from triage.core.paired import mcnemar_exact
@@ -34,9 +34,16 @@ def test_tiny_evaluation_by_hand(tiny: Path) -> None:
     assert d["flips"][0]["plan_a"] == "ann" and d["flips"][0]["plan_b"] == "postfilter"
 
 
-@pytest.mark.parametrize(("b", "c", "p"), [
-    (0, 0, 1.0), (1, 1, 1.0), (0, 5, 2 / 32), (6, 40, None), (3, 12, None),
-])
+@pytest.mark.parametrize(
+    ("b", "c", "p"),
+    [
+        (0, 0, 1.0),
+        (1, 1, 1.0),
+        (0, 5, 2 / 32),
+        (6, 40, None),
+        (3, 12, None),
+    ],
+)
 def test_mcnemar_exact_matches_the_binomial_sum(b: int, c: int, p: float | None) -> None:
     n, m = b + c, min(b, c)
     expected = p if p is not None else min(1.0, 2 * sum(math.comb(n, i) for i in range(m + 1)) / 2**n)
@@ -50,6 +57,7 @@ def test_mcnemar_large_counts_use_logs_consistently() -> None:
 
 
 # --- brute force: the definitions read literally, one query at a time -------------------------
+
 
 def brute(ranked: list[str], gold: dict[str, int], k: int, n_eligible: int | None) -> dict[str, float]:
     top = ranked[:k]
@@ -81,9 +89,15 @@ def test_metrics_equal_the_literal_definitions(tmp_path_factory, queries, k) -> 
     folder = tmp_path_factory.mktemp("brute")
     rows, labels = [], []
     for i, (ranked, gold, elig) in enumerate(queries):
-        rows.append({"query_id": f"q{i}", "retrieved": ranked,
-                     "scores": [float(len(ranked) - j) for j in range(len(ranked))], "plan": "ann",
-                     "n_eligible": elig})
+        rows.append(
+            {
+                "query_id": f"q{i}",
+                "retrieved": ranked,
+                "scores": [float(len(ranked) - j) for j in range(len(ranked))],
+                "plan": "ann",
+                "n_eligible": elig,
+            }
+        )
         labels += [{"query_id": f"q{i}", "chunk_id": c, "relevance": g} for c, g in gold.items()]
     for arm in ("a", "b"):
         write_parquet(folder / f"{arm}.parquet", rows, {"k": str(k)})
@@ -107,8 +121,10 @@ def test_an_id_listed_twice_counts_once(tmp_path: Path) -> None:
     rows = [{"query_id": "q1", "retrieved": ["g1", "g1", "x"], "scores": [3.0, 2.0, 1.0], "plan": "ann"}]
     write_parquet(tmp_path / "a.parquet", rows, {"k": "3"}, RUN_SCHEMA)
     write_parquet(tmp_path / "b.parquet", rows, {"k": "3"}, RUN_SCHEMA)
-    write_parquet(tmp_path / "labels.parquet", [{"query_id": "q1", "chunk_id": "g1"},
-                                                {"query_id": "q1", "chunk_id": "g2"}])
+    write_parquet(
+        tmp_path / "labels.parquet",
+        [{"query_id": "q1", "chunk_id": "g1"}, {"query_id": "q1", "chunk_id": "g2"}],
+    )
     ev = load(from_manifest(manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", k=None)))
     assert ev.a.judged.recall[0] == pytest.approx(0.5)  # one distinct gold of two, not two of two
     assert ev.a.judged.ndcg[0] == pytest.approx(1.0 / (1.0 + 1.0 / math.log2(3)))

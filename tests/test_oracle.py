@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import pytrec_eval
-
 from conftest import manifest, write_parquet
+
 from triage.core.evaluation import Evaluation, load
 from triage.core.manifest import from_manifest
 from triage.core.metrics import judge
@@ -44,8 +44,9 @@ def generated(folder: Path, n: int = 6000, seed: int = 11) -> Path:
             for g in gold:
                 if rng.random() < p_gold and g not in ranked:
                     ranked[rng.randrange(depth)] = g
-            runs[arm].append({"query_id": q, "retrieved": ranked,
-                              "scores": [float(depth - r) for r in range(depth)]})
+            runs[arm].append(
+                {"query_id": q, "retrieved": ranked, "scores": [float(depth - r) for r in range(depth)]}
+            )
     for arm, rows in runs.items():
         write_parquet(folder / f"{arm}.parquet", rows, {"k": "10"})
     write_parquet(folder / "labels.parquet", labels)

@@ -14,8 +14,14 @@ import pytest
 from triage.cli import main
 from triage.resources import bundled
 
-TABLES = ["labels.parquet", "chunks.parquet", "queries.parquet", "runs/plain.parquet",
-          "runs/headers.parquet", "runs/headers_k10.parquet"]
+TABLES = [
+    "labels.parquet",
+    "chunks.parquet",
+    "queries.parquet",
+    "runs/plain.parquet",
+    "runs/headers.parquet",
+    "runs/headers_k10.parquet",
+]
 REGRESSIONS = {"q155", "q113", "q061", "q150", "q031", "q046"}
 
 

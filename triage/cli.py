@@ -15,9 +15,12 @@ EXIT_OK, EXIT_CHECKS, EXIT_INPUT = 0, 1, 2
 
 
 def _evaluation_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="a manifest (folder or triage.toml), or RUN_A RUN_B with --labels; "
-                        "none: the bundled sample")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="a manifest (folder or triage.toml), or RUN_A RUN_B with --labels; none: the bundled sample",
+    )
     p.add_argument("--labels", type=Path, help="frozen gold labels (with RUN_A RUN_B)")
     p.add_argument("--corpus", type=Path, help="chunks file (with RUN_A RUN_B)")
     p.add_argument("--queries", type=Path, help="queries file (with RUN_A RUN_B)")
@@ -77,7 +80,9 @@ def report(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = parser().parse_args(["report", *argv] if not argv or argv[0] != "report" and argv[0] not in ("-h", "--help") else argv)
+    args = parser().parse_args(
+        ["report", *argv] if not argv or argv[0] != "report" and argv[0] not in ("-h", "--help") else argv
+    )
     import pyarrow
     from pyarrow import ArrowException
 

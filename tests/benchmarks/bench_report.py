@@ -120,8 +120,7 @@ def run_series(label: str, cmd: list[str], repeat: int) -> Series:
         r = run_child(cmd)
         series.runs.append(r)
         print(
-            f"  run {i + 1}/{repeat}: {r.wall_s:7.2f} s  {r.rss_kib / 1024:7.0f} MiB"
-            f"  exit {r.returncode}",
+            f"  run {i + 1}/{repeat}: {r.wall_s:7.2f} s  {r.rss_kib / 1024:7.0f} MiB  exit {r.returncode}",
             flush=True,
         )
         if r.returncode != 0:
@@ -150,8 +149,7 @@ def ensure_data(data: Path, n_queries: int, depth: int, corpus: bool) -> None:
             )
             return
     print(
-        f"data: building {data} ({n_queries:,} queries x {depth} ids"
-        f"{', with corpus' if corpus else ''}) ...",
+        f"data: building {data} ({n_queries:,} queries x {depth} ids{', with corpus' if corpus else ''}) ...",
         flush=True,
     )
     # In a child process, so this process's peak RSS (a floor under every child's
@@ -197,18 +195,14 @@ def compare(ours_out: str, peer_out: str) -> tuple[float, list[str]]:
                 continue
             diff = abs(float(value) - want[m])
             worst = max(worst, diff)
-            print(
-                f"  {arm}.{m:<8} ours {float(value):.12f}  peer {want[m]:.12f}  |diff| {diff:.2e}"
-            )
+            print(f"  {arm}.{m:<8} ours {float(value):.12f}  peer {want[m]:.12f}  |diff| {diff:.2e}")
     return worst, problems
 
 
 def print_table(rows: list[Series]) -> None:
     print(f"\n{'command':<10} {'runs':>4} {'best s':>8} {'median s':>9} {'peak RSS MiB':>13}")
     for s in rows:
-        print(
-            f"{s.label:<10} {len(s.runs):>4} {s.best_s:>8.2f} {s.median_s:>9.2f} {s.rss_mib:>13.0f}"
-        )
+        print(f"{s.label:<10} {len(s.runs):>4} {s.best_s:>8.2f} {s.median_s:>9.2f} {s.rss_mib:>13.0f}")
 
 
 def _expand(cmd: str | None, default: list[str], data: Path) -> list[str]:
@@ -235,28 +229,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--cmd",
         default=None,
-        help="our command; {data} = the folder "
-        "(default: python -m triage report {data} --format json)",
+        help="our command; {data} = the folder (default: python -m triage report {data} --format json)",
     )
     ap.add_argument("--repeat", type=int, default=3, help="runs of each command")
-    ap.add_argument(
-        "--peer-repeat", type=int, default=None, help="runs of the peer (default: --repeat)"
-    )
+    ap.add_argument("--peer-repeat", type=int, default=None, help="runs of the peer (default: --repeat)")
     ap.add_argument("--tol", type=float, default=1e-9, help="max |ours - peer| of any mean")
     ap.add_argument("--max-wall", type=float, default=3.0, help="ours: best wall, seconds")
     ap.add_argument("--max-rss-mb", type=float, default=2048, help="ours: peak RSS, MiB")
-    ap.add_argument(
-        "--min-speedup", type=float, default=4.0, help="peer best wall / ours best wall"
-    )
+    ap.add_argument("--min-speedup", type=float, default=4.0, help="peer best wall / ours best wall")
     ap.add_argument(
         "--sample",
         action="store_true",
         help="also time `triage report` on the bundled sample (no PATH)",
     )
     ap.add_argument("--sample-only", action="store_true", help="run only the sample check")
-    ap.add_argument(
-        "--sample-cmd", default=None, help="sample command (default: python -m triage report)"
-    )
+    ap.add_argument("--sample-cmd", default=None, help="sample command (default: python -m triage report)")
     ap.add_argument("--sample-max-wall", type=float, default=1.0, help="sample: best wall, seconds")
     args = ap.parse_args(argv)
 

@@ -82,9 +82,7 @@ path = "chunks.parquet"
 # --------------------------------------------------------------------------------------
 # ids
 # --------------------------------------------------------------------------------------
-def _id_space(
-    rng: np.random.Generator, id_space: int
-) -> tuple[pa.StringArray, np.ndarray, np.ndarray]:
+def _id_space(rng: np.random.Generator, id_space: int) -> tuple[pa.StringArray, np.ndarray, np.ndarray]:
     """Return (id strings, document number, chunk number) for every integer id.
 
     Documents have 1..16 chunks (uniform), so ids are ``doc{d}#{c}`` with d, c of varying
@@ -110,9 +108,7 @@ def _id_space(
 def _query_ids(n_queries: int) -> pa.StringArray:
     """``q000000``, ``q000001``, ... (at least six digits)."""
     width = max(6, len(str(max(n_queries - 1, 0))))
-    digits = pc.utf8_lpad(
-        pc.cast(pa.array(np.arange(n_queries)), pa.string()), width=width, padding="0"
-    )
+    digits = pc.utf8_lpad(pc.cast(pa.array(np.arange(n_queries)), pa.string()), width=width, padding="0")
     return pc.binary_join_element_wise("q", digits, "")
 
 

@@ -86,13 +86,9 @@ def evaluate_arm(qrels: dict, run_path: Path, k: int) -> dict[str, float]:
     t0 = time.perf_counter()
     full, top = load_run(run_path, k)
     t1 = time.perf_counter()
-    res_full = pytrec_eval.RelevanceEvaluator(qrels, {f"success.{k}", f"ndcg_cut.{k}"}).evaluate(
-        full
-    )
+    res_full = pytrec_eval.RelevanceEvaluator(qrels, {f"success.{k}", f"ndcg_cut.{k}"}).evaluate(full)
     del full
-    res_top = pytrec_eval.RelevanceEvaluator(
-        qrels, {"recip_rank", "num_rel_ret", "num_rel"}
-    ).evaluate(top)
+    res_top = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "num_rel_ret", "num_rel"}).evaluate(top)
     t2 = time.perf_counter()
     _log(f"  {run_path.name}: build run dicts {t1 - t0:.2f} s, pytrec_eval {t2 - t1:.2f} s")
 

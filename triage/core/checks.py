@@ -41,9 +41,14 @@ def _some(values: list[str], total: int | None = None) -> str:
 def check_k(ev: Evaluation) -> list[Check]:
     a, b = ev.a.run, ev.b.run
     if a.k is not None and b.k is not None and a.k != b.k:
-        return [Check(ERROR, "k.mismatch",
-                      f"arms ran at different k: {a.name} k={a.k}, {b.name} k={b.k}; both judged at k={ev.k} "
-                      "(a wider cut-off alone can only raise hit rate)")]
+        return [
+            Check(
+                ERROR,
+                "k.mismatch",
+                f"arms ran at different k: {a.name} k={a.k}, {b.name} k={b.k}; both judged at k={ev.k} "
+                "(a wider cut-off alone can only raise hit rate)",
+            )
+        ]
     own = a.k if a.k is not None else b.k
     if own is None:
         return [Check(WARNING, "k.unrecorded", f"neither run records k; judged at k={ev.k}")]
@@ -54,26 +59,41 @@ def check_k(ev: Evaluation) -> list[Check]:
 
 def check_queries(ev: Evaluation) -> list[Check]:
     out = []
-    for arm, other in ((ev.a, ev.b), (ev.b, ev.a)):
+    for arm in ev.arms:
         absent = ~arm.present & ev.scored
         if absent.any():
             names = ev.ids_where(absent)
-            out.append(Check(WARNING, "queries.missing",
-                             f"{len(names)} labelled queries absent from {arm.name} ({arm.run.path.name}), "
-                             f"scored as misses: {_some(names)}"))
+            out.append(
+                Check(
+                    WARNING,
+                    "queries.missing",
+                    f"{len(names)} labelled queries absent from {arm.name} ({arm.run.path.name}), "
+                    f"scored as misses: {_some(names)}",
+                )
+            )
     if not out:
         out.append(Check(OK, "queries.missing", "both arms answer every labelled query"))
     only_a = ev.a.present & ~ev.b.present
     only_b = ev.b.present & ~ev.a.present
     if only_a.any() or only_b.any():
-        out.append(Check(WARNING, "queries.differ",
-                         f"query sets differ: {int(only_a.sum())} only in {ev.a.name}, "
-                         f"{int(only_b.sum())} only in {ev.b.name}: {_some(ev.ids_where(only_a | only_b))}"))
+        out.append(
+            Check(
+                WARNING,
+                "queries.differ",
+                f"query sets differ: {int(only_a.sum())} only in {ev.a.name}, "
+                f"{int(only_b.sum())} only in {ev.b.name}: {_some(ev.ids_where(only_a | only_b))}",
+            )
+        )
     unlabelled = ~ev.scored & (ev.a.present | ev.b.present)
     if unlabelled.any():
         names = ev.ids_where(unlabelled)
-        out.append(Check(WARNING, "labels.unlabelled",
-                         f"{len(names)} queries have no gold (relevance ≥ 1) and are not scored: {_some(names)}"))
+        out.append(
+            Check(
+                WARNING,
+                "labels.unlabelled",
+                f"{len(names)} queries have no gold (relevance ≥ 1) and are not scored: {_some(names)}",
+            )
+        )
     return out
 
 
@@ -85,14 +105,24 @@ def check_corpus(ev: Evaluation) -> list[Check]:
         flat = arm.run.retrieved.flatten()
         missing = pc.unique(flat.filter(pc.invert(pc.is_in(flat, value_set=ev.corpus_ids))))
         if len(missing):
-            out.append(Check(WARNING, "corpus.retrieved",
-                             f"{len(missing)} ids retrieved by {arm.name} are absent from the corpus: "
-                             f"{_some(missing.to_pylist()[:SHOW], len(missing))}"))
+            out.append(
+                Check(
+                    WARNING,
+                    "corpus.retrieved",
+                    f"{len(missing)} ids retrieved by {arm.name} are absent from the corpus: "
+                    f"{_some(missing.to_pylist()[:SHOW], len(missing))}",
+                )
+            )
     gold = ev.gold.vocabulary
     missing = gold.filter(pc.invert(pc.is_in(gold, value_set=ev.corpus_ids)))
     if len(missing):
-        out.append(Check(WARNING, "corpus.gold",
-                         f"{len(missing)} gold ids are absent from the corpus: {_some(missing.to_pylist())}"))
+        out.append(
+            Check(
+                WARNING,
+                "corpus.gold",
+                f"{len(missing)} gold ids are absent from the corpus: {_some(missing.to_pylist())}",
+            )
+        )
     return out or [Check(OK, "corpus.ids", "every retrieved and gold id is in the corpus")]
 
 
@@ -111,12 +141,19 @@ def _duplicates(arm: Arm) -> list[Check]:
     parts = []
     for r in sorted(found)[:SHOW]:
         chunk, positions = next(iter(found[r].items()))
-        parts.append(f"{arm.run.loaded.where(r)} query {qid[r].as_py()!r}: {chunk!r} at ranks "
-                     + ",".join(map(str, positions)))
+        parts.append(
+            f"{arm.run.loaded.where(r)} query {qid[r].as_py()!r}: {chunk!r} at ranks "
+            + ",".join(map(str, positions))
+        )
     more = f" (+{len(found) - SHOW} rows)" if len(found) > SHOW else ""
-    return [Check(ERROR, "run.duplicates",
-                  f"{arm.run.path.name}: {len(found)} ranked lists hold an id twice (counted once, at its "
-                  f"first rank): {'; '.join(parts)}{more}")]
+    return [
+        Check(
+            ERROR,
+            "run.duplicates",
+            f"{arm.run.path.name}: {len(found)} ranked lists hold an id twice (counted once, at its "
+            f"first rank): {'; '.join(parts)}{more}",
+        )
+    ]
 
 
 def _score_order(arm: Arm) -> list[Check]:
@@ -126,8 +163,13 @@ def _score_order(arm: Arm) -> list[Check]:
     if len(rows) == 0:
         return [Check(OK, "run.scores_order", f"{arm.name}: scores descend in every list")]
     qid = arm.run.table.column("query_id").take(pa.array(rows[:SHOW])).to_pylist()
-    return [Check(WARNING, "run.scores_order",
-                  f"{arm.run.path.name}: scores rise within {len(rows)} ranked lists: {_some(qid, len(rows))}")]
+    return [
+        Check(
+            WARNING,
+            "run.scores_order",
+            f"{arm.run.path.name}: scores rise within {len(rows)} ranked lists: {_some(qid, len(rows))}",
+        )
+    ]
 
 
 SAME = {  # metadata key -> level when the arms disagree
@@ -152,9 +194,14 @@ def check_metadata(ev: Evaluation) -> list[Check]:
     for arm in ev.arms:
         recorded = arm.run.meta.get("labels_sha256")
         if recorded and recorded.lower() != ev.labels.sha256:
-            out.append(Check(WARNING, "meta.labels_sha256",
-                             f"{arm.name} records labels_sha256 {recorded[:12]}, the frozen file is "
-                             f"{ev.labels.sha256[:12]}: that run was scored against other labels"))
+            out.append(
+                Check(
+                    WARNING,
+                    "meta.labels_sha256",
+                    f"{arm.name} records labels_sha256 {recorded[:12]}, the frozen file is "
+                    f"{ev.labels.sha256[:12]}: that run was scored against other labels",
+                )
+            )
     return out
 
 
@@ -179,9 +226,14 @@ def check_label_time(ev: Evaluation) -> list[Check]:
         source = "its file time (a copy or checkout also sets this)"
     if l_time > b_time:
         level = ERROR if source == "its created_at" else WARNING
-        return [Check(level, "labels.time",
-                      f"labels written after the treatment run: {l_time.isoformat(timespec='seconds')} by "
-                      f"{source}, {ev.b.name} created {b_time.isoformat(timespec='seconds')}")]
+        return [
+            Check(
+                level,
+                "labels.time",
+                f"labels written after the treatment run: {l_time.isoformat(timespec='seconds')} by "
+                f"{source}, {ev.b.name} created {b_time.isoformat(timespec='seconds')}",
+            )
+        ]
     return [Check(OK, "labels.time", f"labels ({l_time.date()}) predate {ev.b.name} ({b_time.date()})")]
 
 
@@ -190,9 +242,14 @@ def check_labels(ev: Evaluation) -> list[Check]:
     out = [Check(OK, "labels.amendments", "no amendments: frozen labels only")]
     if lab.duplicate_pairs:
         names = [f"{q}/{c}" for q, c in lab.duplicate_pairs]
-        out.append(Check(WARNING, "labels.duplicates",
-                         f"{len(names)} (query, chunk) pairs labelled more than once; highest grade kept: "
-                         f"{_some(names)}"))
+        out.append(
+            Check(
+                WARNING,
+                "labels.duplicates",
+                f"{len(names)} (query, chunk) pairs labelled more than once; highest grade kept: "
+                f"{_some(names)}",
+            )
+        )
     return out
 
 
@@ -215,24 +272,40 @@ def check_slices(ev: Evaluation) -> list[Check]:
             if differ.any():
                 r = int(np.flatnonzero(differ)[0])
                 qid = arm.run.table.column("query_id")[r].as_py()
-                out.append(Check(ERROR, "queries.conflict",
-                                 f"{arm.run.path.name} and the queries file disagree on {col} for "
-                                 f"{int(differ.sum())} queries, e.g. {qid!r}: {mine[r].as_py()!r} vs "
-                                 f"{other[r].as_py()!r}"))
+                out.append(
+                    Check(
+                        ERROR,
+                        "queries.conflict",
+                        f"{arm.run.path.name} and the queries file disagree on {col} for "
+                        f"{int(differ.sum())} queries, e.g. {qid!r}: {mine[r].as_py()!r} vs "
+                        f"{other[r].as_py()!r}",
+                    )
+                )
     return out
 
 
 def check_reconcile(ev: Evaluation) -> list[Check]:
     p = ev.paired()
     ha, hb = ev.means(ev.a).hit_rate, ev.means(ev.b).hit_rate
-    cells = (f"both_hit {p.both_hit}, both_miss {p.both_miss}, a_miss_b_hit {p.a_miss_b_hit}, "
-             f"a_hit_b_miss {p.a_hit_b_miss}")
+    cells = (
+        f"both_hit {p.both_hit}, both_miss {p.both_miss}, a_miss_b_hit {p.a_miss_b_hit}, "
+        f"a_hit_b_miss {p.a_hit_b_miss}"
+    )
     if p.reconciles(ha, hb):
         return [Check(OK, "paired.reconcile", f"paired cells {cells} reproduce both hit rates")]
     return [Check(ERROR, "paired.reconcile", f"paired cells {cells} do not reproduce hit rates {ha} / {hb}")]
 
 
 def run_checks(ev: Evaluation) -> list[Check]:
-    checks = (check_k(ev) + check_reconcile(ev) + check_queries(ev) + check_corpus(ev) + check_lists(ev)
-              + check_metadata(ev) + check_label_time(ev) + check_labels(ev) + check_slices(ev))
+    checks = (
+        check_k(ev)
+        + check_reconcile(ev)
+        + check_queries(ev)
+        + check_corpus(ev)
+        + check_lists(ev)
+        + check_metadata(ev)
+        + check_label_time(ev)
+        + check_labels(ev)
+        + check_slices(ev)
+    )
     return worst_first(checks)

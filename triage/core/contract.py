@@ -51,15 +51,24 @@ CORPUS = {
 ALIASES = {"_id": "chunk_id", "title": "header"}
 QUERY_ALIASES = {"_id": "query_id"}
 
-_ARROW = {ID: pa.string(), IDS: pa.list_(pa.string()), FLOATS: pa.list_(pa.float64()),
-          STR: pa.string(), INT: pa.int64(), FLOAT: pa.float64()}
+_ARROW = {
+    ID: pa.string(),
+    IDS: pa.list_(pa.string()),
+    FLOATS: pa.list_(pa.float64()),
+    STR: pa.string(),
+    INT: pa.int64(),
+    FLOAT: pa.float64(),
+}
 
 
-def conform(loaded: Loaded, spec: dict[str, tuple[str, bool]], aliases: dict[str, str] | None = None) -> pa.Table:
+def conform(
+    loaded: Loaded, spec: dict[str, tuple[str, bool]], aliases: dict[str, str] | None = None
+) -> pa.Table:
     table = loaded.table
     if aliases:
-        names = [aliases.get(n, n) if aliases.get(n) not in table.column_names else n
-                 for n in table.column_names]
+        names = [
+            aliases.get(n, n) if aliases.get(n) not in table.column_names else n for n in table.column_names
+        ]
         table = table.rename_columns(names)
     for name, (kind, required) in spec.items():
         if name not in table.column_names:
@@ -108,8 +117,11 @@ def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
         if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
             raise _bad_type(loaded, name, kind, t)
         vt = t.value_type
-        ok = (pa.types.is_string(vt) or pa.types.is_large_string(vt) or pa.types.is_integer(vt)
-              if kind == IDS else pa.types.is_integer(vt) or pa.types.is_floating(vt))
+        ok = (
+            pa.types.is_string(vt) or pa.types.is_large_string(vt) or pa.types.is_integer(vt)
+            if kind == IDS
+            else pa.types.is_integer(vt) or pa.types.is_floating(vt)
+        )
         if pa.types.is_null(vt):
             ok = True
         if not ok:
@@ -133,8 +145,11 @@ def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
             v = col.to_numpy(zero_copy_only=False)
             bad = np.isfinite(v) & (v != np.round(v)) | np.isinf(v)
             if bad.any():
-                raise InputError(loaded.path, f"{name!r} is {v[_first(bad)]}, expected an integer",
-                                 loaded.where(_first(bad)))
+                raise InputError(
+                    loaded.path,
+                    f"{name!r} is {v[_first(bad)]}, expected an integer",
+                    loaded.where(_first(bad)),
+                )
             return pc.cast(pc.if_else(pc.is_nan(col), None, col), pa.int64())
         raise _bad_type(loaded, name, kind, t)
     if kind == FLOAT:
@@ -144,8 +159,11 @@ def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
         v = out.to_numpy(zero_copy_only=False)
         bad = np.isinf(v) | (np.isnan(v) & ~_nulls(out))
         if bad.any():
-            raise InputError(loaded.path, f"{name!r} is {v[_first(bad)]}, expected a finite number",
-                             loaded.where(_first(bad)))
+            raise InputError(
+                loaded.path,
+                f"{name!r} is {v[_first(bad)]}, expected a finite number",
+                loaded.where(_first(bad)),
+            )
         return out
     raise AssertionError(kind)
 

@@ -115,8 +115,16 @@ class Evaluation:
 
     def flips(self) -> np.ndarray:
         a, b = self.a, self.b
-        return flip_order(a.judged.hit, b.judged.hit, self.scored, a.judged.gold_rank,
-                          b.judged.gold_rank, a.depth, b.depth, self.query_ids)
+        return flip_order(
+            a.judged.hit,
+            b.judged.hit,
+            self.scored,
+            a.judged.gold_rank,
+            b.judged.gold_rank,
+            a.depth,
+            b.depth,
+            self.query_ids,
+        )
 
     def ids_where(self, mask: np.ndarray) -> list[str]:
         return self.query_ids.filter(pa.array(mask)).to_pylist()
@@ -136,7 +144,10 @@ def choose_k(spec: Spec, a: Run, b: Run, k: int | None) -> int:
         return chosen
     known = [r.k for r in (a, b) if r.k is not None]
     if not known:
-        raise InputError(spec.manifest or a.path, "no k: set k in the manifest, pass --k, or record k in the runs' metadata")
+        raise InputError(
+            spec.manifest or a.path,
+            "no k: set k in the manifest, pass --k, or record k in the runs' metadata",
+        )
     return min(known)
 
 

@@ -11,7 +11,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core import ids
-from triage.core.contract import ALIASES, CORPUS, QUERIES, QUERY_ALIASES, RUN, conform, single, unique_ids
+from triage.core.contract import (
+    ALIASES,
+    CORPUS,
+    QUERIES,
+    QUERY_ALIASES,
+    RUN,
+    conform,
+    single,
+    unique_ids,
+)
 from triage.core.errors import InputError
 from triage.core.manifest import Arm
 from triage.core.readers import Loaded, read_table
@@ -81,9 +90,7 @@ def load_run(arm: Arm, named: bool = True) -> Run:
         bad = np.flatnonzero(n_ids != n_scores)
         if len(bad):
             r = int(bad[0])
-            raise InputError(
-                arm.path, f"{n_scores[r]} scores for {n_ids[r]} retrieved ids", loaded.where(r)
-            )
+            raise InputError(arm.path, f"{n_scores[r]} scores for {n_ids[r]} retrieved ids", loaded.where(r))
     k = loaded.meta.get("k")
     if k is not None:
         try:

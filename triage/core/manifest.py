@@ -64,8 +64,11 @@ def from_manifest(path: Path) -> Spec:
     def unknown(table: dict[str, object], allowed: set[str], section: str) -> None:
         extra = sorted(set(table) - allowed)
         if extra:
-            raise InputError(path, f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})",
-                             f"[{section}]" if section else "")
+            raise InputError(
+                path,
+                f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})",
+                f"[{section}]" if section else "",
+            )
 
     def section(name: str) -> dict[str, object]:
         value = doc.get(name, {})
@@ -93,8 +96,8 @@ def from_manifest(path: Path) -> Spec:
         raise InputError(path, "needs exactly two arms, [arms.a] and [arms.b]")
     pair = []
     for key in ("a", "b"):
-        t = section_arm = arms[key]
-        if not isinstance(section_arm, dict):
+        t = arms[key]
+        if not isinstance(t, dict):
             raise InputError(path, f"[arms.{key}] must be a table")
         unknown(t, _KEYS["arm"], f"arms.{key}")
         p = file(t, f"arms.{key}", True)

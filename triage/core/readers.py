@@ -136,9 +136,7 @@ def read_jsonl(path: Path) -> Loaded:
     lines: list[int] = []
     for n, text in _text_lines(path):
         try:
-            obj = json.loads(
-                text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant
-            )
+            obj = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
             if "\\u" in text:
                 _check_str(obj)
         except UnicodeEncodeError:

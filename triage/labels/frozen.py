@@ -66,7 +66,9 @@ def load_frozen(path: Path) -> FrozenLabels:
         [("relevance", "max"), ("relevance", "count")]
     )
     repeated = pairs.filter(pc.greater(pairs.column("relevance_count"), 1))
-    dups = list(zip(repeated.column("query_id").to_pylist(), repeated.column("chunk_id").to_pylist(), strict=True))
+    dups = list(
+        zip(repeated.column("query_id").to_pylist(), repeated.column("chunk_id").to_pylist(), strict=True)
+    )
     if dups:
         gold = pairs.select(["query_id", "chunk_id", "relevance_max"]).rename_columns(
             ["query_id", "chunk_id", "relevance"]

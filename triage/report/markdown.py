@@ -25,14 +25,18 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def render(d: dict) -> str:
     a, b, p, k = d["arms"]["a"], d["arms"]["b"], d["paired"], d["k"]
     out = [f"# triage report: {cell(a['name'])} → {cell(b['name'])} at k = {k}", ""]
-    out.append(f"Labels: {d['labels']['state']}. Queries: {d['n_queries']}, scored {d['n_scored']}, "
-               f"unlabelled {d['n_unlabelled']}; missing from A {len(d['missing']['a'])}, "
-               f"from B {len(d['missing']['b'])}.")
+    out.append(
+        f"Labels: {d['labels']['state']}. Queries: {d['n_queries']}, scored {d['n_scored']}, "
+        f"unlabelled {d['n_unlabelled']}; missing from A {len(d['missing']['a'])}, "
+        f"from B {len(d['missing']['b'])}."
+    )
     out.append("")
     out.append("## Checks")
     out.append("")
-    out += _table(["level", "code", "message"],
-                  [[LEVEL[c["level"]], f"`{c['code']}`", cell(c["message"])] for c in d["checks"]])
+    out += _table(
+        ["level", "code", "message"],
+        [[LEVEL[c["level"]], f"`{c['code']}`", cell(c["message"])] for c in d["checks"]],
+    )
     out.append("## Metrics")
     out.append("")
     rows = []
@@ -42,24 +46,49 @@ def render(d: dict) -> str:
     out += _table(["metric", f"A {cell(a['name'])}", f"B {cell(b['name'])}", "B − A"], rows)
     if d["k_cells"]:
         ks = list(d["k_cells"]["a"])
-        out += _table(["arm", *[f"hit_rate@{x}" for x in ks]],
-                      [[f"{side.upper()} {cell(d['arms'][side]['name'])}",
-                        *[fmt.rate(d["k_cells"][side][x]) for x in ks]] for side in ("a", "b")])
+        out += _table(
+            ["arm", *[f"hit_rate@{x}" for x in ks]],
+            [
+                [
+                    f"{side.upper()} {cell(d['arms'][side]['name'])}",
+                    *[fmt.rate(d["k_cells"][side][x]) for x in ks],
+                ]
+                for side in ("a", "b")
+            ],
+        )
     out.append("## Paired outcomes")
     out.append("")
-    out += _table(["", "B hit", "B miss"],
-                  [["A hit", str(p["both_hit"]), str(p["a_hit_b_miss"])],
-                   ["A miss", str(p["a_miss_b_hit"]), str(p["both_miss"])]])
-    out.append(f"n = {p['n']}; McNemar exact p = {fmt.p_value(p['mcnemar_p'])}; "
-               f"flips: {p['a_hit_b_miss']} hit→miss, {p['a_miss_b_hit']} miss→hit.")
+    out += _table(
+        ["", "B hit", "B miss"],
+        [
+            ["A hit", str(p["both_hit"]), str(p["a_hit_b_miss"])],
+            ["A miss", str(p["a_miss_b_hit"]), str(p["both_miss"])],
+        ],
+    )
+    out.append(
+        f"n = {p['n']}; McNemar exact p = {fmt.p_value(p['mcnemar_p'])}; "
+        f"flips: {p['a_hit_b_miss']} hit→miss, {p['a_miss_b_hit']} miss→hit."
+    )
     out.append("")
     shown, hidden = fmt.capped_flips(d["flips"])
     out.append("## Flips (hit→miss first)")
     out.append("")
-    out += _table(["#", "query", "direction", "tenant", "gold rank A", "gold rank B", "plan A", "plan B"],
-                  [[str(i), cell(f["query_id"]), f["direction"].replace("->", "→"), cell(f["tenant"]),
-                    fmt.rank(f["gold_rank_a"], k), fmt.rank(f["gold_rank_b"], k),
-                    cell(f["plan_a"]), cell(f["plan_b"])] for i, f in enumerate(shown, 1)])
+    out += _table(
+        ["#", "query", "direction", "tenant", "gold rank A", "gold rank B", "plan A", "plan B"],
+        [
+            [
+                str(i),
+                cell(f["query_id"]),
+                f["direction"].replace("->", "→"),
+                cell(f["tenant"]),
+                fmt.rank(f["gold_rank_a"], k),
+                fmt.rank(f["gold_rank_b"], k),
+                cell(f["plan_a"]),
+                cell(f["plan_b"]),
+            ]
+            for i, f in enumerate(shown, 1)
+        ],
+    )
     if hidden:
         out += [f"… {hidden} more flips (`--format json` lists them all).", ""]
     return "\n".join(out)

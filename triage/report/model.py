@@ -87,8 +87,9 @@ def _k_cells(ev: Evaluation) -> dict[str, dict[str, float | None]] | None:
     ks = sorted({arm.run.k for arm in ev.arms if arm.run.k is not None} | {ev.k})
     if len(ks) < 2:
         return None
-    return {side: {str(k): _num(ev.hit_rate_at(arm, k)) for k in ks}
-            for side, arm in (("a", ev.a), ("b", ev.b))}
+    return {
+        side: {str(k): _num(ev.hit_rate_at(arm, k)) for k in ks} for side, arm in (("a", ev.a), ("b", ev.b))
+    }
 
 
 def build(ev: Evaluation) -> dict[str, object]:

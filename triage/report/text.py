@@ -50,9 +50,13 @@ def _k_cells(d: dict) -> Table | None:
     for x in ks:
         t.add_column(f"k = {x}", justify="right")
     for side in ("a", "b"):
-        t.add_row(Text(f"{side.upper()} ") + plain(d["arms"][side]["name"], 30),
-                  *[fmt.rate(d["k_cells"][side][x]) if d["k_cells"][side][x] is not None else "depth too short"
-                    for x in ks])
+        t.add_row(
+            Text(f"{side.upper()} ") + plain(d["arms"][side]["name"], 30),
+            *[
+                fmt.rate(d["k_cells"][side][x]) if d["k_cells"][side][x] is not None else "depth too short"
+                for x in ks
+            ],
+        )
     return t
 
 
@@ -64,8 +68,10 @@ def _paired(d: dict) -> Group:
     t.add_column("B miss", justify="right")
     t.add_row("A hit", str(p["both_hit"]), Text(str(p["a_hit_b_miss"]), "red"))
     t.add_row("A miss", Text(str(p["a_miss_b_hit"]), "green"), str(p["both_miss"]))
-    note = Text(f"McNemar exact p = {fmt.p_value(p['mcnemar_p'])}; "
-                f"{p['a_hit_b_miss']} hit→miss, {p['a_miss_b_hit']} miss→hit")
+    note = Text(
+        f"McNemar exact p = {fmt.p_value(p['mcnemar_p'])}; "
+        f"{p['a_hit_b_miss']} hit→miss, {p['a_miss_b_hit']} miss→hit"
+    )
     return Group(t, note)
 
 
@@ -73,14 +79,29 @@ def _flips(d: dict) -> Group:
     k = d["k"]
     shown, hidden = fmt.capped_flips(d["flips"])
     t = Table(title="Flips, hit→miss first", title_justify="left")
-    for name, just in (("#", "right"), ("query", "left"), ("direction", "left"), ("tenant", "left"),
-                       ("gold A", "right"), ("gold B", "right"), ("plan A", "left"), ("plan B", "left")):
+    for name, just in (
+        ("#", "right"),
+        ("query", "left"),
+        ("direction", "left"),
+        ("tenant", "left"),
+        ("gold A", "right"),
+        ("gold B", "right"),
+        ("plan A", "left"),
+        ("plan B", "left"),
+    ):
         t.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
     for i, f in enumerate(shown, 1):
         style = "red" if f["direction"] == "hit->miss" else "green"
-        t.add_row(str(i), plain(f["query_id"], 40), Text(f["direction"].replace("->", "→"), style),
-                  plain(f["tenant"], 24), fmt.rank(f["gold_rank_a"], k), fmt.rank(f["gold_rank_b"], k),
-                  plain(f["plan_a"], 16), plain(f["plan_b"], 16))
+        t.add_row(
+            str(i),
+            plain(f["query_id"], 40),
+            Text(f["direction"].replace("->", "→"), style),
+            plain(f["tenant"], 24),
+            fmt.rank(f["gold_rank_a"], k),
+            fmt.rank(f["gold_rank_b"], k),
+            plain(f["plan_a"], 16),
+            plain(f["plan_b"], 16),
+        )
     parts: list = [t]
     if hidden:
         parts.append(Text(f"… {hidden} more flips (--format json lists them all)"))
@@ -95,9 +116,13 @@ def render(d: dict, console: Console | None = None) -> None:
     head = Text("triage report: ", "bold") + plain(a["name"], 40) + Text(" → ") + plain(b["name"], 40)
     head += Text(f" at k = {d['k']}")
     console.print(head)
-    console.print(Text(f"labels: {d['labels']['state']}  ·  queries {d['n_queries']}, scored {d['n_scored']}, "
-                       f"unlabelled {d['n_unlabelled']}, missing from A {len(d['missing']['a'])}, "
-                       f"from B {len(d['missing']['b'])}"))
+    console.print(
+        Text(
+            f"labels: {d['labels']['state']}  ·  queries {d['n_queries']}, scored {d['n_scored']}, "
+            f"unlabelled {d['n_unlabelled']}, missing from A {len(d['missing']['a'])}, "
+            f"from B {len(d['missing']['b'])}"
+        )
+    )
     for part in (_checks(d), _metrics(d), _k_cells(d), _paired(d), _flips(d)):
         if part is not None:
             console.print()
