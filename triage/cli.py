@@ -1,4 +1,5 @@
-"""Command line: `triage [PATH]` and `triage report [PATH | RUN_A RUN_B --labels L] …`.
+"""Command line: `triage [PATH]` opens the app; `triage report [PATH | RUN_A RUN_B --labels L] …`
+prints the numbers.
 
 Exit status: 0 done; 1 `--strict` and a check is an error; 2 an input cannot be read.
 Imports stay lazy so `triage report` never loads Textual.
@@ -27,13 +28,20 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=int, help="judge both arms at this cut-off")
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="triage", description="Read what a retrieval change did.")
-    sub = p.add_subparsers(dest="command")
-    rep = sub.add_parser("report", help="print the evaluation's numbers (no UI)")
-    _evaluation_args(rep)
-    rep.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    rep.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
+def app_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="triage",
+        description="Read what a retrieval change did. `triage report --help` for the headless report.",
+    )
+    _evaluation_args(p)
+    return p
+
+
+def report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="triage report", description="Print an evaluation's numbers (no UI).")
+    _evaluation_args(p)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
     return p
 
 
@@ -78,11 +86,22 @@ def report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def app(args: argparse.Namespace) -> int:
+    """The app paints first; reading the manifest and files happens in its worker, so a bad input
+    is shown in the app, not here."""
+    from functools import partial
+
+    from triage.ui.app import run
+
+    return run(partial(spec_from, args), args.k)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = parser().parse_args(
-        ["report", *argv] if not argv or argv[0] != "report" and argv[0] not in ("-h", "--help") else argv
-    )
+    if argv and argv[0] == "report":
+        args, command = report_parser().parse_args(argv[1:]), report
+    else:
+        args, command = app_parser().parse_args(argv), app
     import pyarrow
     from pyarrow import ArrowException
 
@@ -92,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     from triage.core.errors import InputError
 
     try:
-        return report(args)
+        return command(args)
     except InputError as e:
         print(f"triage: error: {e.message}", file=sys.stderr)
         return EXIT_INPUT

@@ -21,7 +21,7 @@ from triage.core.errors import InputError
 from triage.core.inputs import Run, load_corpus_ids, load_queries, load_run
 from triage.core.manifest import Spec
 from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, judge, means
-from triage.core.paired import Paired, flip_order, noise_band, paired
+from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
 from triage.labels.frozen import FrozenLabels, load_frozen
 
 
@@ -129,6 +129,34 @@ class Evaluation:
     def ids_where(self, mask: np.ndarray) -> list[str]:
         return self.query_ids.filter(pa.array(mask)).to_pylist()
 
+    def gold_of(self, q: int) -> list[tuple[str, int]]:
+        """Query `q`'s gold ids with their grades, best grade first."""
+        sets = self.gold.sets
+        lo, hi = np.searchsorted(sets.query, [q, q + 1])
+        chunks = self.gold.vocabulary.take(pa.array(sets.code[lo:hi])).to_pylist()
+        return list(zip(chunks, sets.grade[lo:hi].tolist(), strict=True))
+
+    def query_column(self, name: str) -> pa.Array:
+        """A per-query column as text, aligned with `query_ids`: from the queries file, else from
+        the runs (B first); null where unknown."""
+        out = pa.nulls(self.n, pa.string())
+        sources = []
+        if self.queries is not None and name in self.queries.column_names:
+            sources.append((self.queries.column("query_id"), self.queries.column(name)))
+        for arm in (self.b, self.a):
+            if name in arm.run.table.column_names:
+                sources.append((arm.run.table.column("query_id"), arm.run.table.column(name)))
+        for ids_col, values in sources:
+            where = ids.encode(self.query_ids, ids_col)
+            taken = pc.cast(values.take(pa.array(np.maximum(where, 0))), pa.string())
+            taken = pc.if_else(pa.array(where >= 0), taken, pa.nulls(self.n, pa.string()))
+            out = pc.coalesce(out, taken)
+        return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+    def outcomes(self) -> np.ndarray:
+        """Per query: BOTH_HIT, BOTH_MISS, HIT_TO_MISS, MISS_TO_HIT, or UNSCORED (int8)."""
+        return outcome_codes(self.a.judged.hit, self.b.judged.hit, self.scored)
+
     def hit_rate_at(self, arm: Arm, k: int) -> float | None:
         """Hit rate of `arm` at another cut-off; None when its stored depth cannot show it."""
         if int(arm.depth.max(initial=0)) < k:
@@ -161,7 +189,9 @@ def encode_gold(labels: FrozenLabels, query_ids: pa.Array) -> Gold:
     order = np.argsort(keys, kind="stable")
     by_query = np.lexsort((-grade, q))
     n_gold = np.bincount(q, minlength=len(query_ids)).astype(np.int64)
-    return Gold(vocabulary, keys[order], grade[order], GoldSets(q[by_query], grade[by_query], n_gold))
+    return Gold(
+        vocabulary, keys[order], grade[order], GoldSets(q[by_query], grade[by_query], code[by_query], n_gold)
+    )
 
 
 def gold_hits(run: Run, row_query: np.ndarray, gold: Gold) -> GoldHits:

@@ -29,12 +29,13 @@ class GoldHits:
 class GoldSets:
     """The gold grades of every query, for ideal DCG and recall denominators.
 
-    query/grade: one entry per (query, gold id), sorted by query then grade descending.
-    n_gold: int64 per query index (0: unlabelled).
+    query/grade/code: one entry per (query, gold id), sorted by query then grade descending;
+    `code` indexes the gold vocabulary. n_gold: int64 per query index (0: unlabelled).
     """
 
     query: np.ndarray
     grade: np.ndarray
+    code: np.ndarray
     n_gold: np.ndarray
 
 

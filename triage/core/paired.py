@@ -12,6 +12,21 @@ import pyarrow.compute as pc
 HIT_TO_MISS = "hit->miss"
 MISS_TO_HIT = "miss->hit"
 
+# Outcome codes of one scored query under the two arms.
+BOTH_HIT, BOTH_MISS, A_HIT_B_MISS, A_MISS_B_HIT, UNSCORED = 0, 1, 2, 3, -1
+OUTCOME_NAMES = {
+    BOTH_HIT: "both hit",
+    BOTH_MISS: "both miss",
+    A_HIT_B_MISS: "hit→miss",
+    A_MISS_B_HIT: "miss→hit",
+    UNSCORED: "unlabelled",
+}
+
+
+def outcome_codes(hit_a: np.ndarray, hit_b: np.ndarray, scored: np.ndarray) -> np.ndarray:
+    out = np.where(hit_a, np.where(hit_b, BOTH_HIT, A_HIT_B_MISS), np.where(hit_b, A_MISS_B_HIT, BOTH_MISS))
+    return np.where(scored, out, UNSCORED).astype(np.int8)
+
 
 @dataclass(frozen=True)
 class Paired:

@@ -18,7 +18,7 @@ def plain(value: object, width: int = 80) -> Text:
     return Text(one_line("" if value is None else value, width))
 
 
-def _checks(d: dict) -> Table:
+def checks_table(d: dict) -> Table:
     t = Table(title="Checks", title_justify="left", expand=False)
     t.add_column("level")
     t.add_column("code")
@@ -28,7 +28,7 @@ def _checks(d: dict) -> Table:
     return t
 
 
-def _metrics(d: dict) -> Table:
+def metrics_table(d: dict) -> Table:
     a, b, k = d["arms"]["a"], d["arms"]["b"], d["k"]
     t = Table(title=f"Metrics at k = {k} over {d['n_scored']} scored queries", title_justify="left")
     t.add_column("metric")
@@ -41,7 +41,7 @@ def _metrics(d: dict) -> Table:
     return t
 
 
-def _k_cells(d: dict) -> Table | None:
+def k_cells_table(d: dict) -> Table | None:
     if not d["k_cells"]:
         return None
     ks = list(d["k_cells"]["a"])
@@ -60,7 +60,7 @@ def _k_cells(d: dict) -> Table | None:
     return t
 
 
-def _paired(d: dict) -> Group:
+def paired_view(d: dict) -> Group:
     p = d["paired"]
     t = Table(title=f"Paired outcomes (n = {p['n']})", title_justify="left")
     t.add_column("")
@@ -75,7 +75,7 @@ def _paired(d: dict) -> Group:
     return Group(t, note)
 
 
-def _flips(d: dict) -> Group:
+def flips_view(d: dict) -> Group:
     k = d["k"]
     shown, hidden = fmt.capped_flips(d["flips"])
     t = Table(title="Flips, hit→miss first", title_justify="left")
@@ -108,22 +108,25 @@ def _flips(d: dict) -> Group:
     return Group(*parts)
 
 
+def summary(d: dict) -> Group:
+    """The title line and the label state with the query counts."""
+    a, b = d["arms"]["a"], d["arms"]["b"]
+    head = Text("triage report: ", "bold") + plain(a["name"], 40) + Text(" → ") + plain(b["name"], 40)
+    head += Text(f" at k = {d['k']}")
+    counts = Text(
+        f"labels: {d['labels']['state']}  ·  queries {d['n_queries']}, scored {d['n_scored']}, "
+        f"unlabelled {d['n_unlabelled']}, missing from A {len(d['missing']['a'])}, "
+        f"from B {len(d['missing']['b'])}"
+    )
+    return Group(head, counts)
+
+
 def render(d: dict, console: Console | None = None) -> None:
     if console is None:
         # Piped or in CI there is no terminal width: use one that keeps ids whole.
         console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    a, b = d["arms"]["a"], d["arms"]["b"]
-    head = Text("triage report: ", "bold") + plain(a["name"], 40) + Text(" → ") + plain(b["name"], 40)
-    head += Text(f" at k = {d['k']}")
-    console.print(head)
-    console.print(
-        Text(
-            f"labels: {d['labels']['state']}  ·  queries {d['n_queries']}, scored {d['n_scored']}, "
-            f"unlabelled {d['n_unlabelled']}, missing from A {len(d['missing']['a'])}, "
-            f"from B {len(d['missing']['b'])}"
-        )
-    )
-    for part in (_checks(d), _metrics(d), _k_cells(d), _paired(d), _flips(d)):
+    console.print(summary(d))
+    for part in (checks_table(d), metrics_table(d), k_cells_table(d), paired_view(d), flips_view(d)):
         if part is not None:
             console.print()
             console.print(part)

@@ -1,0 +1,179 @@
+"""Everything the detail screen shows about one query, assembled headless (no UI code here).
+
+Ranks are 1-based. A row's `other_rank` is where the same chunk sits in the other arm's stored
+list (None: absent). Token counts use one stated rule, `TOKEN`: runs of word characters and
+single punctuation marks — a proxy for model tokens, good for comparing a header with its body.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from triage.core.corpus import Chunk, Corpus
+from triage.core.evaluation import Arm, Evaluation
+from triage.core.paired import OUTCOME_NAMES
+
+TOKEN = re.compile(r"\w+|[^\w\s]")
+MIN_ROWS = 10  # rows shown per arm: at least max(k, MIN_ROWS)
+QUERY_FIELDS = ("tenant", "query_type", "source_type", "language", "filter", "selectivity")
+
+
+TOKEN_SCAN = 1_000_000  # characters counted at most; beyond, a count is a lower bound
+
+
+def tokens(text: str | None) -> int:
+    return len(TOKEN.findall(text[:TOKEN_SCAN])) if text else 0
+
+
+def token_label(text: str | None) -> str:
+    """ "12 tokens", or "≥ 180,000 tokens" when the text is longer than TOKEN_SCAN."""
+    n = tokens(text)
+    return f"≥ {n:,} tokens" if text and len(text) > TOKEN_SCAN else f"{n:,} tokens"
+
+
+@dataclass(frozen=True)
+class Row:
+    rank: int
+    chunk_id: str
+    score: float | None
+    grade: int  # 0: not gold
+    other_rank: int | None
+    chunk: Chunk | None
+
+
+@dataclass(frozen=True)
+class ArmView:
+    side: str  # "a" | "b"
+    name: str
+    present: bool
+    hit: bool
+    gold_rank: int | None
+    depth: int
+    plan: str | None
+    n_returned: int | None
+    n_eligible: int | None
+    rows: list[Row]  # the first max(k, 10), then any deeper row holding gold
+
+    def inside(self, k: int) -> bool:
+        return self.gold_rank is not None and self.gold_rank <= k
+
+
+@dataclass(frozen=True)
+class GoldView:
+    chunk_id: str
+    grade: int
+    chunk: Chunk | None
+    rank_a: int | None
+    rank_b: int | None
+
+    @property
+    def header_tokens(self) -> int:
+        return tokens(self.chunk.header if self.chunk else None)
+
+    @property
+    def body_tokens(self) -> int:
+        return tokens(self.chunk.text if self.chunk else None)
+
+
+@dataclass(frozen=True)
+class QueryDetail:
+    q: int
+    query_id: str
+    text: str | None
+    k: int
+    outcome: str
+    a: ArmView
+    b: ArmView
+    golds: list[GoldView]
+    fields: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def movement(self) -> int | None:
+        """B's gold rank minus A's (positive: B ranked the gold lower); None if either is absent."""
+        if self.a.gold_rank is None or self.b.gold_rank is None:
+            return None
+        return self.b.gold_rank - self.a.gold_rank
+
+
+def _query_row(ev: Evaluation, query_id: str) -> dict[str, object]:
+    if ev.queries is None:
+        return {}
+    import pyarrow.compute as pc
+
+    idx = pc.index(ev.queries.column("query_id"), query_id).as_py()
+    return {} if idx < 0 else ev.queries.slice(idx, 1).to_pylist()[0]
+
+
+def _arm_view(
+    ev: Evaluation,
+    arm: Arm,
+    side: str,
+    q: int,
+    other: list[str],
+    gold: dict[str, int],
+    chunks: dict[str, Chunk],
+) -> ArmView:
+    ranked = arm.retrieved(q)
+    scores = arm.value("scores", q) or [None] * len(ranked)
+    where_other = {c: i + 1 for i, c in reversed(list(enumerate(other)))}
+    show = max(ev.k, MIN_ROWS)
+    keep = [i for i, c in enumerate(ranked) if i < show or c in gold]
+    rank = int(arm.judged.gold_rank[q])
+    n_elig = arm.value("n_eligible", q)
+    n_ret = arm.value("n_returned", q)
+    return ArmView(
+        side=side,
+        name=arm.name,
+        present=bool(arm.present[q]),
+        hit=bool(arm.judged.hit[q]),
+        gold_rank=rank or None,
+        depth=len(ranked),
+        plan=arm.value("plan", q),
+        n_returned=n_ret if n_ret is not None else (len(ranked) if arm.present[q] else None),
+        n_eligible=n_elig,
+        rows=[
+            Row(
+                i + 1,
+                ranked[i],
+                scores[i],
+                gold.get(ranked[i], 0),
+                where_other.get(ranked[i]),
+                chunks.get(ranked[i]),
+            )
+            for i in keep
+        ],
+    )
+
+
+def build_detail(ev: Evaluation, q: int, corpus: Corpus | None) -> QueryDetail:
+    """The detail of query index `q`; chunk text from `corpus` when there is one."""
+    query_id = ev.query_ids[q].as_py()
+    gold = dict(ev.gold_of(q))
+    list_a, list_b = ev.a.retrieved(q), ev.b.retrieved(q)
+    show = max(ev.k, MIN_ROWS)
+    wanted = list(gold) + list_a[:show] + list_b[:show] + [c for c in list_a + list_b if c in gold]
+    chunks = corpus.get(wanted) if corpus is not None else {}
+    row = _query_row(ev, query_id)
+    fields = {k: row[k] for k in QUERY_FIELDS if row.get(k) is not None}
+    for arm in ev.arms:  # slice columns a run carries and the queries file does not
+        for k in ("tenant", "filter", "selectivity"):
+            if k not in fields and arm.value(k, q) is not None:
+                fields[k] = arm.value(k, q)
+    extra = {
+        k: v for k, v in row.items() if k not in fields and k not in ("query_id", "text") and v is not None
+    }
+    fields.update(extra)
+    rank_a = {c: i + 1 for i, c in reversed(list(enumerate(list_a)))}
+    rank_b = {c: i + 1 for i, c in reversed(list(enumerate(list_b)))}
+    return QueryDetail(
+        q=q,
+        query_id=query_id,
+        text=row.get("text"),  # type: ignore[arg-type]
+        k=ev.k,
+        outcome=OUTCOME_NAMES[int(ev.outcomes()[q])],
+        a=_arm_view(ev, ev.a, "a", q, list_b, gold, chunks),
+        b=_arm_view(ev, ev.b, "b", q, list_a, gold, chunks),
+        golds=[GoldView(c, g, chunks.get(c), rank_a.get(c), rank_b.get(c)) for c, g in gold.items()],
+        fields=fields,
+    )

@@ -1,0 +1,148 @@
+"""The triage app: paints at once, loads in a thread worker, then lets a reviewer read the flips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from triage.core.errors import InputError
+from triage.resources import bundled
+from triage.ui.commands import QueryCommands
+from triage.ui.messages import CorpusProgress, CorpusReady, Loaded, LoadFailed
+from triage.ui.screens.overview import OverviewScreen
+from triage.ui.session import Session, Source, open_session
+
+
+class TriageApp(App[None]):
+    CSS_PATH = str(bundled("styles") / "triage.tcss")
+    TITLE = "triage"
+    COMMANDS = App.COMMANDS | {QueryCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit", id="quit"),
+        Binding("question_mark", "help", "keys", id="help"),
+        Binding("f", "flips", "flips", id="flips"),
+        Binding("a", "all", "all queries", id="all"),
+        Binding("o", "overview", "overview", id="overview"),
+    ]
+
+    def __init__(self, source: Source = None, k: int | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.k = k
+        self.session: Session | None = None
+
+    def get_default_screen(self) -> Screen:
+        return OverviewScreen()
+
+    def on_mount(self) -> None:
+        self.load()
+
+    # -- loading (thread workers post messages; they never touch widgets) -------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load(self) -> None:
+        try:
+            session = open_session(self.source, self.k)
+        except InputError as e:
+            self.post_message(LoadFailed(e.message))
+            return
+        except Exception as e:  # noqa: BLE001 - shown to the user, not a traceback
+            self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
+            return
+        self.post_message(Loaded(session))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="corpus")
+    def load_corpus(self, path: Path) -> None:
+        from triage.core.corpus import open_corpus
+
+        try:
+            corpus = open_corpus(path, lambda f: self.post_message(CorpusProgress(f)))
+        except InputError as e:
+            self.post_message(CorpusReady(None, e.message))
+            return
+        self.post_message(CorpusReady(corpus, ""))
+
+    def on_loaded(self, message: Loaded) -> None:
+        self.session = message.session
+        overview = self.screen_stack[0]
+        assert isinstance(overview, OverviewScreen)
+        overview.show(message.session)
+        if message.session.ev.spec.corpus is not None:
+            self.load_corpus(message.session.ev.spec.corpus)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        overview = self.screen_stack[0]
+        assert isinstance(overview, OverviewScreen)
+        overview.show_error(message.message)
+
+    def on_corpus_progress(self, message: CorpusProgress) -> None:
+        if self.session is not None:
+            self.session.corpus_note = f"indexing the corpus, {message.fraction:.0%}"
+
+    def on_corpus_ready(self, message: CorpusReady) -> None:
+        if self.session is None:
+            return
+        self.session.corpus = message.corpus
+        self.session.corpus_note = message.note or "ready"
+        if message.note:
+            self.notify(message.note, title="corpus unavailable", severity="warning", markup=False)
+        from triage.ui.screens.detail import DetailScreen
+
+        if isinstance(self.screen, DetailScreen):
+            self.screen.show()
+
+    # -- navigation ------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("flips", "all") and self.session is None:
+            return None  # shown disabled until loaded
+        return True
+
+    def _to_base(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def action_overview(self) -> None:
+        self._to_base()
+
+    def action_flips(self) -> None:
+        from triage.ui.screens.lists import FlipsScreen
+
+        if self.session is not None:
+            self._to_base()
+            self.push_screen(FlipsScreen(self.session))
+
+    def action_all(self) -> None:
+        from triage.ui.screens.lists import AllQueriesScreen
+
+        if self.session is not None:
+            self._to_base()
+            self.push_screen(AllQueriesScreen(self.session))
+
+    def action_help(self) -> None:
+        from triage.ui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def open_query(self, q: int) -> None:
+        """Open query index `q`'s detail; n/p walk the flips when it is one, else nothing."""
+        from triage.ui.screens.detail import DetailScreen
+
+        if self.session is None:
+            return
+        s = self.session
+        where = np.flatnonzero(s.flips == q)
+        if len(where):
+            self.push_screen(DetailScreen(s, s.flips, int(where[0]), s.flip_label))
+        else:
+            self.push_screen(DetailScreen(s, np.array([q]), 0, lambda i: "query"))
+
+
+def run(source: Source = None, k: int | None = None) -> int:
+    TriageApp(source, k).run()
+    return 0

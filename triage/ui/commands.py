@@ -1,0 +1,42 @@
+"""Command palette: jump to a query by id or text."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+
+from triage.core.paired import OUTCOME_NAMES
+from triage.core.text import one_line
+
+
+class QueryCommands(Provider):
+    def _session(self):  # type: ignore[no-untyped-def]
+        return getattr(self.app, "session", None)
+
+    def _label(self, q: int) -> tuple[Content, str]:
+        """The hit's display (Content: never parsed as markup) and its plain text."""
+        s = self._session()
+        text = one_line(
+            f"{s.query_id(q)}  {OUTCOME_NAMES[int(s.outcomes[q])]}  {s.texts[q].as_py() or ''}", 100
+        )
+        return Content(text), text
+
+    async def discover(self) -> Hits:
+        s = self._session()
+        if s is None:
+            return
+        for q in s.flips[:20].tolist():
+            display, text = self._label(q)
+            yield DiscoveryHit(display, partial(self.app.open_query, q), text=text, help="open this flip")
+
+    async def search(self, query: str) -> Hits:
+        s = self._session()
+        if s is None:
+            return
+        found = await asyncio.to_thread(s.searcher.search, query, None, 15)
+        for rank, q in enumerate(found):
+            display, text = self._label(q)
+            yield Hit(1.0 - rank / 20, display, partial(self.app.open_query, q), text=text, help="open query")

@@ -1,0 +1,78 @@
+"""`?`: every key, by where it applies."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from triage.ui.text import line
+
+KEYS: list[tuple[str, list[tuple[str, str]]]] = [
+    (
+        "Anywhere",
+        [
+            ("f", "the flips, hit→miss first"),
+            ("a", "all queries"),
+            ("o", "the overview"),
+            ("/", "fuzzy search over query ids and texts (in a list)"),
+            ("ctrl+p", "command palette: jump to a query by id or text; switch theme"),
+            ("?", "this help"),
+            ("escape", "back"),
+            ("q", "quit (except while typing in a search box)"),
+        ],
+    ),
+    (
+        "Lists (flips, all queries)",
+        [
+            ("j / k, ↓ / ↑", "move"),
+            ("pgdn / pgup, home / end", "move by a page, to the ends"),
+            ("enter", "open the query's detail"),
+            ("0 1 2 3 4", "all queries only: every / both hit / both miss / hit→miss / miss→hit"),
+        ],
+    ),
+    (
+        "Detail",
+        [
+            ("n / p", "next / previous query of the list you came from"),
+            ("tab / shift+tab", "move the focus: gold pane, arm A's list, arm B's list"),
+            ("j / k", "move the selection in the focused list (scroll the gold pane)"),
+            ("enter", "open the selected chunk's full text (in the gold pane: the first gold)"),
+        ],
+    ),
+    (
+        "Chunk",
+        [
+            ("j / k", "scroll"),
+            ("m", "show more of a very long text"),
+        ],
+    ),
+    (
+        "Search",
+        [
+            ("type", "results update as you type"),
+            ("↓ / ↑", "choose a result"),
+            ("enter", "open the best (or chosen) match"),
+        ],
+    ),
+]
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark", "app.pop_screen", "close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        parts: list[str | tuple[str, str]] = [("triage — keys", "bold $text-accent"), "\n"]
+        for section, keys in KEYS:
+            parts += ["\n", (section, "bold"), "\n"]
+            for key, what in keys:
+                parts += [(f"  {key:<26}", "$text-warning"), what, "\n"]
+        parts += ["\n", ("escape or ? closes this help", "$text-muted")]
+        with VerticalScroll(id="help"):
+            yield Static(line(*parts))

@@ -1,0 +1,166 @@
+"""Lists of queries: the flips (hit→miss first) and every query, filterable by outcome."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pyarrow.compute as pc
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from triage.core.paired import (
+    A_HIT_B_MISS,
+    A_MISS_B_HIT,
+    BOTH_HIT,
+    BOTH_MISS,
+    OUTCOME_NAMES,
+)
+from triage.report import fmt
+from triage.ui.session import Session
+from triage.ui.table import Column, VirtualTable
+from triage.ui.text import line
+
+TAGS = {A_HIT_B_MISS: "bad", A_MISS_B_HIT: "good", -1: "muted"}
+
+
+class QueryList(Screen):
+    """A list of query indices (`order`); enter opens the detail with n/p walking this list."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "search"),
+        Binding("escape", "app.pop_screen", "back"),
+    ]
+    title_text = ""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.order = np.zeros(0, np.int64)
+
+    def compose(self) -> ComposeResult:
+        ev = self.session.ev
+        width = min(24, max(8, pc.max(pc.utf8_length(ev.query_ids)).as_py() or 0))
+        yield Static(id="list-title")
+        yield VirtualTable(
+            [
+                Column("#", 6, right=True),
+                Column("outcome", 10),
+                Column("query", width),
+                Column("tenant", 18),
+                Column("gold A", 8, right=True),
+                Column("gold B", 8, right=True),
+                Column("plan A", 10),
+                Column("plan B", 10),
+                Column("text", 0),
+            ],
+            id="queries",
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.fill()
+        self.query_one(VirtualTable).focus()
+
+    def fill(self, cursor: int = 0) -> None:
+        s, ev = self.session, self.session.ev
+        self.order = self.rows()
+        order = self.order
+
+        def row(i: int) -> list[object]:
+            q = int(order[i])
+            return [
+                i + 1,
+                OUTCOME_NAMES[int(s.outcomes[q])],
+                s.query_id(q),
+                s.tenants[q].as_py(),
+                fmt.rank(int(ev.a.judged.gold_rank[q]) or None, ev.k),
+                fmt.rank(int(ev.b.judged.gold_rank[q]) or None, ev.k),
+                ev.a.value("plan", q),
+                ev.b.value("plan", q),
+                s.texts[q].as_py(),
+            ]
+
+        self.query_one(VirtualTable).set_rows(
+            len(order), row, lambda i: TAGS.get(int(s.outcomes[order[i]])), cursor
+        )
+        self.update_title(cursor)
+
+    def rows(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def position_label(self, i: int) -> str:
+        return f"query {i + 1} of {len(self.order)}"
+
+    def update_title(self, i: int) -> None:
+        where = self.position_label(i) if len(self.order) else "nothing to list"
+        self.query_one("#list-title", Static).update(
+            line((self.title_text, "bold"), "  ", (where, "$text-accent"))
+        )
+
+    def on_virtual_table_highlighted(self, event: VirtualTable.Highlighted) -> None:
+        self.update_title(event.index)
+
+    def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
+        self.open(event.index)
+
+    def open(self, position: int) -> None:
+        from triage.ui.screens.detail import DetailScreen
+
+        self.app.push_screen(DetailScreen(self.session, self.order, position, self.position_label))
+
+    def action_search(self) -> None:
+        from triage.ui.screens.search import SearchScreen
+
+        def opened(q: int | None) -> None:
+            if q is None:
+                return
+            where = np.flatnonzero(self.order == q)
+            if len(where):
+                self.query_one(VirtualTable).cursor = int(where[0])
+                self.open(int(where[0]))
+            else:
+                from triage.ui.screens.detail import DetailScreen
+
+                self.app.push_screen(DetailScreen(self.session, np.array([q]), 0, lambda i: "search result"))
+
+        self.app.push_screen(SearchScreen(self.session, self.order), opened)
+
+
+class FlipsScreen(QueryList):
+    title_text = "Flips, hit→miss first"
+
+    def rows(self) -> np.ndarray:
+        return self.session.flips
+
+    def position_label(self, i: int) -> str:
+        return self.session.flip_label(i)
+
+
+FILTERS = {"0": None, "1": BOTH_HIT, "2": BOTH_MISS, "3": A_HIT_B_MISS, "4": A_MISS_B_HIT}
+
+
+class AllQueriesScreen(QueryList):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("0", "only('0')", "all"),
+        Binding("1", "only('1')", "both hit"),
+        Binding("2", "only('2')", "both miss"),
+        Binding("3", "only('3')", "hit→miss"),
+        Binding("4", "only('4')", "miss→hit"),
+    ]
+    outcome: int | None = None
+
+    @property
+    def title_text(self) -> str:  # type: ignore[override]
+        shown = "every query" if self.outcome is None else f"queries: {OUTCOME_NAMES[self.outcome]}"
+        return f"All queries — {shown}"
+
+    def rows(self) -> np.ndarray:
+        every = np.arange(self.session.ev.n)
+        return every if self.outcome is None else every[self.session.outcomes == self.outcome]
+
+    def action_only(self, key: str) -> None:
+        self.outcome = FILTERS[key]
+        self.fill()

@@ -1,0 +1,64 @@
+"""The first screen: label state, checks, each arm's metrics, the paired table, the k cells."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, LoadingIndicator, Static
+
+from triage.report import text as report_text
+from triage.ui.session import Session
+from triage.ui.text import line, plain
+
+
+class OverviewScreen(Screen):
+    """Shows "loading" at once; `show` fills it when the worker has loaded the evaluation."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(line(("triage", "bold"), "  loading the evaluation…"), id="title")
+        yield LoadingIndicator(id="loading")
+        with VerticalScroll(id="overview"):
+            yield Static(id="summary")
+            yield Static(id="checks")
+            with Horizontal(id="numbers"):
+                yield Static(id="metrics")
+                yield Static(id="paired")
+            yield Static(id="k-cells")
+            yield Static(id="hint")
+        yield Footer()
+
+    def show(self, session: Session) -> None:
+        d = session.report
+        self.query_one("#loading").display = False
+        a, b = d["arms"]["a"], d["arms"]["b"]
+        self.query_one("#title", Static).update(
+            line(
+                ("triage  ", "bold"), a["name"], ("  →  ", "bold"), b["name"], (f"  at k = {d['k']}", "bold")
+            )
+        )
+        self.query_one("#summary", Static).update(report_text.summary(d))
+        self.query_one("#checks", Static).update(report_text.checks_table(d))
+        self.query_one("#metrics", Static).update(report_text.metrics_table(d))
+        self.query_one("#paired", Static).update(report_text.paired_view(d))
+        cells = report_text.k_cells_table(d)
+        k_cells = self.query_one("#k-cells", Static)
+        k_cells.display = cells is not None
+        if cells is not None:
+            k_cells.update(cells)
+        n = len(d["flips"])
+        self.query_one("#hint", Static).update(
+            line(
+                (f"{session.n_regressions} regressions, {n - session.n_regressions} wins.", "bold"),
+                "  f: read the flips   a: all queries   /: search   ?: keys",
+            )
+        )
+
+    def show_error(self, message: str) -> None:
+        self.query_one("#loading").display = False
+        self.query_one("#title", Static).update(
+            line(("triage  ", "bold"), ("could not load the evaluation", "$text-error bold"))
+        )
+        self.query_one("#summary", Static).update(plain(message))
+        self.query_one("#hint", Static).update(line(("q", "bold"), " quits."))
+        self.query_one("#numbers").display = False

@@ -1,0 +1,85 @@
+"""`/`: fuzzy search over query ids and texts; results update as you type, enter opens."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+from textual.worker import get_current_worker
+
+from triage.core.paired import OUTCOME_NAMES
+from triage.ui.session import Session
+from triage.ui.table import Column, VirtualTable
+from triage.ui.text import line
+
+TAGS = {2: "bad", 3: "good"}
+
+
+class SearchScreen(ModalScreen[int | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "close"),
+        Binding("down", "results", "results", show=False),
+    ]
+
+    def __init__(self, session: Session, current: np.ndarray) -> None:
+        super().__init__()
+        self.session = session
+        self.current = current
+        self.results: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="search-box"):
+            yield Static(
+                line(("search", "bold"), ("  query id or words; enter opens the best match", "$text-muted"))
+            )
+            yield Input(placeholder="e.g. q061 or parental leave", id="search-input")
+            yield VirtualTable(
+                [Column("query", 14), Column("outcome", 10), Column("text", 0)], id="search-results"
+            )
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.search(event.value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def search(self, needle: str) -> None:
+        found = self.session.searcher.search(needle, limit=50)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self.show, found)
+
+    def show(self, found: list[int]) -> None:
+        self.results = found
+        s = self.session
+        table = self.query_one(VirtualTable)
+        table.set_rows(
+            len(found),
+            lambda i: [
+                s.query_id(found[i]),
+                OUTCOME_NAMES[int(s.outcomes[found[i]])],
+                s.texts[found[i]].as_py(),
+            ],
+            lambda i: TAGS.get(int(s.outcomes[found[i]])),
+        )
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        # The search may still be running for the last keystroke: finish it here.
+        self.results = self.session.searcher.search(event.value, limit=50)
+        self.dismiss(self.results[0] if self.results else None)
+
+    def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
+        self.dismiss(self.results[event.index])
+
+    def action_results(self) -> None:
+        if self.results:
+            self.query_one(VirtualTable).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

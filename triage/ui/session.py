@@ -1,0 +1,78 @@
+"""The UI's one handle on the data: an evaluation, its corpus, and the orders screens list.
+
+Screens read from a Session and never compute a metric; everything numeric comes from the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from triage.core.corpus import Corpus
+from triage.core.detail import QueryDetail, build_detail
+from triage.core.evaluation import Evaluation, load
+from triage.core.manifest import Spec, from_manifest
+from triage.core.paired import A_HIT_B_MISS
+from triage.core.search import Searcher
+from triage.report.model import build
+
+
+@dataclass
+class Session:
+    ev: Evaluation
+    corpus: Corpus | None = None
+    corpus_note: str = "no corpus given"  # shown where chunk text would be
+    report: dict = field(init=False)
+    flips: np.ndarray = field(init=False)  # query indices in flip order
+    outcomes: np.ndarray = field(init=False)
+    texts: pa.Array = field(init=False)
+    tenants: pa.Array = field(init=False)
+    searcher: Searcher = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.refresh()
+        self.texts = self.ev.query_column("text")
+        self.tenants = self.ev.query_column("tenant")
+        self.searcher = Searcher(self.ev.query_ids, self.texts)
+        if self.ev.spec.corpus is not None:
+            self.corpus_note = "corpus loading…"
+
+    def refresh(self) -> None:
+        """Recompute what depends on the labels (after an amendment, say)."""
+        self.report = build(self.ev)
+        self.flips = self.ev.flips()
+        self.outcomes = self.ev.outcomes()
+
+    @property
+    def n_regressions(self) -> int:
+        return int((self.outcomes[self.flips] == A_HIT_B_MISS).sum())
+
+    def flip_label(self, position: int) -> str:
+        """ "regression 2 of 6" or "win 3 of 40" for position `position` of the flip order."""
+        n_reg = self.n_regressions
+        if position < n_reg:
+            return f"regression {position + 1} of {n_reg}"
+        return f"win {position - n_reg + 1} of {len(self.flips) - n_reg}"
+
+    def query_id(self, q: int) -> str:
+        return self.ev.query_ids[q].as_py()
+
+    def detail(self, q: int) -> QueryDetail:
+        return build_detail(self.ev, q, self.corpus)
+
+
+Source = Spec | Path | Callable[[], Spec] | None
+
+
+def open_session(source: Source, k: int | None = None) -> Session:
+    """A Spec, a manifest path, a callable giving a Spec, or None (the bundled sample)."""
+    from triage.resources import sample_manifest
+
+    if callable(source):
+        source = source()
+    spec = source if isinstance(source, Spec) else from_manifest(source or sample_manifest())
+    return Session(load(spec, k))

@@ -1,0 +1,181 @@
+"""A virtual table: rows are produced on demand, so 100,000 of them paint as fast as ten.
+
+Cells are plain strings and are never parsed as markup; every cell passes through `one_line`,
+which makes control characters visible. Row colours come from component classes, so themes
+(dark or light) style them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from triage.core.text import one_line
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    width: int  # cells; 0 = take the remaining width
+    right: bool = False
+
+
+RowFn = Callable[[int], Sequence[object]]
+TagFn = Callable[[int], str | None]  # a component-class suffix for a row ("bad", "good", "gold", …)
+
+
+class VirtualTable(ScrollView, can_focus=True):
+    """Rows `0..count-1`, drawn by `row(i)`; a cursor moved with j/k, arrows and page keys."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j,down", "move(1)", "down", show=False),
+        Binding("k,up", "move(-1)", "up", show=False),
+        Binding("pagedown,space", "page(1)", "page down", show=False),
+        Binding("pageup", "page(-1)", "page up", show=False),
+        Binding("home", "jump(0)", "first", show=False),
+        Binding("end", "jump(-1)", "last", show=False),
+        Binding("enter", "select", "open", show=False),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "table--header",
+        "table--cursor",
+        "table--bad",
+        "table--good",
+        "table--gold",
+        "table--muted",
+        "table--rule",
+    }
+    DEFAULT_CSS = """
+    VirtualTable { background: $surface; height: 1fr; }
+    VirtualTable > .table--header { text-style: bold; color: $text-accent; }
+    VirtualTable > .table--cursor { background: $block-cursor-blurred-background; }
+    VirtualTable:focus > .table--cursor {
+        background: $block-cursor-background; color: $block-cursor-foreground;
+    }
+    VirtualTable > .table--bad { color: $text-error; }
+    VirtualTable > .table--good { color: $text-success; }
+    VirtualTable > .table--gold { color: $text-warning; text-style: bold; }
+    VirtualTable > .table--muted { color: $text-muted; }
+    VirtualTable > .table--rule { color: $text-muted; }
+    """
+
+    cursor: reactive[int] = reactive(0)
+
+    @dataclass
+    class Highlighted(Message):
+        table: VirtualTable
+        index: int
+
+    @dataclass
+    class Selected(Message):
+        table: VirtualTable
+        index: int
+
+    def __init__(
+        self, columns: Sequence[Column], *, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.columns = list(columns)
+        self.count = 0
+        self._row: RowFn = lambda i: ()
+        self._tag: TagFn = lambda i: None
+        self.rule_after: int | None = None  # draw a line under this row (the cut-off k)
+
+    # -- data ----------------------------------------------------------------------------------
+    def set_rows(self, count: int, row: RowFn, tag: TagFn | None = None, cursor: int = 0) -> None:
+        self.count = count
+        self._row = row
+        self._tag = tag or (lambda i: None)
+        self.virtual_size = Size(self._total_width(), count + 1)
+        self.set_reactive(VirtualTable.cursor, max(0, min(cursor, count - 1)))
+        self._show_cursor()
+        self.refresh()
+        if count:
+            self.post_message(self.Highlighted(self, self.cursor))
+
+    def _total_width(self) -> int:
+        return sum(c.width + 1 for c in self.columns)
+
+    # -- keys ----------------------------------------------------------------------------------
+    def action_move(self, step: int) -> None:
+        if self.count:
+            self.cursor = max(0, min(self.count - 1, self.cursor + step))
+
+    def action_page(self, direction: int) -> None:
+        self.action_move(direction * max(1, self.size.height - 2))
+
+    def action_jump(self, where: int) -> None:
+        if self.count:
+            self.cursor = where % self.count
+
+    def action_select(self) -> None:
+        if self.count:
+            self.post_message(self.Selected(self, self.cursor))
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self._show_cursor()
+        self.refresh()
+        if self.count:
+            self.post_message(self.Highlighted(self, new))
+
+    def _show_cursor(self) -> None:
+        visible = max(1, self.size.height - 1)
+        top = int(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + visible:
+            self.scroll_to(y=self.cursor - visible + 1, animate=False)
+
+    def on_resize(self) -> None:
+        self._show_cursor()
+
+    def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+        row = int(self.scroll_y) + event.y - 1
+        if 0 <= row < self.count:
+            self.cursor = row
+
+    # -- drawing -------------------------------------------------------------------------------
+    def _widths(self, width: int) -> list[int]:
+        fixed = sum(c.width + 1 for c in self.columns if c.width)
+        flexible = [c for c in self.columns if not c.width]
+        rest = max(8, width - fixed - len(flexible)) // max(1, len(flexible))
+        return [c.width or rest for c in self.columns]
+
+    def _line(self, cells: Sequence[object], width: int, style: Style) -> Strip:
+        segments = []
+        for col, w, value in zip(self.columns, self._widths(width), cells, strict=False):
+            text = one_line("" if value is None else value, w)
+            pad = w - cell_len(text)
+            text = (" " * pad + text) if col.right and pad > 0 else set_cell_size(text, w)
+            segments.append(Segment(text + " ", style))
+        return Strip(segments).crop_extend(0, width, style)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        if y == 0:
+            header = base + self.get_component_rich_style("table--header")
+            return self._line([c.title for c in self.columns], width, header)
+        i = int(self.scroll_y) + y - 1
+        if i >= self.count:
+            return Strip.blank(width, base)
+        style = base
+        tag = self._tag(i)
+        if tag:
+            style += self.get_component_rich_style(f"table--{tag}")
+        if i == self.cursor:
+            style += self.get_component_rich_style("table--cursor")
+        if self.rule_after is not None and i == self.rule_after:
+            style += Style(underline=True)
+        return self._line(self._row(i), width, style)
