@@ -34,8 +34,10 @@ class Searcher:
         assert self._texts_py is not None
         return self._ids_py, self._texts_py
 
-    def search(self, needle: str, within: np.ndarray | None = None, limit: int = 20) -> list[int]:
-        """Query indices best first: exact id, then id substrings, then fuzzy text matches."""
+    def search(self, needle: str, within: np.ndarray | None = None, limit: int = 20,
+               prefer: np.ndarray | None = None) -> list[int]:
+        """Query indices best first: exact id, then id substrings, then fuzzy text matches.
+        Among equal text scores, queries in `prefer` (indices: the list being read) come first."""
         needle = needle.strip()
         if not needle:
             return []
@@ -49,9 +51,12 @@ class Searcher:
         for w in words:
             n_words += pc.match_substring(self.texts, w, ignore_case=True).to_numpy(zero_copy_only=False)
         text_hit = (n_words > 0) & mask & ~id_hit
-        exact = [i for i in np.flatnonzero(id_hit).tolist() if ids[i].lower() == needle.lower()]
-        by_id = sorted(np.flatnonzero(id_hit).tolist(), key=lambda i: (len(ids[i]), ids[i]))
-        ranked = exact + [i for i in by_id if i not in exact]
+        # Id matches: the exact id first, then the shortest ids containing the needle.
+        hits = np.flatnonzero(id_hit)
+        length = pc.utf8_length(self.ids.take(pa.array(hits))).to_numpy(zero_copy_only=False)
+        hits = hits[np.argsort(length, kind="stable")][:limit]
+        ranked = [i for i in hits.tolist() if ids[i].lower() == needle.lower()]
+        ranked += [i for i in hits.tolist() if i not in ranked]
         candidates = np.flatnonzero(text_hit)
         scorer = fuzz.WRatio
         if len(candidates) == 0 and len(ranked) < limit:
@@ -59,14 +64,14 @@ class Searcher:
         elif len(candidates) > POOL:  # keep those holding the most words
             candidates = candidates[np.argsort(-n_words[candidates], kind="stable")[:POOL]]
         if len(candidates) and len(ranked) < limit:
+            preferred = np.zeros(len(ids), bool)
+            if prefer is not None:
+                preferred[prefer] = True
             pool = [texts[i] for i in candidates.tolist()]
             best = process.extract(
-                needle,
-                pool,
-                scorer=scorer,
-                processor=utils.default_process,
-                limit=limit - len(ranked),
-                score_cutoff=40,
+                needle, pool, scorer=scorer, processor=utils.default_process, limit=limit * 10, score_cutoff=40
             )
-            ranked += [int(candidates[j]) for _, _, j in best]
+            # Best score first; on a tie, the list being read first.
+            best.sort(key=lambda hit: (-hit[1], not preferred[candidates[hit[2]]]))
+            ranked += [int(candidates[j]) for _, _, j in best[: limit - len(ranked)]]
         return ranked[:limit]

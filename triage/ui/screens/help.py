@@ -65,6 +65,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark", "app.pop_screen", "close"),
+        Binding("q", "app.quit", "quit"),  # a modal screen does not see the app's bindings
     ]
 
     def compose(self) -> ComposeResult:

@@ -51,7 +51,7 @@ class SearchScreen(ModalScreen[int | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def search(self, needle: str) -> None:
-        found = self.session.searcher.search(needle, limit=50)
+        found = self.session.searcher.search(needle, limit=50, prefer=self.current)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self.show, found)
 
@@ -71,7 +71,7 @@ class SearchScreen(ModalScreen[int | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         # The search may still be running for the last keystroke: finish it here.
-        self.results = self.session.searcher.search(event.value, limit=50)
+        self.results = self.session.searcher.search(event.value, limit=50, prefer=self.current)
         self.dismiss(self.results[0] if self.results else None)
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:

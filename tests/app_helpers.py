@@ -1,0 +1,23 @@
+"""Helpers for driving the app in tests: wait until the evaluation (and corpus) have loaded."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.pilot import Pilot
+
+
+async def wait_loaded(pilot: Pilot, corpus: bool = True) -> None:
+    """Until the load worker has posted its result and, with `corpus`, the corpus is ready."""
+    app = pilot.app
+    for _ in range(500):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        session = getattr(app, "session", None)
+        failed = app.screen.query("#summary") and "could not load" in str(app.screen.query_one("#title").render())
+        if failed:
+            return
+        if session is not None and (not corpus or session.ev.spec.corpus is None or session.corpus is not None):
+            return
+        await asyncio.sleep(0.01)
+    raise TimeoutError("the app did not finish loading")

@@ -1,0 +1,43 @@
+"""SVG snapshots of the main screens at 120×36 on the bundled sample (pytest-textual-snapshot).
+
+Update after an intended change with `pytest tests/test_snapshots.py --snapshot-update`, and look
+at the report it writes before committing."""
+
+from __future__ import annotations
+
+from app_helpers import wait_loaded
+from triage.ui.app import TriageApp
+
+SIZE = (120, 36)
+
+
+def _app() -> TriageApp:
+    return TriageApp()
+
+
+def test_overview(snap_compare) -> None:
+    assert snap_compare(_app(), terminal_size=SIZE, run_before=wait_loaded)
+
+
+def test_flips(snap_compare) -> None:
+    async def before(pilot) -> None:
+        await wait_loaded(pilot)
+        await pilot.press("f", "j")
+
+    assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_detail_of_the_near_duplicate_regression(snap_compare) -> None:
+    async def before(pilot) -> None:
+        await wait_loaded(pilot)
+        await pilot.press("f", "enter", "n", "n", "n", "n")  # regression 5 of 6: q150
+
+    assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_help(snap_compare) -> None:
+    async def before(pilot) -> None:
+        await wait_loaded(pilot)
+        await pilot.press("question_mark")
+
+    assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
