@@ -14,10 +14,14 @@ async def wait_loaded(pilot: Pilot, corpus: bool = True) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         session = getattr(app, "session", None)
-        failed = app.screen.query("#summary") and "could not load" in str(app.screen.query_one("#title").render())
+        failed = app.screen.query("#summary") and "could not load" in str(
+            app.screen.query_one("#title").render()
+        )
         if failed:
             return
-        if session is not None and (not corpus or session.ev.spec.corpus is None or session.corpus is not None):
+        if session is not None and (
+            not corpus or session.ev.spec.corpus is None or session.corpus is not None
+        ):
             return
         await asyncio.sleep(0.01)
     raise TimeoutError("the app did not finish loading")

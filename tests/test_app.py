@@ -55,7 +55,11 @@ async def test_n_walks_all_six_regressions_with_both_ranks_and_plans() -> None:
             arm_a, arm_b = text_of(screen, "#arm-a"), text_of(screen, "#arm-b")
             assert f"rank {d.a.gold_rank}, inside k" in arm_a
             assert "plan " + str(d.a.plan) in arm_a and "plan " + str(d.b.plan) in arm_b
-            assert ("absent" in arm_b) if d.b.gold_rank is None else (f"rank {d.b.gold_rank}, outside k" in arm_b)
+            assert (
+                ("absent" in arm_b)
+                if d.b.gold_rank is None
+                else (f"rank {d.b.gold_rank}, outside k" in arm_b)
+            )
             seen.append(d.query_id)
             await pilot.press("n")
         assert set(seen) == REGRESSIONS and len(seen) == 6
@@ -167,8 +171,9 @@ async def test_palette_provider_finds_a_query_by_id_and_by_text() -> None:
 
 
 async def test_a_loading_error_is_shown_in_the_app_and_q_quits(tmp_path: Path) -> None:
-    (tmp_path / "triage.toml").write_text('[labels]\npath = "labels.parquet"\n[arms.a]\npath = "a.parquet"\n'
-                                          '[arms.b]\npath = "b.parquet"\n')
+    (tmp_path / "triage.toml").write_text(
+        '[labels]\npath = "labels.parquet"\n[arms.a]\npath = "a.parquet"\n[arms.b]\npath = "b.parquet"\n'
+    )
     app = TriageApp(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)

@@ -34,8 +34,9 @@ class Searcher:
         assert self._texts_py is not None
         return self._ids_py, self._texts_py
 
-    def search(self, needle: str, within: np.ndarray | None = None, limit: int = 20,
-               prefer: np.ndarray | None = None) -> list[int]:
+    def search(
+        self, needle: str, within: np.ndarray | None = None, limit: int = 20, prefer: np.ndarray | None = None
+    ) -> list[int]:
         """Query indices best first: exact id, then id substrings, then fuzzy text matches.
         Among equal text scores, queries in `prefer` (indices: the list being read) come first."""
         needle = needle.strip()
@@ -69,7 +70,12 @@ class Searcher:
                 preferred[prefer] = True
             pool = [texts[i] for i in candidates.tolist()]
             best = process.extract(
-                needle, pool, scorer=scorer, processor=utils.default_process, limit=limit * 10, score_cutoff=40
+                needle,
+                pool,
+                scorer=scorer,
+                processor=utils.default_process,
+                limit=limit * 10,
+                score_cutoff=40,
             )
             # Best score first; on a tie, the list being read first.
             best.sort(key=lambda hit: (-hit[1], not preferred[candidates[hit[2]]]))

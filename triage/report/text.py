@@ -18,13 +18,19 @@ def plain(value: object, width: int = 80) -> Text:
     return Text(one_line("" if value is None else value, width))
 
 
-def checks_table(d: dict) -> Table:
+def checks_table(d: dict, compact: bool = False) -> Table:
+    """Every check, errors and warnings first; `compact` folds the passing ones into one row."""
     t = Table(title="Checks", title_justify="left", expand=False)
     t.add_column("level")
     t.add_column("code")
     t.add_column("message", overflow="fold")
+    passing = [c for c in d["checks"] if c["level"] == "ok"]
     for c in d["checks"]:
-        t.add_row(Text(c["level"], STYLE[c["level"]]), Text(c["code"]), plain(c["message"], 400))
+        if not (compact and c["level"] == "ok"):
+            t.add_row(Text(c["level"], STYLE[c["level"]]), Text(c["code"]), plain(c["message"], 400))
+    if compact and passing:
+        codes = ", ".join(dict.fromkeys(c["code"] for c in passing))
+        t.add_row(Text("ok", STYLE["ok"]), Text(f"{len(passing)} checks"), plain(codes, 400))
     return t
 
 
@@ -108,23 +114,26 @@ def flips_view(d: dict) -> Group:
     return Group(*parts)
 
 
-def summary(d: dict) -> Group:
-    """The title line and the label state with the query counts."""
+def title(d: dict) -> Text:
     a, b = d["arms"]["a"], d["arms"]["b"]
     head = Text("triage report: ", "bold") + plain(a["name"], 40) + Text(" → ") + plain(b["name"], 40)
-    head += Text(f" at k = {d['k']}")
-    counts = Text(
+    return head + Text(f" at k = {d['k']}")
+
+
+def summary(d: dict) -> Text:
+    """The label state and the query counts."""
+    return Text(
         f"labels: {d['labels']['state']}  ·  queries {d['n_queries']}, scored {d['n_scored']}, "
         f"unlabelled {d['n_unlabelled']}, missing from A {len(d['missing']['a'])}, "
         f"from B {len(d['missing']['b'])}"
     )
-    return Group(head, counts)
 
 
 def render(d: dict, console: Console | None = None) -> None:
     if console is None:
         # Piped or in CI there is no terminal width: use one that keeps ids whole.
         console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    console.print(title(d))
     console.print(summary(d))
     for part in (checks_table(d), metrics_table(d), k_cells_table(d), paired_view(d), flips_view(d)):
         if part is not None:

@@ -72,6 +72,7 @@ class TriageApp(App[None]):
         overview = self.screen_stack[0]
         assert isinstance(overview, OverviewScreen)
         overview.show(message.session)
+        self.refresh_bindings()
         if message.session.ev.spec.corpus is not None:
             self.load_corpus(message.session.ev.spec.corpus)
 

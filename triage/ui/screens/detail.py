@@ -228,7 +228,7 @@ class DetailScreen(Screen):
                 _clip(g.chunk.text, 600),
                 "\n",
             ]
-        return line(*parts)
+        return line(*parts[:-1])
 
     def _fill(self, arm: ArmView, d: QueryDetail, id_width: int) -> None:
         other = "B" if arm.side == "a" else "A"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, LoadingIndicator, Static
@@ -14,6 +17,8 @@ from triage.ui.text import line, plain
 
 class OverviewScreen(Screen):
     """Shows "loading" at once; `show` fills it when the worker has loaded the evaluation."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("slash", "search", "search")]
 
     def compose(self) -> ComposeResult:
         yield Static(line(("triage", "bold"), "  loading the evaluation…"), id="title")
@@ -38,7 +43,7 @@ class OverviewScreen(Screen):
             )
         )
         self.query_one("#summary", Static).update(report_text.summary(d))
-        self.query_one("#checks", Static).update(report_text.checks_table(d))
+        self.query_one("#checks", Static).update(report_text.checks_table(d, compact=True))
         self.query_one("#metrics", Static).update(report_text.metrics_table(d))
         self.query_one("#paired", Static).update(report_text.paired_view(d))
         cells = report_text.k_cells_table(d)
@@ -53,6 +58,18 @@ class OverviewScreen(Screen):
                 "  f: read the flips   a: all queries   /: search   ?: keys",
             )
         )
+
+    def action_search(self) -> None:
+        session = getattr(self.app, "session", None)
+        if session is None:
+            return
+        from triage.ui.screens.search import SearchScreen
+
+        def opened(q: int | None) -> None:
+            if q is not None:
+                self.app.open_query(q)  # type: ignore[attr-defined]
+
+        self.app.push_screen(SearchScreen(session, session.flips), opened)
 
     def show_error(self, message: str) -> None:
         self.query_one("#loading").display = False
