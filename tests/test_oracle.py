@@ -54,7 +54,7 @@ def generated(folder: Path, n: int = 6000, seed: int = 11) -> Path:
 
 
 def trec_inputs(ev: Evaluation, run_path: Path) -> tuple[dict, dict]:
-    labels = pq.read_table(ev.labels.path).to_pylist()
+    labels = pq.read_table(ev.labels.frozen.path).to_pylist()
     qrels: dict[str, dict[str, int]] = {}
     for r in labels:
         qrels.setdefault(str(r["query_id"]), {})[str(r["chunk_id"])] = int(r.get("relevance", 1) or 0)

@@ -193,13 +193,13 @@ def check_metadata(ev: Evaluation) -> list[Check]:
             out.append(Check(OK, f"meta.{key}", f"{key} {va!r} in both arms"))
     for arm in ev.arms:
         recorded = arm.run.meta.get("labels_sha256")
-        if recorded and recorded.lower() != ev.labels.sha256:
+        if recorded and recorded.lower() != ev.labels.frozen.sha256:
             out.append(
                 Check(
                     WARNING,
                     "meta.labels_sha256",
                     f"{arm.name} records labels_sha256 {recorded[:12]}, the frozen file is "
-                    f"{ev.labels.sha256[:12]}: that run was scored against other labels",
+                    f"{ev.labels.frozen.sha256[:12]}: that run was scored against other labels",
                 )
             )
     return out
@@ -219,10 +219,10 @@ def check_label_time(ev: Evaluation) -> list[Check]:
     b_time = _when(ev.b.run.meta.get("created_at"))
     if b_time is None:
         return [Check(OK, "labels.time", f"{ev.b.name} records no created_at: label timing not checked")]
-    l_time = _when(ev.labels.meta.get("created_at"))
+    l_time = _when(ev.labels.frozen.meta.get("created_at"))
     source = "its created_at"
     if l_time is None:
-        l_time = datetime.fromtimestamp(ev.labels.path.stat().st_mtime).astimezone()
+        l_time = datetime.fromtimestamp(ev.labels.frozen.path.stat().st_mtime).astimezone()
         source = "its file time (a copy or checkout also sets this)"
     if l_time > b_time:
         level = ERROR if source == "its created_at" else WARNING
@@ -238,8 +238,8 @@ def check_label_time(ev: Evaluation) -> list[Check]:
 
 
 def check_labels(ev: Evaluation) -> list[Check]:
-    lab = ev.labels
-    out = [Check(OK, "labels.amendments", "no amendments: frozen labels only")]
+    lab = ev.labels.frozen
+    out = []
     if lab.duplicate_pairs:
         names = [f"{q}/{c}" for q, c in lab.duplicate_pairs]
         out.append(
@@ -250,6 +250,83 @@ def check_labels(ev: Evaluation) -> list[Check]:
                 f"{_some(names)}",
             )
         )
+    return out + check_amendments(ev)
+
+
+def check_amendments(ev: Evaluation) -> list[Check]:
+    state = ev.labels
+    log = state.log
+    out = []
+    adds = state.adds_in_force() if state.amended else []
+    if not state.records:
+        out.append(Check(OK, "labels.amendments", "no amendments: frozen labels only"))
+    elif not state.amended:
+        out.append(
+            Check(
+                OK,
+                "labels.amendments",
+                f"{len(state.records)} amendments read, not applied (label state: frozen)",
+            )
+        )
+    else:
+        arms = state.by_arm()
+        split = f"from A's results {arms['a']}, from B's {arms['b']}, without evidence {arms['none']}"
+        one_sided = [side for side in ("a", "b") if adds and arms[side] == len(adds)]
+        if one_sided:
+            name = ev.a.name if one_sided[0] == "a" else ev.b.name
+            out.append(
+                Check(
+                    WARNING,
+                    "labels.amendments",
+                    f"all {len(adds)} amendments in force were taken from {name}'s results: they "
+                    f"can only favour it; compare the frozen numbers",
+                )
+            )
+        else:
+            out.append(Check(OK, "labels.amendments", f"{len(adds)} amendments in force ({split})"))
+    if log.stale:
+        out.append(
+            Check(
+                ERROR,
+                "labels.amendments_base",
+                f"{len(log.stale)} amendment files were written against other frozen labels: "
+                f"{_some(log.stale)}"
+                + (
+                    ""
+                    if any(p.kind == "base" and "applied anyway" in p.message for p in log.problems)
+                    else "; not applied"
+                ),
+            )
+        )
+    damaged = [p for p in log.problems if p.kind != "base"]
+    if damaged:
+        out.append(
+            Check(
+                WARNING,
+                "labels.amendments_damaged",
+                f"{len(damaged)} amendment lines skipped: {'; '.join(str(p) for p in damaged[:SHOW])}",
+            )
+        )
+    unknown = sorted({r.query_id for r in adds if ev.query_index(r.query_id) < 0})
+    if unknown:
+        out.append(
+            Check(
+                WARNING,
+                "labels.amendments_unknown",
+                f"amendments name {len(unknown)} queries no input knows: {_some(unknown)}",
+            )
+        )
+    if ev.corpus_ids is not None and adds:
+        chunks = pa.array(sorted({r.chunk_id for r in adds}), pa.string())
+        missing = chunks.filter(pc.invert(pc.is_in(chunks, value_set=ev.corpus_ids))).to_pylist()
+        if missing:
+            out.append(
+                Check(
+                    WARNING,
+                    "labels.amendments_corpus",
+                    f"amendments name {len(missing)} chunks absent from the corpus: {_some(missing)}",
+                )
+            )
     return out
 
 

@@ -8,7 +8,7 @@ entry per id of `query_ids`.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,21 +20,12 @@ from triage.core.checks import Check, run_checks
 from triage.core.errors import InputError
 from triage.core.inputs import Run, load_corpus_ids, load_queries, load_run
 from triage.core.manifest import Spec
+from triage.core.gold import Gold, encode_gold, frozen_only, gold_hits, query_hits, splice, with_query
 from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, judge, means
 from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
-from triage.labels.frozen import FrozenLabels, load_frozen
-
-
-@dataclass(frozen=True)
-class Gold:
-    """Gold pairs encoded: chunk ids against `vocabulary`, queries against the universe.
-
-    `keys` = query * len(vocabulary) + chunk code, sorted; `grade` aligned with `keys`."""
-
-    vocabulary: pa.Array
-    keys: np.ndarray
-    grade: np.ndarray
-    sets: GoldSets
+from triage.labels.amendments import default_folder, read_log
+from triage.labels.frozen import load_frozen
+from triage.labels.state import LabelState
 
 
 @dataclass(frozen=True)
@@ -82,7 +73,7 @@ class Evaluation:
     spec: Spec
     k: int
     query_ids: pa.Array
-    labels: FrozenLabels
+    labels: LabelState
     queries: pa.Table | None
     corpus_ids: pa.Array | None
     gold: Gold
@@ -153,6 +144,41 @@ class Evaluation:
             out = pc.coalesce(out, taken)
         return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
 
+    def query_index(self, query_id: str) -> int:
+        """Index of `query_id` in the universe, -1 if unknown."""
+        return int(ids.encode(pa.array([query_id], pa.string()), self.query_ids)[0])
+
+    def regold(self, q: int) -> None:
+        """Re-read query `q`'s gold from the label state (after an amendment) and re-judge that
+        query alone in both arms: its hits, gold rank, hit, recall, mrr and ndcg."""
+        self.gold = with_query(self.gold, q, self.labels.pairs_for(self.query_ids[q].as_py()))
+        lo, hi = np.searchsorted(self.gold.sets.query, [q, q + 1])
+        sets = self.gold.sets
+        one_set = GoldSets(
+            np.zeros(hi - lo, np.int64), sets.grade[lo:hi], sets.code[lo:hi], sets.n_gold[q : q + 1]
+        )
+        for side in ("a", "b"):
+            arm = getattr(self, side)
+            new = query_hits(arm.retrieved(q), q, self.gold)
+            one = judge(
+                GoldHits(new.query * 0, new.rank, new.grade, new.code),
+                self.k,
+                one_set,
+                arm.n_eligible[q : q + 1],
+            )
+            for name in ("gold_rank", "hit", "recall", "mrr", "ndcg"):
+                getattr(arm.judged, name)[q] = getattr(one, name)[0]
+            setattr(self, side, replace(arm, hits=splice(arm.hits, q, new)))
+
+    def frozen_judged(self, arm: Arm) -> tuple[PerQuery, np.ndarray]:
+        """`arm` judged on the frozen labels alone, and the queries those labels score."""
+        hits, sets = frozen_only(arm.hits, self.gold)
+        return judge(hits, self.k, sets, arm.n_eligible), sets.n_gold > 0
+
+    def frozen_summary(self) -> tuple[Means, Means, Paired]:
+        (ja, scored), (jb, _) = self.frozen_judged(self.a), self.frozen_judged(self.b)
+        return means(ja, scored), means(jb, scored), paired(ja.hit, jb.hit, scored)
+
     def outcomes(self) -> np.ndarray:
         """Per query: BOTH_HIT, BOTH_MISS, HIT_TO_MISS, MISS_TO_HIT, or UNSCORED (int8)."""
         return outcome_codes(self.a.judged.hit, self.b.judged.hit, self.scored)
@@ -179,42 +205,6 @@ def choose_k(spec: Spec, a: Run, b: Run, k: int | None) -> int:
     return min(known)
 
 
-def encode_gold(labels: FrozenLabels, query_ids: pa.Array) -> Gold:
-    t = labels.table
-    vocabulary = ids.distinct(t.column("chunk_id"))
-    q = ids.encode(t.column("query_id"), query_ids).astype(np.int64)
-    code = ids.encode(t.column("chunk_id"), vocabulary).astype(np.int64)
-    grade = t.column("relevance").to_numpy().astype(np.int64)
-    keys = q * max(len(vocabulary), 1) + code
-    order = np.argsort(keys, kind="stable")
-    by_query = np.lexsort((-grade, q))
-    n_gold = np.bincount(q, minlength=len(query_ids)).astype(np.int64)
-    return Gold(
-        vocabulary, keys[order], grade[order], GoldSets(q[by_query], grade[by_query], code[by_query], n_gold)
-    )
-
-
-def gold_hits(run: Run, row_query: np.ndarray, gold: Gold) -> GoldHits:
-    """Positions where `run` retrieved a gold id of that very query (first occurrence only)."""
-    lists = run.retrieved
-    flat = lists.flatten()
-    code = ids.encode(flat, gold.vocabulary)
-    where = np.flatnonzero(code >= 0)
-    offsets = lists.offsets.to_numpy().astype(np.int64)
-    offsets -= offsets[0]
-    row = np.searchsorted(offsets, where, side="right") - 1
-    q = row_query[row]
-    keys = q * max(len(gold.vocabulary), 1) + code[where].astype(np.int64)
-    j = np.minimum(np.searchsorted(gold.keys, keys), max(len(gold.keys) - 1, 0))
-    ok = (gold.keys[j] == keys) if len(gold.keys) else np.zeros(len(keys), bool)
-    keys, j, q, rank = keys[ok], j[ok], q[ok], (where - offsets[row] + 1)[ok]
-    _, first = np.unique(keys, return_index=True)  # an id listed twice counts once, at its first rank
-    first.sort()
-    q, rank, grade = q[first], rank[first], gold.grade[j[first]]
-    order = np.lexsort((rank, q))
-    return GoldHits(q[order], rank[order], grade[order])
-
-
 def build_arm(run: Run, query_ids: pa.Array, gold: Gold, k: int) -> Arm:
     n = len(query_ids)
     row_query = ids.encode(run.table.column("query_id"), query_ids).astype(np.int64)
@@ -226,27 +216,38 @@ def build_arm(run: Run, query_ids: pa.Array, gold: Gold, k: int) -> Arm:
     col = run.column("n_eligible")
     if col is not None:
         n_eligible[row_query] = col.fill_null(-1).to_numpy()
-    hits = gold_hits(run, row_query, gold)
+    hits = gold_hits(run.retrieved, row_query, gold)
     return Arm(run, row, depth, n_eligible, hits, judge(hits, k, gold.sets, n_eligible))
 
 
-def load(spec: Spec, k: int | None = None) -> Evaluation:
-    """Read every file of `spec` and judge both arms at one k (DESIGN §4, §5)."""
+LABEL_STATES = ("amended", "frozen")
+
+
+def load(
+    spec: Spec, k: int | None = None, label_state: str = "amended", apply_stale: bool = False
+) -> Evaluation:
+    """Read every file of `spec` and judge both arms at one k (DESIGN §4, §5).
+
+    label_state "amended": the frozen labels plus the amendments in force; "frozen": the frozen
+    labels alone (the amendments are still read and counted). `apply_stale` applies amendment
+    files written against another frozen file."""
     # The two arms are independent until they meet the labels: one thread each (2 cores).
     with ThreadPoolExecutor(max_workers=2) as pool:
         future_a, future_b = pool.submit(load_run, spec.a), pool.submit(load_run, spec.b)
-        labels = load_frozen(spec.labels)
+        frozen = load_frozen(spec.labels)
+        log = read_log(spec.amendments or default_folder(spec.labels), frozen.sha256, apply_stale)
+        labels = LabelState(frozen, log, amended=label_state == "amended")
         queries = load_queries(spec.queries) if spec.queries else None
         corpus_ids = load_corpus_ids(spec.corpus) if spec.corpus else None
         run_a, run_b = future_a.result(), future_b.result()
     judged_k = choose_k(spec, run_a, run_b, k)
     query_ids = ids.universe(
         queries.column("query_id") if queries is not None else None,
-        labels.judged_ids,
+        frozen.judged_ids,
         run_a.table.column("query_id"),
         run_b.table.column("query_id"),
     )
-    gold = encode_gold(labels, query_ids)
+    gold = encode_gold(labels.effective_table(), frozen.table, query_ids)
     with ThreadPoolExecutor(max_workers=2) as pool:
         arm_a, arm_b = pool.map(lambda run: build_arm(run, query_ids, gold, judged_k), (run_a, run_b))
     ev = Evaluation(
@@ -264,8 +265,8 @@ def load(spec: Spec, k: int | None = None) -> Evaluation:
     return ev
 
 
-def load_path(path: Path | None, k: int | None = None) -> Evaluation:
+def load_path(path: Path | None, k: int | None = None, label_state: str = "amended") -> Evaluation:
     from triage.core.manifest import from_manifest
     from triage.resources import sample_manifest
 
-    return load(from_manifest(path or sample_manifest()), k)
+    return load(from_manifest(path or sample_manifest()), k, label_state)

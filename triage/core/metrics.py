@@ -16,13 +16,14 @@ import numpy as np
 class GoldHits:
     """Where one arm retrieved gold: one entry per (query, gold id), at its first position.
 
-    query: int64 query index; rank: int64, 1-based rank in the stored list; grade: int64 ≥ 1.
-    Sorted by (query, rank).
+    query: int64 query index; rank: int64, 1-based rank in the stored list; grade: int64 ≥ 1;
+    code: int64 index of the chunk id in the gold vocabulary. Sorted by (query, rank).
     """
 
     query: np.ndarray
     rank: np.ndarray
     grade: np.ndarray
+    code: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ def _num(x: float) -> float | None:
 
 
 def label_state(ev: Evaluation) -> str:
-    return f"frozen {ev.labels.sha256[:12]} + 0 amendments"
+    return ev.labels.describe()
 
 
 def _arm(ev: Evaluation, arm: Arm) -> dict[str, object]:
@@ -83,6 +83,32 @@ def _flips(ev: Evaluation) -> list[dict[str, object]]:
     ]
 
 
+def _frozen(ev: Evaluation) -> dict[str, object]:
+    """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside)."""
+    ma, mb, p = ev.frozen_summary()
+
+    def arm(m) -> dict[str, object]:  # type: ignore[no-untyped-def]
+        return {
+            "n": m.n,
+            "hit_rate": _num(m.hit_rate),
+            "recall": _num(m.recall),
+            "mrr": _num(m.mrr),
+            "ndcg": _num(m.ndcg),
+        }
+
+    return {
+        "arms": {"a": arm(ma), "b": arm(mb)},
+        "paired": {
+            "n": p.n,
+            "both_hit": p.both_hit,
+            "both_miss": p.both_miss,
+            "a_hit_b_miss": p.a_hit_b_miss,
+            "a_miss_b_hit": p.a_miss_b_hit,
+            "mcnemar_p": p.mcnemar_p,
+        },
+    }
+
+
 def _k_cells(ev: Evaluation) -> dict[str, dict[str, float | None]] | None:
     ks = sorted({arm.run.k for arm in ev.arms if arm.run.k is not None} | {ev.k})
     if len(ks) < 2:
@@ -105,10 +131,13 @@ def build(ev: Evaluation) -> dict[str, object]:
         "unlabelled": ev.ids_where(~scored),
         "missing": {"a": ev.ids_where(~ev.a.present), "b": ev.ids_where(~ev.b.present)},
         "labels": {
-            "path": str(ev.labels.path),
-            "frozen_sha256": ev.labels.sha256,
-            "amendments": 0,
-            "head": None,
+            "path": str(ev.labels.frozen.path),
+            "frozen_sha256": ev.labels.frozen.sha256,
+            "amendments": len(ev.labels.records),
+            "in_force": len(ev.labels.adds_in_force()),
+            "by_arm": ev.labels.by_arm(),
+            "head": ev.labels.head(),
+            "applied": ev.labels.amended,
             "state": label_state(ev),
         },
         "arms": {"a": _arm(ev, ev.a), "b": _arm(ev, ev.b)},
@@ -121,6 +150,7 @@ def build(ev: Evaluation) -> dict[str, object]:
             "mcnemar_p": p.mcnemar_p,
             "reconciles": p.reconciles(ma.hit_rate, mb.hit_rate),
         },
+        "frozen": _frozen(ev),
         "k_cells": _k_cells(ev),
         "flips": _flips(ev),
         "checks": [{"level": c.level, "code": c.code, "message": c.message} for c in ev.checks],

@@ -11,7 +11,7 @@ from rich.text import Text
 from triage.core.text import one_line
 from triage.report import fmt
 
-STYLE = {"error": "bold red", "warning": "yellow", "ok": "green"}
+STYLE = {"error": "bold red", "warning": "dark_orange", "ok": "green"}
 
 
 def plain(value: object, width: int = 80) -> Text:

@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from triage.core.errors import InputError
+from triage.core.text import visible
 from triage.resources import bundled
 from triage.ui.commands import QueryCommands
 from triage.ui.messages import CorpusProgress, CorpusReady, Loaded, LoadFailed
@@ -91,7 +92,8 @@ class TriageApp(App[None]):
         self.session.corpus = message.corpus
         self.session.corpus_note = message.note or "ready"
         if message.note:
-            self.notify(message.note, title="corpus unavailable", severity="warning", markup=False)
+            # markup=False stops markup, not escape sequences: the note names a file path (data)
+            self.notify(visible(message.note), title="corpus unavailable", severity="warning", markup=False)
         from triage.ui.screens.detail import DetailScreen
 
         if isinstance(self.screen, DetailScreen):

@@ -1,0 +1,149 @@
+"""Gold labels encoded for the metrics: chunk ids against a gold vocabulary, pairs as integers.
+
+A (query, chunk) pair is the int64 key `query * KEY + code`, where `code` indexes `vocabulary`.
+`gold_hits` finds, in one pass over an arm's ranked lists, where each query's own gold sits;
+`with_query` and `query_hits` redo that for a single query, which is what an amendment changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from triage.core import ids
+from triage.core.metrics import GoldHits, GoldSets
+
+KEY = np.int64(1 << 32)
+
+
+@dataclass(frozen=True)
+class Gold:
+    """The effective gold set. keys/grade: sorted pair keys and their grades; `frozen_keys`: the
+    sorted keys the frozen file alone makes gold (amendments add to `keys`, never to these)."""
+
+    vocabulary: pa.Array
+    keys: np.ndarray
+    grade: np.ndarray
+    sets: GoldSets
+    frozen_keys: np.ndarray
+
+    def code_of(self, chunk_id: str) -> int:
+        found = ids.encode(pa.array([chunk_id], pa.string()), self.vocabulary)
+        return int(found[0])
+
+
+def _sets(q: np.ndarray, code: np.ndarray, grade: np.ndarray, n: int) -> GoldSets:
+    by_query = np.lexsort((-grade, q))
+    return GoldSets(
+        q[by_query], grade[by_query], code[by_query], np.bincount(q, minlength=n).astype(np.int64)
+    )
+
+
+def encode_gold(table: pa.Table, frozen: pa.Table, query_ids: pa.Array) -> Gold:
+    """`table`: the effective (query_id, chunk_id, relevance ≥ 1) rows, one per pair;
+    `frozen`: the frozen file's gold rows (a subset of `table`'s pairs)."""
+    vocabulary = ids.distinct(table.column("chunk_id"))
+    q = ids.encode(table.column("query_id"), query_ids).astype(np.int64)
+    code = ids.encode(table.column("chunk_id"), vocabulary).astype(np.int64)
+    grade = table.column("relevance").to_numpy().astype(np.int64)
+    keys = q * KEY + code
+    order = np.argsort(keys, kind="stable")
+    fq = ids.encode(frozen.column("query_id"), query_ids).astype(np.int64)
+    fc = ids.encode(frozen.column("chunk_id"), vocabulary).astype(np.int64)
+    return Gold(
+        vocabulary, keys[order], grade[order], _sets(q, code, grade, len(query_ids)), np.sort(fq * KEY + fc)
+    )
+
+
+def gold_hits(lists: pa.ListArray, row_query: np.ndarray, gold: Gold) -> GoldHits:
+    """Positions where a run retrieved a gold id of that very query (first occurrence only)."""
+    flat = lists.flatten()
+    code = ids.encode(flat, gold.vocabulary)
+    where = np.flatnonzero(code >= 0)
+    offsets = lists.offsets.to_numpy().astype(np.int64)
+    offsets -= offsets[0]
+    row = np.searchsorted(offsets, where, side="right") - 1
+    q = row_query[row]
+    keys = q * KEY + code[where].astype(np.int64)
+    j = np.minimum(np.searchsorted(gold.keys, keys), max(len(gold.keys) - 1, 0))
+    ok = (gold.keys[j] == keys) if len(gold.keys) else np.zeros(len(keys), bool)
+    keys, j, q, rank = keys[ok], j[ok], q[ok], (where - offsets[row] + 1)[ok]
+    _, first = np.unique(keys, return_index=True)  # an id listed twice counts once, at its first rank
+    first.sort()
+    q, rank, grade, code = q[first], rank[first], gold.grade[j[first]], (keys[first] % KEY)
+    order = np.lexsort((rank, q))
+    return GoldHits(q[order], rank[order], grade[order], code[order])
+
+
+def with_query(gold: Gold, q: int, pairs: list[tuple[str, int]]) -> Gold:
+    """`gold` with query `q`'s gold set replaced by `pairs` (chunk id, grade ≥ 1)."""
+    vocabulary = gold.vocabulary
+    new = [c for c, _ in pairs if gold.code_of(c) < 0]
+    if new:
+        vocabulary = pa.concat_arrays([vocabulary, pa.array(list(dict.fromkeys(new)), pa.string())])
+    codes = ids.encode(pa.array([c for c, _ in pairs], pa.string()), vocabulary).astype(np.int64)
+    grades = np.array([g for _, g in pairs], np.int64)
+    lo, hi = np.searchsorted(gold.keys, [q * KEY, (q + 1) * KEY])
+    keys = np.concatenate([gold.keys[:lo], q * KEY + codes, gold.keys[hi:]])
+    grade = np.concatenate([gold.grade[:lo], grades, gold.grade[hi:]])
+    order = np.argsort(keys, kind="stable")
+    s = gold.sets
+    lo, hi = np.searchsorted(s.query, [q, q + 1])
+    by_grade = np.argsort(-grades, kind="stable")
+    sets = GoldSets(
+        np.concatenate([s.query[:lo], np.full(len(pairs), q, np.int64), s.query[hi:]]),
+        np.concatenate([s.grade[:lo], grades[by_grade], s.grade[hi:]]),
+        np.concatenate([s.code[:lo], codes[by_grade], s.code[hi:]]),
+        s.n_gold.copy(),
+    )
+    sets.n_gold[q] = len(pairs)
+    return Gold(vocabulary, keys[order], grade[order], sets, gold.frozen_keys)
+
+
+def query_hits(ranked: list[str], q: int, gold: Gold) -> GoldHits:
+    """Where query `q`'s gold sits in one ranked list (first occurrence of each id)."""
+    lo, hi = np.searchsorted(gold.keys, [q * KEY, (q + 1) * KEY])
+    grade_of = dict(zip((gold.keys[lo:hi] % KEY).tolist(), gold.grade[lo:hi].tolist(), strict=True))
+    codes = ids.encode(pa.array(ranked, pa.string()), gold.vocabulary).tolist() if ranked else []
+    seen: set[int] = set()
+    rank, grade, code = [], [], []
+    for i, c in enumerate(codes, start=1):
+        if c in grade_of and c not in seen:
+            seen.add(c)
+            rank.append(i)
+            grade.append(grade_of[c])
+            code.append(c)
+    n = len(rank)
+    return GoldHits(
+        np.full(n, q, np.int64), np.array(rank, np.int64), np.array(grade, np.int64), np.array(code, np.int64)
+    )
+
+
+def splice(hits: GoldHits, q: int, new: GoldHits) -> GoldHits:
+    """`hits` with query `q`'s entries replaced by `new`'s (both sorted by query, rank)."""
+    lo, hi = np.searchsorted(hits.query, [q, q + 1])
+    return GoldHits(
+        *(
+            np.concatenate([old[:lo], add, old[hi:]])
+            for old, add in (
+                (hits.query, new.query),
+                (hits.rank, new.rank),
+                (hits.grade, new.grade),
+                (hits.code, new.code),
+            )
+        )
+    )
+
+
+def frozen_only(hits: GoldHits, gold: Gold) -> tuple[GoldHits, GoldSets]:
+    """The hits and gold sets the frozen file alone would give."""
+    keep = np.isin(hits.query * KEY + hits.code, gold.frozen_keys)
+    s = gold.sets
+    keep_sets = np.isin(s.query * KEY + s.code, gold.frozen_keys)
+    n_gold = np.bincount(s.query[keep_sets], minlength=len(s.n_gold)).astype(np.int64)
+    return (
+        GoldHits(hits.query[keep], hits.rank[keep], hits.grade[keep], hits.code[keep]),
+        GoldSets(s.query[keep_sets], s.grade[keep_sets], s.code[keep_sets], n_gold),
+    )
