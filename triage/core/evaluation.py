@@ -18,9 +18,9 @@ import pyarrow.compute as pc
 from triage.core import ids
 from triage.core.checks import Check, run_checks
 from triage.core.errors import InputError
+from triage.core.gold import Gold, encode_gold, frozen_only, gold_hits, query_hits, splice, with_query
 from triage.core.inputs import Run, load_corpus_ids, load_queries, load_run
 from triage.core.manifest import Spec
-from triage.core.gold import Gold, encode_gold, frozen_only, gold_hits, query_hits, splice, with_query
 from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, judge, means
 from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
 from triage.labels.amendments import default_folder, read_log
