@@ -37,12 +37,62 @@ def app_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _label_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--label-state",
+        choices=("amended", "frozen"),
+        default="amended",
+        help="the labels the numbers use: frozen + amendments (default) or the frozen file alone",
+    )
+    p.add_argument(
+        "--apply-stale",
+        action="store_true",
+        help="apply amendment files written against another frozen label file",
+    )
+
+
 def report_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="triage report", description="Print an evaluation's numbers (no UI).")
     _evaluation_args(p)
+    _label_args(p)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
     return p
+
+
+def labels_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="triage labels", description="The amendment log.")
+    sub = p.add_subparsers(dest="action", required=True)
+    for name, text in (
+        ("log", "list the amendments"),
+        ("verify", "check every file, chain and base (exit 1 on a problem)"),
+        ("export", "write frozen + amendments as a new label file"),
+        ("suggest", "list retrieved passages that are likely also gold"),
+    ):
+        q = sub.add_parser(name, help=text)
+        _evaluation_args(q)
+        q.add_argument("--apply-stale", action="store_true", help=argparse.SUPPRESS)
+        if name == "export":
+            q.add_argument(
+                "--out", type=Path, required=True, help="a .parquet file, or .qrels for TREC qrels"
+            )
+        if name == "suggest":
+            q.add_argument("--format", choices=("text", "json"), default="text")
+    return p
+
+
+def labels(args: argparse.Namespace) -> int:
+    from triage.core.evaluation import load
+    from triage.labels import commands
+
+    ev = load(spec_from(args), args.k, apply_stale=args.apply_stale)
+    if args.action == "log":
+        return commands.log(ev)
+    if args.action == "verify":
+        return commands.verify(ev)
+    if args.action == "export":
+        return commands.export(ev, args.out)
+    return commands.suggest(ev, args.format)
 
 
 def spec_from(args: argparse.Namespace):  # -> Spec
@@ -67,7 +117,7 @@ def report(args: argparse.Namespace) -> int:
     from triage.core.evaluation import load
     from triage.report.model import build
 
-    ev = load(spec_from(args), args.k)
+    ev = load(spec_from(args), args.k, args.label_state, args.apply_stale)
     data = build(ev)
     if args.format == "json":
         from triage.report.jsonout import dumps
@@ -100,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "report":
         args, command = report_parser().parse_args(argv[1:]), report
+    elif argv and argv[0] == "labels":
+        args, command = labels_parser().parse_args(argv[1:]), labels
     else:
         args, command = app_parser().parse_args(argv), app
     import pyarrow

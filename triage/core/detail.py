@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.paired import OUTCOME_NAMES
+from triage.core.paired import BOTH_HIT, OUTCOME_NAMES, UNSCORED
+from triage.core.suggest import Suggestion, near_duplicates
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
 MIN_ROWS = 10  # rows shown per arm: at least max(k, MIN_ROWS)
@@ -87,6 +90,8 @@ class QueryDetail:
     b: ArmView
     golds: list[GoldView]
     fields: dict[str, object] = field(default_factory=dict)
+    # retrieved non-gold chunk id -> (the gold id its text nearly duplicates, similarity 0–100)
+    suggestions: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     @property
     def movement(self) -> int | None:
@@ -166,6 +171,11 @@ def build_detail(ev: Evaluation, q: int, corpus: Corpus | None) -> QueryDetail:
     fields.update(extra)
     rank_a = {c: i + 1 for i, c in reversed(list(enumerate(list_a)))}
     rank_b = {c: i + 1 for i, c in reversed(list(enumerate(list_b)))}
+    shown = list_a[:show] + list_b[:show]
+    suggestions = near_duplicates(
+        {c: (chunks[c].header, chunks[c].text) for c in gold if c in chunks},
+        {c: (chunks[c].header, chunks[c].text) for c in shown if c in chunks and c not in gold},
+    )
     return QueryDetail(
         q=q,
         query_id=query_id,
@@ -176,4 +186,18 @@ def build_detail(ev: Evaluation, q: int, corpus: Corpus | None) -> QueryDetail:
         b=_arm_view(ev, ev.b, "b", q, list_a, gold, chunks),
         golds=[GoldView(c, g, chunks.get(c), rank_a.get(c), rank_b.get(c)) for c, g in gold.items()],
         fields=fields,
+        suggestions=suggestions,
     )
+
+
+def suggestions_for(ev: Evaluation, corpus: Corpus) -> list[Suggestion]:
+    """Likely-also-gold passages among the rows shown for every scored query that misses in at
+    least one arm (where a missing label can change a number)."""
+    outcomes = ev.outcomes()
+    out = []
+    for q in np.flatnonzero((outcomes != BOTH_HIT) & (outcomes != UNSCORED)).tolist():
+        d = build_detail(ev, q, corpus)
+        for cid, (gold_id, sim) in d.suggestions.items():
+            rank_a, rank_b = (next((r.rank for r in v.rows if r.chunk_id == cid), None) for v in (d.a, d.b))
+            out.append(Suggestion(d.query_id, cid, gold_id, sim, rank_a, rank_b))
+    return out

@@ -170,14 +170,21 @@ class Evaluation:
                 getattr(arm.judged, name)[q] = getattr(one, name)[0]
             setattr(self, side, replace(arm, hits=splice(arm.hits, q, new)))
 
-    def frozen_judged(self, arm: Arm) -> tuple[PerQuery, np.ndarray]:
-        """`arm` judged on the frozen labels alone, and the queries those labels score."""
-        hits, sets = frozen_only(arm.hits, self.gold)
-        return judge(hits, self.k, sets, arm.n_eligible), sets.n_gold > 0
+    def refresh_label_checks(self) -> None:
+        """Recompute the amendment checks (after an amendment); the others cannot change."""
+        from triage.core.checks import check_amendments, worst_first
 
-    def frozen_summary(self) -> tuple[Means, Means, Paired]:
-        (ja, scored), (jb, _) = self.frozen_judged(self.a), self.frozen_judged(self.b)
-        return means(ja, scored), means(jb, scored), paired(ja.hit, jb.hit, scored)
+        kept = [c for c in self.checks if not c.code.startswith("labels.amendments")]
+        self.checks = worst_first(kept + check_amendments(self))
+
+    def frozen_view(self) -> tuple[PerQuery, PerQuery, np.ndarray]:
+        """Both arms judged on the frozen labels alone, and the queries those labels score."""
+        (ja, sets), (jb, _) = (self._frozen_judged(arm) for arm in self.arms)
+        return ja, jb, sets.n_gold > 0
+
+    def _frozen_judged(self, arm: Arm) -> tuple[PerQuery, GoldSets]:
+        hits, sets = frozen_only(arm.hits, self.gold)
+        return judge(hits, self.k, sets, arm.n_eligible), sets
 
     def outcomes(self) -> np.ndarray:
         """Per query: BOTH_HIT, BOTH_MISS, HIT_TO_MISS, MISS_TO_HIT, or UNSCORED (int8)."""

@@ -41,3 +41,28 @@ def capped_flips(flips: list[dict]) -> tuple[list[dict], int]:
         if seen[f["direction"]] <= FLIP_CAP:
             shown.append(f)
     return shown, len(flips) - len(shown)
+
+
+def label_state_rows(d: dict) -> list[tuple[str, str, str]] | None:
+    """(what, on frozen labels, on amended labels) rows, or None when no amendment is in force."""
+    if not d["labels"]["applied"] or not d["labels"]["in_force"]:
+        return None
+    fa, fb, fp = d["frozen"]["arms"]["a"], d["frozen"]["arms"]["b"], d["frozen"]["paired"]
+    a, b, p = d["arms"]["a"], d["arms"]["b"], d["paired"]
+    rows = [
+        ("hit_rate A", rate(fa["hit_rate"]), rate(a["hit_rate"])),
+        ("hit_rate B", rate(fb["hit_rate"]), rate(b["hit_rate"])),
+    ]
+    for key, name in (
+        ("both_hit", "both hit"),
+        ("both_miss", "both miss"),
+        ("a_miss_b_hit", "miss→hit"),
+        ("a_hit_b_miss", "hit→miss"),
+    ):
+        rows.append((name, str(fp[key]), str(p[key])))
+    rows.append(("McNemar p", p_value(fp["mcnemar_p"]), p_value(p["mcnemar_p"])))
+    by = d["labels"]["by_arm"]
+    rows.append(("amendments from A / B / no evidence", "", f"{by['a']} / {by['b']} / {by['none']}"))
+    for c in d["frozen"]["changed"][:FLIP_CAP]:
+        rows.append((f"  {c['query_id']}", c["frozen"], c["amended"]))
+    return rows

@@ -70,6 +70,11 @@ def render(d: dict) -> str:
         f"flips: {p['a_hit_b_miss']} hit→miss, {p['a_miss_b_hit']} miss→hit."
     )
     out.append("")
+    states = fmt.label_state_rows(d)
+    if states:
+        out.append(f"## Frozen labels beside amended ({cell(d['labels']['state'])})")
+        out.append("")
+        out += _table(["", "frozen", "amended"], [list(r) for r in states])
     shown, hidden = fmt.capped_flips(d["flips"])
     out.append("## Flips (hit→miss first)")
     out.append("")

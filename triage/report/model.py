@@ -11,7 +11,8 @@ import pyarrow as pa
 from triage import __version__
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.ids import encode
-from triage.core.paired import HIT_TO_MISS, MISS_TO_HIT
+from triage.core.metrics import Means, means
+from triage.core.paired import HIT_TO_MISS, MISS_TO_HIT, OUTCOME_NAMES, outcome_codes, paired
 
 
 def _num(x: float) -> float | None:
@@ -84,10 +85,14 @@ def _flips(ev: Evaluation) -> list[dict[str, object]]:
 
 
 def _frozen(ev: Evaluation) -> dict[str, object]:
-    """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside)."""
-    ma, mb, p = ev.frozen_summary()
+    """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside), and
+    the queries whose outcome the amendments changed."""
+    ja, jb, scored = ev.frozen_view()
+    p = paired(ja.hit, jb.hit, scored)
+    before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes()
+    changed = np.flatnonzero(before != now)
 
-    def arm(m) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    def arm(m: Means) -> dict[str, object]:
         return {
             "n": m.n,
             "hit_rate": _num(m.hit_rate),
@@ -97,7 +102,7 @@ def _frozen(ev: Evaluation) -> dict[str, object]:
         }
 
     return {
-        "arms": {"a": arm(ma), "b": arm(mb)},
+        "arms": {"a": arm(means(ja, scored)), "b": arm(means(jb, scored))},
         "paired": {
             "n": p.n,
             "both_hit": p.both_hit,
@@ -106,6 +111,10 @@ def _frozen(ev: Evaluation) -> dict[str, object]:
             "a_miss_b_hit": p.a_miss_b_hit,
             "mcnemar_p": p.mcnemar_p,
         },
+        "changed": [
+            {"query_id": qid, "frozen": OUTCOME_NAMES[int(before[q])], "amended": OUTCOME_NAMES[int(now[q])]}
+            for q, qid in zip(changed.tolist(), ev.query_ids.take(pa.array(changed)).to_pylist(), strict=True)
+        ],
     }
 
 

@@ -81,6 +81,20 @@ def paired_view(d: dict) -> Group:
     return Group(t, note)
 
 
+def label_states_table(d: dict) -> Table | None:
+    """Frozen labels beside amended labels, when amendments are in force."""
+    rows = fmt.label_state_rows(d)
+    if rows is None:
+        return None
+    t = Table(title=f"Frozen labels beside amended ({d['labels']['state']})", title_justify="left")
+    t.add_column("")
+    t.add_column("frozen", justify="right")
+    t.add_column("amended", justify="right")
+    for name, frozen, amended in rows:
+        t.add_row(name, frozen, amended)
+    return t
+
+
 def flips_view(d: dict) -> Group:
     k = d["k"]
     shown, hidden = fmt.capped_flips(d["flips"])
@@ -135,7 +149,15 @@ def render(d: dict, console: Console | None = None) -> None:
         console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     console.print(title(d))
     console.print(summary(d))
-    for part in (checks_table(d), metrics_table(d), k_cells_table(d), paired_view(d), flips_view(d)):
+    parts = (
+        checks_table(d),
+        metrics_table(d),
+        k_cells_table(d),
+        paired_view(d),
+        label_states_table(d),
+        flips_view(d),
+    )
+    for part in parts:
         if part is not None:
             console.print()
             console.print(part)

@@ -30,6 +30,7 @@ class OverviewScreen(Screen):
                 yield Static(id="metrics")
                 yield Static(id="paired")
             yield Static(id="k-cells")
+            yield Static(id="label-states")
             yield Static(id="hint")
         yield Footer()
 
@@ -51,6 +52,11 @@ class OverviewScreen(Screen):
         k_cells.display = cells is not None
         if cells is not None:
             k_cells.update(cells)
+        states = report_text.label_states_table(d)
+        box = self.query_one("#label-states", Static)
+        box.display = states is not None
+        if states is not None:
+            box.update(states)
         n = len(d["flips"])
         self.query_one("#hint", Static).update(
             line(

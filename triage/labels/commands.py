@@ -1,0 +1,135 @@
+"""`triage labels log | verify | export | suggest`: the amendment log from the command line.
+
+Output is plain text (or JSON); data is passed through `visible`, so no escape sequence from a
+note or an id reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from triage.core.errors import InputError
+from triage.core.evaluation import Evaluation
+from triage.core.text import visible
+from triage.labels.amendments import RETRACT, read_file
+
+
+def log(ev: Evaluation) -> int:
+    state = ev.labels
+    print(visible(f"labels: {state.describe()}  ·  folder {state.log.folder}"))
+    in_force = {r.id for r in state.adds_in_force()}
+    for r in state.records:
+        mark = "retract" if r.op == RETRACT else ("add" if r.id in in_force else "add (retracted)")
+        ev_ = r.evidence or {}
+        evidence = f"  from {str(ev_.get('arm', '?')).upper()} rank {ev_.get('rank', '?')}" if ev_ else ""
+        note = f"  note: {r.note}" if r.note else ""
+        print(
+            visible(
+                f"{r.at}  {r.reviewer:<12} {mark:<16} {r.query_id}  {r.chunk_id}  grade {r.relevance}"
+                f"{evidence}{note}  [{r.file} #{r.seq}]",
+                newlines=False,
+            )
+        )
+    for p in state.log.problems:
+        print(visible(f"problem: {p}", newlines=False))
+    return 0
+
+
+def verify(ev: Evaluation) -> int:
+    """Every file, chain and base; exit 1 naming each problem."""
+    folder = ev.labels.log.folder
+    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    problems = 0
+    for path in files:
+        records, bad = read_file(path)
+        wrong_base = [r for r in records if r.base != ev.labels.frozen.sha256]
+        for p in bad:
+            print(visible(f"FAIL {p}", newlines=False))
+        for r in wrong_base[:1]:
+            print(
+                visible(
+                    f"FAIL {path.name}: base {r.base[:12]} is not the frozen file's "
+                    f"{ev.labels.frozen.sha256[:12]} ({len(wrong_base)} records)",
+                    newlines=False,
+                )
+            )
+        problems += len(bad) + (1 if wrong_base else 0)
+        if not bad and not wrong_base:
+            print(visible(f"ok   {path.name}: {len(records)} records, chain intact", newlines=False))
+    if not files:
+        print(visible(f"ok   no amendment files in {folder}"))
+    return 1 if problems else 0
+
+
+def export(ev: Evaluation, out: Path) -> int:
+    """Frozen + amendments as a new label file: Parquet, or TREC qrels for .qrels/.txt/.trec."""
+    state = ev.labels
+    table = state.effective_table()
+    provenance = {
+        "triage_base_sha256": state.frozen.sha256,
+        "triage_head": state.head() or "",
+        "triage_amendments": str(len(state.records)),
+        "triage_in_force": str(len(state.adds_in_force())),
+        "triage_state": state.describe(),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+    }
+    if out.resolve() == state.frozen.path.resolve():
+        raise InputError(out, "is the frozen label file: export writes a new file, never the frozen one")
+    if out.suffix.lower() in (".qrels", ".txt", ".trec"):
+        # trec_eval reads no comments: the provenance goes to the sidecar triage reads with any table.
+        lines = [
+            f"{q} 0 {c} {r}"
+            for q, c, r in zip(
+                table.column("query_id").to_pylist(),
+                table.column("chunk_id").to_pylist(),
+                table.column("relevance").to_pylist(),
+                strict=True,
+            )
+        ]
+        out.write_text("\n".join(lines) + "\n", "utf-8")
+        out.with_name(out.name + ".meta.json").write_text(json.dumps(provenance, indent=2) + "\n", "utf-8")
+    else:
+        meta = {k.encode(): v.encode() for k, v in provenance.items()}
+        pq.write_table(table.replace_schema_metadata(meta), out)
+    print(visible(f"wrote {out}: {table.num_rows} gold rows, {state.describe()}"))
+    return 0
+
+
+def suggest(ev: Evaluation, fmt: str) -> int:
+    from triage.core.corpus import open_corpus
+    from triage.core.detail import suggestions_for
+    from triage.core.suggest import THRESHOLD
+
+    if ev.spec.corpus is None:
+        raise InputError(ev.spec.manifest or "command line", "suggestions compare chunk texts: give a corpus")
+    found = suggestions_for(ev, open_corpus(ev.spec.corpus))
+    if fmt == "json":
+        print(
+            json.dumps(
+                {
+                    "threshold": THRESHOLD,
+                    "scorer": "rapidfuzz fuzz.ratio (body and heading path)",
+                    "suggestions": [s.__dict__ for s in found],
+                },
+                ensure_ascii=False,
+            )
+        )
+        return 0
+    print(
+        f"{len(found)} retrieved passages are likely also gold "
+        f"(body and heading path ≥ {THRESHOLD:g}% similar "
+        "to a gold chunk):"
+    )
+    for s in found:
+        ranks = f"A {s.rank_a or '–'} / B {s.rank_b or '–'}"
+        print(
+            visible(
+                f"  {s.query_id}  {s.chunk_id}  ~ gold {s.gold_id}  {s.similarity:.1f}%  ranked {ranks}",
+                newlines=False,
+            )
+        )
+    return 0
