@@ -34,6 +34,7 @@ def app_parser() -> argparse.ArgumentParser:
         description="Read what a retrieval change did. `triage report --help` for the headless report.",
     )
     _evaluation_args(p)
+    p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
     return p
 
 
@@ -143,7 +144,7 @@ def app(args: argparse.Namespace) -> int:
 
     from triage.ui.app import run
 
-    return run(partial(spec_from, args), args.k)
+    return run(partial(spec_from, args), args.k, args.reviewer)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,6 +92,7 @@ class QueryDetail:
     fields: dict[str, object] = field(default_factory=dict)
     # retrieved non-gold chunk id -> (the gold id its text nearly duplicates, similarity 0–100)
     suggestions: dict[str, tuple[str, float]] = field(default_factory=dict)
+    amended: dict[str, str] = field(default_factory=dict)  # gold chunk id -> reviewer who added it
 
     @property
     def movement(self) -> int | None:
@@ -187,6 +188,7 @@ def build_detail(ev: Evaluation, q: int, corpus: Corpus | None) -> QueryDetail:
         golds=[GoldView(c, g, chunks.get(c), rank_a.get(c), rank_b.get(c)) for c, g in gold.items()],
         fields=fields,
         suggestions=suggestions,
+        amended={c: r.reviewer for (qid, c), r in ev.labels.added_pairs().items() if qid == query_id},
     )
 
 

@@ -31,6 +31,7 @@ class Change:
     after: str
     saved: bool
     error: str = ""
+    action: str = ""  # "amendment undone", "graded 3", … ("" for an add)
 
     @property
     def message(self) -> str:
@@ -42,7 +43,8 @@ class Change:
             what = f"{self.before} → {self.after}"
         else:
             what = f"outcome unchanged ({self.after})"
-        return f"{self.query_id}: {what}" + ("" if self.saved else f" — NOT SAVED: {self.error}")
+        action = f"{self.action}; " if self.action else ""
+        return f"{self.query_id}: {action}{what}" + ("" if self.saved else f" — NOT SAVED: {self.error}")
 
 
 class Review:

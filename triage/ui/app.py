@@ -17,7 +17,7 @@ from triage.resources import bundled
 from triage.ui.commands import QueryCommands
 from triage.ui.messages import CorpusProgress, CorpusReady, Loaded, LoadFailed
 from triage.ui.screens.overview import OverviewScreen
-from triage.ui.session import Session, Source, open_session
+from triage.ui.session import Session, Source, flip_label, open_session
 
 
 class TriageApp(App[None]):
@@ -30,12 +30,14 @@ class TriageApp(App[None]):
         Binding("f", "flips", "flips", id="flips"),
         Binding("a", "all", "all queries", id="all"),
         Binding("o", "overview", "overview", id="overview"),
+        Binding("L", "amendments", "amendments", id="amendments"),
     ]
 
-    def __init__(self, source: Source = None, k: int | None = None) -> None:
+    def __init__(self, source: Source = None, k: int | None = None, reviewer: str | None = None) -> None:
         super().__init__()
         self.source = source
         self.k = k
+        self.reviewer = reviewer
         self.session: Session | None = None
 
     def get_default_screen(self) -> Screen:
@@ -48,7 +50,7 @@ class TriageApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
         try:
-            session = open_session(self.source, self.k)
+            session = open_session(self.source, self.k, self.reviewer)
         except InputError as e:
             self.post_message(LoadFailed(e.message))
             return
@@ -101,7 +103,7 @@ class TriageApp(App[None]):
 
     # -- navigation ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("flips", "all") and self.session is None:
+        if action in ("flips", "all", "amendments") and self.session is None:
             return None  # shown disabled until loaded
         return True
 
@@ -126,6 +128,12 @@ class TriageApp(App[None]):
             self._to_base()
             self.push_screen(AllQueriesScreen(self.session))
 
+    def action_amendments(self) -> None:
+        from triage.ui.screens.amendments import AmendmentsScreen
+
+        if self.session is not None and not isinstance(self.screen, AmendmentsScreen):
+            self.push_screen(AmendmentsScreen(self.session))
+
     def action_help(self) -> None:
         from triage.ui.screens.help import HelpScreen
 
@@ -141,11 +149,12 @@ class TriageApp(App[None]):
         s = self.session
         where = np.flatnonzero(s.flips == q)
         if len(where):
-            self.push_screen(DetailScreen(s, s.flips, int(where[0]), s.flip_label))
+            n_reg, n = s.n_regressions, len(s.flips)
+            self.push_screen(DetailScreen(s, s.flips, int(where[0]), lambda i: flip_label(i, n_reg, n)))
         else:
             self.push_screen(DetailScreen(s, np.array([q]), 0, lambda i: "query"))
 
 
-def run(source: Source = None, k: int | None = None) -> int:
-    TriageApp(source, k).run()
+def run(source: Source = None, k: int | None = None, reviewer: str | None = None) -> int:
+    TriageApp(source, k, reviewer).run()
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from triage.core.evaluation import Evaluation, load
 from triage.core.manifest import Spec, from_manifest
 from triage.core.paired import A_HIT_B_MISS
 from triage.core.search import Searcher
+from triage.labels.review import Change, Review
 from triage.report.model import build
 
 
@@ -26,7 +28,8 @@ class Session:
     ev: Evaluation
     corpus: Corpus | None = None
     corpus_note: str = "no corpus given"  # shown where chunk text would be
-    report: dict = field(init=False)
+    reviewer: str | None = None  # --reviewer; else TRIAGE_REVIEWER or the login name
+    version: int = 0  # bumped by every amendment: screens showing numbers redraw when it moved
     flips: np.ndarray = field(init=False)  # query indices in flip order
     outcomes: np.ndarray = field(init=False)
     texts: pa.Array = field(init=False)
@@ -43,9 +46,27 @@ class Session:
 
     def refresh(self) -> None:
         """Recompute what depends on the labels (after an amendment, say)."""
-        self.report = build(self.ev)
         self.flips = self.ev.flips()
         self.outcomes = self.ev.outcomes()
+        self._report: dict | None = None
+
+    @property
+    def report(self) -> dict:
+        """The report's numbers (built on first use after each change)."""
+        if self._report is None:
+            self._report = build(self.ev)
+        return self._report
+
+    @cached_property
+    def review(self) -> Review:
+        return Review(self.ev, self.reviewer)
+
+    def amended(self, change: Change | None) -> Change | None:
+        """Call after a review decision: the numbers screens show move on."""
+        if change is not None:
+            self.refresh()
+            self.version += 1
+        return change
 
     @property
     def n_regressions(self) -> int:
@@ -53,10 +74,7 @@ class Session:
 
     def flip_label(self, position: int) -> str:
         """ "regression 2 of 6" or "win 3 of 40" for position `position` of the flip order."""
-        n_reg = self.n_regressions
-        if position < n_reg:
-            return f"regression {position + 1} of {n_reg}"
-        return f"win {position - n_reg + 1} of {len(self.flips) - n_reg}"
+        return flip_label(position, self.n_regressions, len(self.flips))
 
     def query_id(self, q: int) -> str:
         return self.ev.query_ids[q].as_py()
@@ -65,14 +83,20 @@ class Session:
         return build_detail(self.ev, q, self.corpus)
 
 
+def flip_label(position: int, n_regressions: int, n_flips: int) -> str:
+    if position < n_regressions:
+        return f"regression {position + 1} of {n_regressions}"
+    return f"win {position - n_regressions + 1} of {n_flips - n_regressions}"
+
+
 Source = Spec | Path | Callable[[], Spec] | None
 
 
-def open_session(source: Source, k: int | None = None) -> Session:
+def open_session(source: Source, k: int | None = None, reviewer: str | None = None) -> Session:
     """A Spec, a manifest path, a callable giving a Spec, or None (the bundled sample)."""
     from triage.resources import sample_manifest
 
     if callable(source):
         source = source()
     spec = source if isinstance(source, Spec) else from_manifest(source or sample_manifest())
-    return Session(load(spec, k))
+    return Session(load(spec, k), reviewer=reviewer)

@@ -53,6 +53,7 @@ class VirtualTable(ScrollView, can_focus=True):
         "table--bad",
         "table--good",
         "table--gold",
+        "table--suggest",
         "table--muted",
         "table--rule",
     }
@@ -66,6 +67,7 @@ class VirtualTable(ScrollView, can_focus=True):
     VirtualTable > .table--bad { color: $text-error; }
     VirtualTable > .table--good { color: $text-success; }
     VirtualTable > .table--gold { color: $text-warning; text-style: bold; }
+    VirtualTable > .table--suggest { color: $text-warning; text-style: italic; }
     VirtualTable > .table--muted { color: $text-muted; }
     VirtualTable > .table--rule { color: $text-muted; }
     """

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from triage.core.detail import ArmView, QueryDetail, Row
+from triage.core.text import visible
 from triage.report import fmt
 from triage.ui.session import Session
 from triage.ui.table import Column, VirtualTable
@@ -72,6 +73,10 @@ class DetailScreen(Screen):
         Binding("tab", "app.focus_next", "next pane", show=False),
         Binding("shift+tab", "app.focus_previous", "previous pane", show=False),
         Binding("escape", "app.pop_screen", "back"),
+        Binding("g", "amend", "mark gold"),
+        Binding("G", "amend_note", "gold + note"),
+        Binding("u", "undo", "undo amendment"),
+        *[Binding(str(n), f"grade({n})", f"grade {n}", show=False) for n in range(1, 10)],
     ]
 
     def __init__(
@@ -83,9 +88,11 @@ class DetailScreen(Screen):
         self.position = position
         self.label = label
         self.detail: QueryDetail | None = None
+        self.grading = False  # True right after `g`: a digit sets the grade of that amendment
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-title")
+        yield Static(id="status")
         yield Static(id="query-text")
         with Horizontal(id="arms"):
             yield Static(id="arm-a", classes="arm")
@@ -114,11 +121,85 @@ class DetailScreen(Screen):
         self.show()
         self.query_one("#list-b", VirtualTable).focus()
 
+    # -- amendments ----------------------------------------------------------------------------
+    def on_key(self, event) -> None:  # type: ignore[no-untyped-def]
+        if self.grading and not (event.character or "").isdigit():
+            self.grading = False  # the grade window closes at the next key that is not a digit
+
+    def _selected(self) -> tuple[ArmView, Row] | None:
+        focused = self.focused
+        if self.detail is None or not isinstance(focused, VirtualTable) or not focused.count:
+            self.notify("select a retrieved passage in arm A's or B's list first (tab)", timeout=3)
+            return None
+        arm = self.detail.a if focused.id == "list-a" else self.detail.b
+        return arm, arm.rows[focused.cursor]
+
+    def _said(self, change) -> None:  # type: ignore[no-untyped-def]
+        """Show what a decision changed, redraw the numbers."""
+        if change is None:
+            return
+        self.session.amended(change)
+        severity = "information" if change.saved else "error"
+        self.notify(
+            visible(change.message),
+            title="amendment" if change.saved else "amendment NOT SAVED",
+            severity=severity,
+            markup=False,
+            timeout=6 if change.saved else 30,
+        )
+        self.query_one("#status", Static).update(
+            line(("amended  ", "bold $text-warning" if change.saved else "bold $text-error"), change.message)
+        )
+        self.show()
+
+    def _amend(self, note: str = "") -> None:
+        picked = self._selected()
+        if picked is None:
+            return
+        arm, row = picked
+        if row.grade:
+            self.notify(f"already gold (grade {row.grade})", timeout=3)
+            return
+        assert self.detail is not None
+        change = self.session.review.add(
+            self.detail.query_id, row.chunk_id, 1, note, evidence={"arm": arm.side, "rank": row.rank}
+        )
+        self._said(change)
+        self.grading = True
+
+    def action_amend(self) -> None:
+        self._amend()
+
+    def action_amend_note(self) -> None:
+        if self._selected() is None:
+            return
+        from triage.ui.screens.note import NoteScreen
+
+        def with_note(note: str | None) -> None:
+            if note is not None:
+                self._amend(note)
+
+        self.app.push_screen(NoteScreen(), with_note)
+
+    def action_grade(self, grade: int) -> None:
+        if not self.grading:
+            return
+        self.grading = False
+        self._said(self.session.review.regrade(grade))
+
+    def action_undo(self) -> None:
+        change = self.session.review.undo()
+        if change is None:
+            self.notify("nothing of yours to undo", timeout=3)
+        self._said(change)
+
     # -- navigation ----------------------------------------------------------------------------
     def action_step(self, step: int) -> None:
         new = self.position + step
         if 0 <= new < len(self.sequence):
             self.position = new
+            self.grading = False
+            self.query_one("#status", Static).update("")
             self.show()
         else:
             self.notify("no more in this list" if step > 0 else "this is the first", timeout=2)
@@ -146,9 +227,15 @@ class DetailScreen(Screen):
         if not 0 <= index < len(arm.rows):
             return
         r = arm.rows[index]
-        gold = (
-            (f"  ★ gold, grade {r.grade}", "$text-warning bold") if r.grade else ("  not gold", "$text-muted")
-        )
+        d = self.detail
+        if r.grade:
+            who = f" (amended by {d.amended[r.chunk_id]}; u undoes yours)" if r.chunk_id in d.amended else ""
+            gold = (f"  ★ gold, grade {r.grade}{who}", "$text-warning bold")
+        elif r.chunk_id in d.suggestions:
+            twin, sim = d.suggestions[r.chunk_id]
+            gold = (f"  ≈ likely also gold: {sim:.0f}% like gold {twin}   g marks it gold", "$text-warning")
+        else:
+            gold = ("  not gold   g marks it gold, G with a note", "$text-muted")
         if r.chunk is None:
             body: list[str | tuple[str, str]] = [
                 ("text unavailable: " + self.session.corpus_note, "$text-muted")
@@ -214,6 +301,8 @@ class DetailScreen(Screen):
         parts: list[str | tuple[str, str]] = []
         for g in d.golds:
             ranks = f"   A {fmt.rank(g.rank_a, d.k)}   B {fmt.rank(g.rank_b, d.k)}   grade {g.grade}"
+            if g.chunk_id in d.amended:
+                ranks += f"   added by amendment ({d.amended[g.chunk_id]})"
             parts += [("★ ", "$text-warning"), (g.chunk_id, "bold"), (ranks, "$text-muted"), "\n"]
             if g.chunk is None:
                 parts += [("  text unavailable: " + self.session.corpus_note, "$text-muted"), "\n"]
@@ -237,7 +326,7 @@ class DetailScreen(Screen):
             line(
                 (f"{arm.side.upper()} {arm.name}", "bold"),
                 f"  {len(arm.rows)} of {arm.depth} shown",
-                ("   ★ gold   other = rank in " + other, "$text-muted"),
+                ("   ★ gold +amended ≈ likely · other: rank in " + other, "$text-muted"),
             )
         )
         table = self.query_one(f"#list-{arm.side}", VirtualTable)
@@ -248,7 +337,10 @@ class DetailScreen(Screen):
 
         def cells(i: int) -> list[object]:
             r: Row = rows[i]
-            mark = f"★{r.grade}" if r.grade else ""
+            if r.grade:
+                mark = ("+" if r.chunk_id in d.amended else "★") + str(r.grade)
+            else:
+                mark = "≈" if r.chunk_id in d.suggestions else ""
             score = "" if r.score is None else f"{r.score:.4f}"
             other_rank = "–" if r.other_rank is None else str(r.other_rank)
             if r.chunk is None:
@@ -257,7 +349,12 @@ class DetailScreen(Screen):
                 body = f"{short_header(r.chunk.header)} │ {_clip(r.chunk.text, SNIPPET)}"
             return [r.rank, mark, r.chunk_id, other_rank, score, body]
 
-        table.set_rows(len(rows), cells, lambda i: "gold" if rows[i].grade else None, table.cursor)
+        def tag(i: int) -> str | None:
+            if rows[i].grade:
+                return "gold"
+            return "suggest" if rows[i].chunk_id in d.suggestions else None
+
+        table.set_rows(len(rows), cells, tag, table.cursor)
 
 
 def short_header(header: str | None, keep: int = 2) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -19,7 +20,7 @@ from triage.core.paired import (
     OUTCOME_NAMES,
 )
 from triage.report import fmt
-from triage.ui.session import Session
+from triage.ui.session import Session, flip_label
 from triage.ui.table import Column, VirtualTable
 from triage.ui.text import line
 
@@ -61,8 +62,14 @@ class QueryList(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.shown_version = self.session.version
         self.fill()
         self.query_one(VirtualTable).focus()
+
+    def on_screen_resume(self) -> None:
+        if self.session.version != self.shown_version:  # amendments changed the outcomes
+            self.shown_version = self.session.version
+            self.fill(min(self.query_one(VirtualTable).cursor, max(len(self.rows()) - 1, 0)))
 
     def fill(self, cursor: int = 0) -> None:
         s, ev = self.session, self.session.ev
@@ -94,6 +101,11 @@ class QueryList(Screen):
     def position_label(self, i: int) -> str:
         return f"query {i + 1} of {len(self.order)}"
 
+    def label_snapshot(self) -> Callable[[int], str]:
+        """Position labels for the list as it is now (amendments later must not renumber it)."""
+        n = len(self.order)
+        return lambda i: f"query {i + 1} of {n}"
+
     def update_title(self, i: int) -> None:
         where = self.position_label(i) if len(self.order) else "nothing to list"
         self.query_one("#list-title", Static).update(
@@ -109,7 +121,7 @@ class QueryList(Screen):
     def open(self, position: int) -> None:
         from triage.ui.screens.detail import DetailScreen
 
-        self.app.push_screen(DetailScreen(self.session, self.order, position, self.position_label))
+        self.app.push_screen(DetailScreen(self.session, self.order, position, self.label_snapshot()))
 
     def action_search(self) -> None:
         from triage.ui.screens.search import SearchScreen
@@ -137,6 +149,10 @@ class FlipsScreen(QueryList):
 
     def position_label(self, i: int) -> str:
         return self.session.flip_label(i)
+
+    def label_snapshot(self) -> Callable[[int], str]:
+        n_reg, n = self.session.n_regressions, len(self.order)
+        return lambda i: flip_label(i, n_reg, n)
 
 
 FILTERS = {"0": None, "1": BOTH_HIT, "2": BOTH_MISS, "3": A_HIT_B_MISS, "4": A_MISS_B_HIT}

@@ -34,7 +34,15 @@ class OverviewScreen(Screen):
             yield Static(id="hint")
         yield Footer()
 
+    shown_version = -1
+
+    def on_screen_resume(self) -> None:
+        session = getattr(self.app, "session", None)
+        if session is not None and session.version != self.shown_version:
+            self.show(session)  # amendments moved the numbers
+
     def show(self, session: Session) -> None:
+        self.shown_version = session.version
         d = session.report
         self.query_one("#loading").display = False
         a, b = d["arms"]["a"], d["arms"]["b"]

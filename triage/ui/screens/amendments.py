@@ -1,0 +1,110 @@
+"""`L`: the amendments — reviewer, time, what, note, evidence — and any damaged lines."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from triage.labels.amendments import RETRACT
+from triage.ui.session import Session
+from triage.ui.table import Column, VirtualTable
+from triage.ui.text import line
+
+
+class AmendmentsScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "back")]
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="amend-title")
+        yield Static(id="amend-problems")
+        yield VirtualTable(
+            [
+                Column("when (UTC)", 19),
+                Column("reviewer", 12),
+                Column("what", 16),
+                Column("query", 10),
+                Column("chunk", 28),
+                Column("grade", 5, right=True),
+                Column("from", 8),
+                Column("note", 0),
+            ],
+            id="amendments",
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.fill()
+        self.query_one(VirtualTable).focus()
+
+    def on_screen_resume(self) -> None:
+        self.fill()
+
+    def fill(self) -> None:
+        state = self.session.ev.labels
+        records = list(reversed(state.records))  # newest first
+        in_force = {r.id for r in state.adds_in_force()}
+        unsaved = {r.id for r in state.pending}
+
+        def what(i: int) -> str:
+            r = records[i]
+            text = "retract" if r.op == RETRACT else ("add" if r.id in in_force else "add (retracted)")
+            return text + (" UNSAVED" if r.id in unsaved else "")
+
+        def row(i: int) -> list[object]:
+            r = records[i]
+            ev = r.evidence or {}
+            where = f"{str(ev.get('arm', '')).upper()} #{ev.get('rank', '')}" if ev else ""
+            return [
+                r.at.replace("T", " ")[:19],
+                r.reviewer,
+                what(i),
+                r.query_id,
+                r.chunk_id,
+                r.relevance,
+                where,
+                r.note,
+            ]
+
+        self.query_one(VirtualTable).set_rows(
+            len(records),
+            row,
+            lambda i: (
+                "bad"
+                if records[i].id in unsaved
+                else ("muted" if records[i].op == RETRACT or records[i].id not in in_force else None)
+            ),
+        )
+        folder = state.log.folder
+        self.query_one("#amend-title", Static).update(
+            line(
+                ("Amendments  ", "bold"),
+                state.describe(),
+                ("   folder ", "$text-muted"),
+                str(folder),
+                ("   newest first; enter opens the query", "$text-muted"),
+            )
+        )
+        problems = [str(p) for p in state.log.problems]
+        if state.pending:
+            problems.insert(
+                0,
+                f"{len(state.pending)} amendments are not saved yet (kept in memory; "
+                "the next amendment retries)",
+            )
+        self.query_one("#amend-problems", Static).update(
+            line(*[(p + "\n", "$text-error") for p in problems]) if problems else ""
+        )
+
+    def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
+        records = list(reversed(self.session.ev.labels.records))
+        q = self.session.ev.query_index(records[event.index].query_id)
+        if q >= 0:
+            self.app.open_query(q)  # type: ignore[attr-defined]
