@@ -19,6 +19,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f", "the flips, hit→miss first"),
             ("a", "all queries"),
             ("o", "the overview"),
+            ("L", "the amendments: who added which gold, when, with what note and evidence"),
             ("/", "fuzzy search over query ids and texts (in a list)"),
             ("ctrl+p", "command palette: jump to a query by id or text; switch theme"),
             ("?", "this help"),
@@ -42,6 +43,10 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("tab / shift+tab", "move the focus: gold pane, arm A's list, arm B's list"),
             ("j / k", "move the selection in the focused list (scroll the gold pane)"),
             ("enter", "open the selected chunk's full text (in the gold pane: the first gold)"),
+            ("g", "mark the selected passage as additional gold (written at once, grade 1)"),
+            ("1 … 9", "right after g: the grade of that amendment"),
+            ("G", "the same, after asking for a note"),
+            ("u", "undo your last amendment (a retract record: nothing is deleted)"),
         ],
     ),
     (
@@ -49,6 +54,12 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("j / k", "scroll"),
             ("m", "show more of a very long text"),
+        ],
+    ),
+    (
+        "Amendments (L)",
+        [
+            ("enter", "open the amended query"),
         ],
     ),
     (
