@@ -58,6 +58,13 @@ def report_parser() -> argparse.ArgumentParser:
     _label_args(p)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
+    p.add_argument("--floor", type=float, default=0.80, help="tenant hit-rate floor (default 0.80)")
+    p.add_argument(
+        "--gate",
+        type=Path,
+        metavar="FLOORS.toml",
+        help="exit 1 when B's hit rate falls below a floor of this file's [floors]",
+    )
     return p
 
 
@@ -116,10 +123,19 @@ def spec_from(args: argparse.Namespace):  # -> Spec
 
 def report(args: argparse.Namespace) -> int:
     from triage.core.evaluation import load
-    from triage.report.model import build
+    from triage.report.model import build, gate_section
 
+    floors = None
+    if args.gate is not None:
+        from triage.core.gate import read_floors
+
+        floors = read_floors(args.gate)  # a bad gate file fails before any loading
     ev = load(spec_from(args), args.k, args.label_state, args.apply_stale)
-    data = build(ev)
+    data = build(ev, args.floor)
+    if floors is not None:
+        from triage.core.gate import judge_floors
+
+        data["gate"] = gate_section(judge_floors(ev, floors), args.gate)
     if args.format == "json":
         from triage.report.jsonout import dumps
 
@@ -133,6 +149,8 @@ def report(args: argparse.Namespace) -> int:
 
         render(data)
     if args.strict and any(c["level"] == "error" for c in data["checks"]):
+        return EXIT_CHECKS
+    if floors is not None and not all(f["holds"] for f in data["gate"]["floors"]):
         return EXIT_CHECKS
     return EXIT_OK
 

@@ -63,6 +63,15 @@ class Arm:
         taken = self.run.table.column(column).take(pa.array(np.maximum(rows, 0))).to_pylist()
         return [v if r >= 0 else None for v, r in zip(taken, rows.tolist(), strict=True)]
 
+    def aligned(self, column: str) -> pa.Array | None:
+        """A run column with one value per query of the universe (null where the run lacks the
+        query), or None when the run has no such column."""
+        if column not in self.run.table.column_names:
+            return None
+        values = self.run.table.column(column).take(pa.array(np.maximum(self.row, 0)))
+        values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+        return pc.if_else(pa.array(self.row >= 0), values, pa.nulls(len(self.row), values.type))
+
     def retrieved(self, q: int) -> list[str]:
         r = int(self.row[q])
         return [] if r < 0 else self.run.table.column("retrieved")[r].as_py()
@@ -130,19 +139,14 @@ class Evaluation:
     def query_column(self, name: str) -> pa.Array:
         """A per-query column as text, aligned with `query_ids`: from the queries file, else from
         the runs (B first); null where unknown."""
-        out = pa.nulls(self.n, pa.string())
-        sources = []
+        sources = [arm.aligned(name) for arm in (self.b, self.a)]
         if self.queries is not None and name in self.queries.column_names:
-            sources.append((self.queries.column("query_id"), self.queries.column(name)))
-        for arm in (self.b, self.a):
-            if name in arm.run.table.column_names:
-                sources.append((arm.run.table.column("query_id"), arm.run.table.column(name)))
-        for ids_col, values in sources:
-            where = ids.encode(self.query_ids, ids_col)
-            taken = pc.cast(values.take(pa.array(np.maximum(where, 0))), pa.string())
-            taken = pc.if_else(pa.array(where >= 0), taken, pa.nulls(self.n, pa.string()))
-            out = pc.coalesce(out, taken)
-        return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+            where = ids.encode(self.query_ids, self.queries.column("query_id"))
+            values = self.queries.column(name).take(pa.array(np.maximum(where, 0)))
+            values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+            sources.insert(0, pc.if_else(pa.array(where >= 0), values, pa.nulls(self.n, values.type)))
+        present = [pc.cast(v, pa.string()) for v in sources if v is not None]
+        return pc.coalesce(*present) if present else pa.nulls(self.n, pa.string())
 
     def query_index(self, query_id: str) -> int:
         """Index of `query_id` in the universe, -1 if unknown."""

@@ -43,9 +43,12 @@ def _sets(q: np.ndarray, code: np.ndarray, grade: np.ndarray, n: int) -> GoldSet
 
 def encode_gold(table: pa.Table, frozen: pa.Table, query_ids: pa.Array) -> Gold:
     """`table`: the effective (query_id, chunk_id, relevance ≥ 1) rows, one per pair;
-    `frozen`: the frozen file's gold rows (a subset of `table`'s pairs)."""
-    vocabulary = ids.distinct(table.column("chunk_id"))
+    `frozen`: the frozen file's gold rows (a subset of `table`'s pairs). Rows of a query outside
+    `query_ids` (an amendment naming an unknown query; reported by a check) are left out."""
     q = ids.encode(table.column("query_id"), query_ids).astype(np.int64)
+    if (q < 0).any():
+        table, q = table.filter(pa.array(q >= 0)), q[q >= 0]
+    vocabulary = ids.distinct(table.column("chunk_id"))
     code = ids.encode(table.column("chunk_id"), vocabulary).astype(np.int64)
     grade = table.column("relevance").to_numpy().astype(np.int64)
     keys = q * KEY + code

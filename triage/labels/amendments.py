@@ -136,6 +136,14 @@ def _parse(raw: bytes) -> Record:
         raise ValueError(f"relevance {rel!r} must be an integer ≥ 1")
     if isinstance(obj["seq"], bool) or not isinstance(obj["seq"], int) or obj["seq"] < 1:
         raise ValueError(f"seq {obj['seq']!r} must be a positive integer")
+    if obj.get("evidence") is not None and not isinstance(obj["evidence"], dict):
+        raise ValueError("evidence must be an object")
+    if obj.get("note") is not None and not isinstance(obj["note"], str):
+        raise ValueError("note must be a string")
+    try:  # a lone surrogate (`"\\ud800"`) parses, then fails wherever the text is used
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text that is not valid Unicode (a lone surrogate)") from None
     return Record(
         id=obj["id"],
         seq=obj["seq"],

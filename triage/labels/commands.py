@@ -7,6 +7,7 @@ note or an id reaches the terminal.
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -77,7 +78,9 @@ def export(ev: Evaluation, out: Path) -> int:
         "triage_state": state.describe(),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }
-    if out.resolve() == state.frozen.path.resolve():
+    if out.resolve() == state.frozen.path.resolve() or (
+        out.exists() and os.path.samefile(out, state.frozen.path)  # a hard link to it
+    ):
         raise InputError(out, "is the frozen label file: export writes a new file, never the frozen one")
     if out.suffix.lower() in (".qrels", ".txt", ".trec"):
         # trec_eval reads no comments: the provenance goes to the sidecar triage reads with any table.

@@ -66,3 +66,86 @@ def label_state_rows(d: dict) -> list[tuple[str, str, str]] | None:
     for c in d["frozen"]["changed"][:FLIP_CAP]:
         rows.append((f"  {c['query_id']}", c["frozen"], c["amended"]))
     return rows
+
+
+SLICE_CAP = 25  # slices listed per key in text and Markdown (JSON lists all)
+SLICE_HEAD = [
+    "value",
+    "n",
+    "hit A",
+    "hit B",
+    "±B",
+    "B − A",
+    "recall A",
+    "recall B",
+    "hit→miss",
+    "miss→hit",
+    "short A/B",
+    "n_elig=0",
+]
+TENANT_HEAD = [
+    "#",
+    "tenant",
+    "n",
+    "hit A",
+    "hit B",
+    "B − A",
+    "±B",
+    "hit→miss",
+    "miss→hit",
+    "plan (share)",
+    "median sel.",
+    "",
+]
+
+
+def slice_cells(s: dict) -> list[str]:
+    a, b = s["a"], s["b"]
+    zero = a["n_eligible_zero"] + b["n_eligible_zero"]
+    return [
+        s["value"],
+        str(s["n"]),
+        rate(a["hit_rate"]),
+        rate(b["hit_rate"]),
+        band(b["noise_band"]),
+        delta(a["hit_rate"], b["hit_rate"]),
+        rate(a["recall"]),
+        rate(b["recall"]),
+        str(s["hit_to_miss"]),
+        str(s["miss_to_hit"]),
+        f"{a['short_lists']}/{b['short_lists']}",
+        str(zero) if zero else "",
+    ]
+
+
+def tenant_cells(i: int, t: dict, floor: float) -> list[str]:
+    share = f"{t['plan']} ({t['plan_share']:.0%})" if t["plan"] else "–"
+    sel = "–" if t["median_selectivity"] is None else f"{t['median_selectivity']:.2%}"
+    marks = []
+    if t["hit_rate_b"] is not None and t["hit_rate_b"] < floor:
+        marks.append("< floor")
+    if t["few"]:
+        marks.append("few")
+    return [
+        str(i),
+        t["tenant"],
+        str(t["n"]),
+        rate(t["hit_rate_a"]),
+        rate(t["hit_rate_b"]),
+        delta(t["hit_rate_a"], t["hit_rate_b"]),
+        band(t["noise_band_b"]),
+        str(t["hit_to_miss"]),
+        str(t["miss_to_hit"]),
+        share,
+        sel,
+        ", ".join(marks),
+    ]
+
+
+def tenant_summary(t: dict) -> str:
+    below = t["below_floor"]
+    return (
+        f"floor {t['floor']:.2f}: {below['a']} tenants below it in A, {below['b']} in B; "
+        f"5th-percentile tenant hit rate A {rate(t['p5']['a'])}, B {rate(t['p5']['b'])}; "
+        f"{len(t['rows'])} tenants, worst first by B"
+    )

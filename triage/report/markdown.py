@@ -25,6 +25,24 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def render(d: dict) -> str:
     a, b, p, k = d["arms"]["a"], d["arms"]["b"], d["paired"], d["k"]
     out = [f"# triage report: {cell(a['name'])} → {cell(b['name'])} at k = {k}", ""]
+    g = d.get("gate")
+    if g:
+        failed = [f for f in g["floors"] if not f["holds"]]
+        out += [f"**Gate**: {len(failed)} of {len(g['floors'])} floors broken by B.", ""]
+        if failed:
+            out += _table(
+                ["floor", "B hit rate", "minimum", "n", "noise band"],
+                [
+                    [
+                        cell(f["name"]),
+                        fmt.rate(f["hit_rate"]),
+                        f"{f['floor']:.2f}",
+                        str(f["n"]),
+                        fmt.band(f["noise_band"]),
+                    ]
+                    for f in failed
+                ],
+            )
     out.append(
         f"Labels: {d['labels']['state']}. Queries: {d['n_queries']}, scored {d['n_scored']}, "
         f"unlabelled {d['n_unlabelled']}; missing from A {len(d['missing']['a'])}, "
@@ -96,4 +114,26 @@ def render(d: dict) -> str:
     )
     if hidden:
         out += [f"… {hidden} more flips (`--format json` lists them all).", ""]
+    t = d["tenants"]
+    if t is not None:
+        out += ["## Tenants, worst first by B", "", cell(fmt.tenant_summary(t)), ""]
+        out += _table(
+            fmt.TENANT_HEAD,
+            [
+                [cell(c) for c in fmt.tenant_cells(i, r, t["floor"])]
+                for i, r in enumerate(t["rows"][: fmt.SLICE_CAP], 1)
+            ],
+        )
+    for key, rows in d["slices"].items():
+        part = d["partition"][key]
+        out += [
+            f"## By {key}",
+            "",
+            f"n sums to {part['sum']} of {part['scored']} scored"
+            + ("." if part["ok"] else ": these slices do not partition the scored queries."),
+            "",
+        ]
+        out += _table(fmt.SLICE_HEAD, [[cell(c) for c in fmt.slice_cells(s)] for s in rows[: fmt.SLICE_CAP]])
+    if d["slices"] or t is not None:
+        out += [cell(fmt.LEGEND), ""]
     return "\n".join(out)

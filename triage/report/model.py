@@ -4,15 +4,18 @@ so the three formats cannot disagree."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 from triage import __version__
 from triage.core.evaluation import Arm, Evaluation
+from triage.core.gate import Floor
 from triage.core.ids import encode
 from triage.core.metrics import Means, means
 from triage.core.paired import HIT_TO_MISS, MISS_TO_HIT, OUTCOME_NAMES, outcome_codes, paired
+from triage.core.slices import ArmSlice, Tenant, all_slices, tenants
 
 
 def _num(x: float) -> float | None:
@@ -127,10 +130,72 @@ def _k_cells(ev: Evaluation) -> dict[str, dict[str, float | None]] | None:
     }
 
 
-def build(ev: Evaluation) -> dict[str, object]:
+def _arm_slice(a: ArmSlice) -> dict[str, object]:
+    return {
+        "hit_rate": _num(a.hit_rate),
+        "recall": _num(a.recall),
+        "short_lists": a.short_lists,
+        "noise_band": _num(a.noise_band),
+        "n_eligible_zero": a.n_eligible_zero,
+    }
+
+
+def _slices(ev: Evaluation) -> tuple[dict[str, list[dict[str, object]]], dict[str, dict[str, object]]]:
+    out, partition = {}, {}
+    n_scored = int(ev.scored.sum())
+    for key, rows in all_slices(ev).items():
+        out[key] = [
+            {
+                "value": s.value,
+                "n": s.n,
+                "a": _arm_slice(s.a),
+                "b": _arm_slice(s.b),
+                "hit_to_miss": s.hit_to_miss,
+                "miss_to_hit": s.miss_to_hit,
+            }
+            for s in rows
+        ]
+        total = sum(s.n for s in rows)
+        partition[key] = {"sum": total, "scored": n_scored, "ok": total == n_scored}
+    return out, partition
+
+
+def _tenants(ev: Evaluation, floor: float) -> dict[str, object] | None:
+    t = tenants(ev, floor)
+    if t is None:
+        return None
+
+    def row(x: Tenant) -> dict[str, object]:
+        s = x.slice
+        return {
+            "tenant": x.name,
+            "n": s.n,
+            "hit_rate_a": _num(s.a.hit_rate),
+            "hit_rate_b": _num(s.b.hit_rate),
+            "delta": _num(x.delta),
+            "hit_to_miss": s.hit_to_miss,
+            "miss_to_hit": s.miss_to_hit,
+            "plan": x.plan,
+            "plan_share": x.plan_share,
+            "median_selectivity": _num(x.median_selectivity),
+            "few": x.few,
+            "noise_band_b": _num(s.b.noise_band),
+        }
+
+    return {
+        "floor": floor,
+        "below_floor": t.below_floor,
+        "p5": {k: _num(v) for k, v in t.p5.items()},
+        "worst": [row(x) for x in t.worst],
+        "rows": [row(x) for x in t.rows],
+    }
+
+
+def build(ev: Evaluation, floor: float = 0.80) -> dict[str, object]:
     p = ev.paired()
     ma, mb = ev.means(ev.a), ev.means(ev.b)
     scored = ev.scored
+    slice_rows, partition = _slices(ev)
     return {
         "triage": __version__,
         "k": ev.k,
@@ -161,6 +226,29 @@ def build(ev: Evaluation) -> dict[str, object]:
         },
         "frozen": _frozen(ev),
         "k_cells": _k_cells(ev),
+        "slices": slice_rows,
+        "partition": partition,
+        "tenants": _tenants(ev, floor),
         "flips": _flips(ev),
         "checks": [{"level": c.level, "code": c.code, "message": c.message} for c in ev.checks],
+    }
+
+
+def gate_section(floors: list[Floor], path: Path) -> dict[str, object]:
+    """The gate's verdicts, broken floors first."""
+    rows = sorted(floors, key=lambda f: f.holds)
+    return {
+        "path": str(path),
+        "holds": all(f.holds for f in rows),
+        "floors": [
+            {
+                "name": f.name,
+                "floor": f.floor,
+                "hit_rate": _num(f.hit_rate),
+                "n": f.n,
+                "noise_band": _num(f.noise_band),
+                "holds": f.holds,
+            }
+            for f in rows
+        ],
     }

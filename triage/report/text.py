@@ -95,6 +95,93 @@ def label_states_table(d: dict) -> Table | None:
     return t
 
 
+def slices_view(d: dict) -> Group | None:
+    if not d["slices"]:
+        return None
+    parts: list = []
+    for key, rows in d["slices"].items():
+        part = d["partition"][key]
+        check = "✓" if part["ok"] else "✗ does not partition"
+        t = Table(
+            title=f"By {key}: n sums to {part['sum']} of {part['scored']} scored {check}",
+            title_justify="left",
+        )
+        width = min(32, max(len(r["value"]) for r in rows))
+        for i, name in enumerate(fmt.SLICE_HEAD):
+            t.add_column(
+                name,
+                justify="left" if i == 0 else "right",
+                no_wrap=i == 0,
+                min_width=width if i == 0 else None,
+            )
+        for s in rows[: fmt.SLICE_CAP]:
+            cells = fmt.slice_cells(s)
+            t.add_row(plain(cells[0], 40), *cells[1:])
+        if len(rows) > fmt.SLICE_CAP:
+            t.caption = f"… {len(rows) - fmt.SLICE_CAP} more (--format json lists all)"
+        parts += [t, Text("")]
+    return Group(*parts, Text(fmt.LEGEND, "dim"))
+
+
+def tenants_view(d: dict) -> Group | None:
+    t = d["tenants"]
+    if t is None:
+        return None
+    table = Table(title="Tenants, worst first by B's hit rate", title_justify="left")
+    width = min(32, max(len(r["tenant"]) for r in t["rows"]))
+    for i, name in enumerate(fmt.TENANT_HEAD):
+        table.add_column(
+            name,
+            justify="left" if i in (1, 9, 11) else "right",
+            no_wrap=i in (1, 9, 11),
+            min_width=width if i == 1 else None,
+        )
+    for i, row in enumerate(t["rows"][: fmt.SLICE_CAP], 1):
+        cells = fmt.tenant_cells(i, row, t["floor"])
+        style = (
+            "bold red"
+            if i <= 3 and row["hit_rate_b"] is not None and row["hit_rate_b"] < t["floor"]
+            else ("bold" if i <= 3 else "")
+        )
+        table.add_row(
+            cells[0], plain(cells[1], 40), *cells[2:9], plain(cells[9], 30), *cells[10:], style=style
+        )
+    if len(t["rows"]) > fmt.SLICE_CAP:
+        table.caption = f"… {len(t['rows']) - fmt.SLICE_CAP} more tenants (--format json lists all)"
+    return Group(Text(fmt.tenant_summary(t)), table)
+
+
+def gate_view(d: dict) -> Group | None:
+    g = d.get("gate")
+    if not g:
+        return None
+    failed = [f for f in g["floors"] if not f["holds"]]
+    head = Text(
+        f"Gate {g['path']}: {len(failed)} of {len(g['floors'])} floors broken by B",
+        "bold red" if failed else "bold green",
+    )
+    t = Table(title_justify="left")
+    for name, just in (
+        ("floor", "left"),
+        ("B hit rate", "right"),
+        ("minimum", "right"),
+        ("n", "right"),
+        ("noise band", "right"),
+        ("", "left"),
+    ):
+        t.add_column(name, justify=just)  # type: ignore[arg-type]
+    for f in failed + [f for f in g["floors"] if f["holds"]][: max(0, 25 - len(failed))]:
+        t.add_row(
+            plain(f["name"], 60),
+            fmt.rate(f["hit_rate"]),
+            f"{f['floor']:.2f}",
+            str(f["n"]),
+            fmt.band(f["noise_band"]),
+            Text("BELOW", "bold red") if not f["holds"] else Text("ok", "green"),
+        )
+    return Group(head, t)
+
+
 def flips_view(d: dict) -> Group:
     k = d["k"]
     shown, hidden = fmt.capped_flips(d["flips"])
@@ -150,12 +237,15 @@ def render(d: dict, console: Console | None = None) -> None:
     console.print(title(d))
     console.print(summary(d))
     parts = (
+        gate_view(d),
         checks_table(d),
         metrics_table(d),
         k_cells_table(d),
         paired_view(d),
         label_states_table(d),
         flips_view(d),
+        tenants_view(d),
+        slices_view(d),
     )
     for part in parts:
         if part is not None:

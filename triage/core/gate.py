@@ -1,0 +1,78 @@
+"""`triage report --gate FLOORS.toml`: floors B's hit rate must not fall below, overall or per slice.
+
+[floors]
+overall = 0.75               # B's hit rate over every scored query
+"tenant:*" = 0.70            # every tenant
+"tenant:acme-legal" = 0.80   # one tenant (a named floor wins over the key's "*")
+"selectivity:<0.1%" = 0.50   # one selectivity band; any slice key of the report works
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from triage.core.errors import InputError
+from triage.core.evaluation import Evaluation
+from triage.core.slices import KEYS, Slice, slices
+
+
+@dataclass(frozen=True)
+class Floor:
+    name: str  # "overall", "tenant:acme-legal", …
+    floor: float
+    hit_rate: float  # B's
+    n: int
+    noise_band: float
+
+    @property
+    def holds(self) -> bool:
+        return not (self.hit_rate < self.floor)  # NaN (nothing judged) holds: no evidence of a drop
+
+
+def read_floors(path: Path) -> dict[str, float]:
+    try:
+        doc = tomllib.loads(Path(path).read_text("utf-8"))
+    except FileNotFoundError:
+        raise InputError(path, "file does not exist") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise InputError(path, f"not valid TOML: {e}") from None
+    floors = doc.get("floors")
+    if not isinstance(floors, dict) or not floors:
+        raise InputError(path, "needs a [floors] table, e.g. overall = 0.75")
+    out = {}
+    for name, value in floors.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise InputError(path, f"floor {name!r} = {value!r} must be a number between 0 and 1", "[floors]")
+        key = name.split(":", 1)[0]
+        if name != "overall" and (":" not in name or key not in KEYS):
+            raise InputError(
+                path,
+                f"unknown floor {name!r}: use overall or KEY:VALUE / KEY:* with KEY one of {', '.join(KEYS)}",
+                "[floors]",
+            )
+        out[name] = float(value)
+    return out
+
+
+def judge_floors(ev: Evaluation, floors: dict[str, float]) -> list[Floor]:
+    """One Floor per slice a floor applies to; a named slice's floor wins over its key's "*"."""
+    out = []
+    if "overall" in floors:
+        m = ev.means(ev.b)
+        out.append(Floor("overall", floors["overall"], m.hit_rate, m.n, ev.noise_band(ev.b)))
+    by_key: dict[str, list[Slice]] = {}
+    for name in floors:
+        if name == "overall":
+            continue
+        key, value = name.split(":", 1)
+        cut = by_key.setdefault(key, slices(ev, key))
+        for s in cut:
+            named = f"{key}:{s.value}"
+            if value == s.value or (value == "*" and named not in floors):
+                out.append(Floor(named, floors[name], s.b.hit_rate, s.n, s.b.noise_band))
+        if value != "*" and not any(s.value == value for s in cut):
+            out.append(Floor(name, floors[name], math.nan, 0, math.nan))  # no such slice: nothing to judge
+    return out

@@ -1,0 +1,224 @@
+"""Slices: the scored queries partitioned by one key, so a collapsed tenant cannot hide in a mean.
+
+Keys (whichever columns exist): `plan` (arm B's plan, else A's), `selectivity` band, `tenant`,
+`query_type`, `source_type`, `filter` shape (the attributes a filter names, values ignored) and
+`language`. Per slice and arm: n, hit rate, recall, flips each way, short lists (n_returned < k)
+and the noise band √(p(1−p)/n). Queries whose filter matched nothing (n_eligible = 0) are counted
+apart: they stay in n (so slices partition the scored queries) but not in the rates, since no
+retrieval could have found their gold.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from triage.core.evaluation import Arm, Evaluation
+from triage.core.paired import A_HIT_B_MISS, A_MISS_B_HIT, noise_band
+
+KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language")
+UNFILTERED = "unfiltered"
+BANDS = (UNFILTERED, "≥10%", "1–10%", "0.1–1%", "<0.1%")  # selectivity: fraction of the corpus eligible
+NONE = "(none)"  # the slice of queries without a value for the key
+FEW = 10  # a tenant with fewer scored queries than this is marked as few
+_ATTRIBUTE = re.compile(
+    r"([A-Za-z_][\w.]*)\s*(?:=|!=|<>|<=|>=|<|>|\bin\b|\bnot\s+in\b|\blike\b|\bis\b)", re.I
+)
+
+
+@dataclass(frozen=True)
+class ArmSlice:
+    hit_rate: float  # NaN when no query of the slice can be judged
+    recall: float
+    short_lists: int  # scored queries whose list is shorter than k
+    noise_band: float
+    n_eligible_zero: int  # scored queries whose filter matched nothing (not in the rates)
+
+
+@dataclass(frozen=True)
+class Slice:
+    key: str
+    value: str
+    n: int  # scored queries in the slice
+    a: ArmSlice
+    b: ArmSlice
+    hit_to_miss: int
+    miss_to_hit: int
+    queries: np.ndarray  # the slice's query indices
+
+
+def filter_shape(text: str | None) -> str:
+    """The attributes a filter predicate names, sorted, values ignored: "source_type & tenant"."""
+    if not text or not text.strip():
+        return UNFILTERED
+    names = sorted({m.group(1).lower() for m in _ATTRIBUTE.finditer(text)})
+    return " & ".join(names) if names else "(unparsed)"
+
+
+def band(selectivity: np.ndarray) -> np.ndarray:
+    """Selectivity fractions to band labels; NaN means unfiltered."""
+    out = np.full(len(selectivity), UNFILTERED, dtype=object)
+    s = selectivity
+    known = ~np.isnan(s)
+    out[known & (s >= 0.10)] = BANDS[1]
+    out[known & (s >= 0.01) & (s < 0.10)] = BANDS[2]
+    out[known & (s >= 0.001) & (s < 0.01)] = BANDS[3]
+    out[known & (s < 0.001)] = BANDS[4]
+    return out
+
+
+def selectivity(ev: Evaluation) -> np.ndarray:
+    """Fraction of the corpus each query's filter left eligible: the `selectivity` column, else
+    n_eligible / corpus size (B's, else A's); NaN for unfiltered or unknown."""
+    text = ev.query_column("selectivity")
+    s = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    if ev.corpus_ids is not None and len(ev.corpus_ids):
+        for arm in (ev.b, ev.a):
+            have = np.isnan(s) & (arm.n_eligible >= 0)
+            s[have] = arm.n_eligible[have] / len(ev.corpus_ids)
+    return s
+
+
+def key_values(ev: Evaluation, key: str) -> pa.Array | None:
+    """One label per query for `key` (a string array), or None when no input has that column."""
+    if key == "plan":
+        plans = [p for p in (ev.b.aligned("plan"), ev.a.aligned("plan")) if p is not None]
+        return pc.coalesce(*plans).cast(pa.string()) if plans else None
+    if key == "selectivity":
+        s = selectivity(ev)
+        if np.isnan(s).all() and ev.query_column("filter").null_count == ev.n:
+            return None
+        return pa.array(band(s), pa.string())
+    column = ev.query_column(key)
+    if column.null_count == ev.n:
+        return None
+    if key == "filter":
+        uniques = pc.unique(column)
+        shapes = pa.array([filter_shape(v) for v in uniques.to_pylist()], pa.string())
+        return shapes.take(pc.index_in(column, value_set=uniques))
+    return column
+
+
+def _arm_slices(arm: Arm, k: int, scored: np.ndarray, code: np.ndarray, m: int) -> list[ArmSlice]:
+    """Per slice code 0..m-1 of the scored queries: rates over those with n_eligible ≠ 0."""
+    zero = arm.n_eligible == 0
+    judged = scored & ~zero
+    n = np.bincount(code[judged], minlength=m)
+    hits = np.bincount(code[judged], weights=arm.judged.hit[judged], minlength=m)
+    recall_ok = judged & ~np.isnan(arm.judged.recall)
+    recall = np.bincount(code[recall_ok], weights=arm.judged.recall[recall_ok], minlength=m)
+    n_recall = np.bincount(code[recall_ok], minlength=m)
+    short = np.bincount(code[scored & (arm.depth < k)], minlength=m)
+    zeros = np.bincount(code[scored & zero], minlength=m)
+    out = []
+    for i in range(m):
+        rate = float(hits[i] / n[i]) if n[i] else math.nan
+        out.append(
+            ArmSlice(
+                rate,
+                float(recall[i] / n_recall[i]) if n_recall[i] else math.nan,
+                int(short[i]),
+                noise_band(rate, int(n[i])) if n[i] else math.nan,
+                int(zeros[i]),
+            )
+        )
+    return out
+
+
+def slices(ev: Evaluation, key: str) -> list[Slice]:
+    """The slices of `key` over the scored queries, largest first (empty if the key is absent)."""
+    values = key_values(ev, key)
+    if values is None:
+        return []
+    scored = ev.scored
+    encoded = pc.dictionary_encode(values.fill_null(NONE))
+    names, code = encoded.dictionary.to_pylist(), encoded.indices.to_numpy().astype(np.int64)
+    m = len(names)
+    a = _arm_slices(ev.a, ev.k, scored, code, m)
+    b = _arm_slices(ev.b, ev.k, scored, code, m)
+    outcomes = ev.outcomes()
+    n = np.bincount(code[scored], minlength=m)
+    down = np.bincount(code[scored & (outcomes == A_HIT_B_MISS)], minlength=m)
+    up = np.bincount(code[scored & (outcomes == A_MISS_B_HIT)], minlength=m)
+    order = np.flatnonzero(scored)
+    members = np.split(order[np.argsort(code[order], kind="stable")], np.cumsum(n)[:-1])
+    out = [
+        Slice(key, str(names[i]), int(n[i]), a[i], b[i], int(down[i]), int(up[i]), members[i])
+        for i in range(m)
+        if n[i]
+    ]
+    if key == "selectivity":
+        out.sort(key=lambda s: BANDS.index(s.value) if s.value in BANDS else len(BANDS))
+    else:
+        out.sort(key=lambda s: (-s.n, s.value))
+    return out
+
+
+def all_slices(ev: Evaluation) -> dict[str, list[Slice]]:
+    return {key: got for key in KEYS if (got := slices(ev, key))}
+
+
+@dataclass(frozen=True)
+class Tenant:
+    slice: Slice
+    plan: str | None  # B's most used plan for the tenant's queries
+    plan_share: float  # that plan's share of the tenant's scored queries
+    median_selectivity: float  # NaN when none of its queries is filtered
+
+    @property
+    def name(self) -> str:
+        return self.slice.value
+
+    @property
+    def few(self) -> bool:
+        return self.slice.n < FEW
+
+    @property
+    def delta(self) -> float:
+        return self.slice.b.hit_rate - self.slice.a.hit_rate
+
+
+@dataclass(frozen=True)
+class Tenants:
+    """Tenants worst first by B's hit rate, with the counts an on-call reviewer asks for."""
+
+    floor: float
+    rows: list[Tenant]
+    below_floor: dict[str, int]  # arm -> tenants whose hit rate is below the floor
+    p5: dict[str, float]  # arm -> 5th percentile of the per-tenant hit rates (linear)
+
+    @property
+    def worst(self) -> list[Tenant]:
+        return self.rows[:3]
+
+
+def tenants(ev: Evaluation, floor: float = 0.80) -> Tenants | None:
+    rows = slices(ev, "tenant")
+    if not rows:
+        return None
+    plans = key_values(ev, "plan")
+    plan_list = plans.to_pylist() if plans is not None else [None] * ev.n
+    sel = selectivity(ev)
+    out = []
+    for s in rows:
+        used = [plan_list[q] for q in s.queries.tolist() if plan_list[q] is not None]
+        top = max(set(used), key=lambda p: (used.count(p), p)) if used else None
+        mine = sel[s.queries]
+        med = float(np.median(mine[~np.isnan(mine)])) if (~np.isnan(mine)).any() else math.nan
+        out.append(Tenant(s, top, used.count(top) / s.n if top is not None else 0.0, med))
+    out.sort(key=lambda t: (math.isnan(t.slice.b.hit_rate), t.slice.b.hit_rate, -t.slice.n, t.name))
+    rates = {side: np.array([getattr(t.slice, side).hit_rate for t in out]) for side in ("a", "b")}
+    return Tenants(
+        floor=floor,
+        rows=out,
+        below_floor={side: int((r[~np.isnan(r)] < floor).sum()) for side, r in rates.items()},
+        p5={
+            side: float(np.percentile(r[~np.isnan(r)], 5)) if (~np.isnan(r)).any() else math.nan
+            for side, r in rates.items()
+        },
+    )
