@@ -35,6 +35,7 @@ def app_parser() -> argparse.ArgumentParser:
     )
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
+    p.add_argument("--floor", type=float, default=0.80, help="tenant hit-rate floor (default 0.80)")
     return p
 
 
@@ -162,7 +163,7 @@ def app(args: argparse.Namespace) -> int:
 
     from triage.ui.app import run
 
-    return run(partial(spec_from, args), args.k, args.reviewer)
+    return run(partial(spec_from, args), args.k, args.reviewer, args.floor)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -69,34 +69,12 @@ def label_state_rows(d: dict) -> list[tuple[str, str, str]] | None:
 
 
 SLICE_CAP = 25  # slices listed per key in text and Markdown (JSON lists all)
-SLICE_HEAD = [
-    "value",
-    "n",
-    "hit A",
-    "hit B",
-    "±B",
-    "B − A",
-    "recall A",
-    "recall B",
-    "hit→miss",
-    "miss→hit",
-    "short A/B",
-    "n_elig=0",
-]
-TENANT_HEAD = [
-    "#",
-    "tenant",
-    "n",
-    "hit A",
-    "hit B",
-    "B − A",
-    "±B",
-    "hit→miss",
-    "miss→hit",
-    "plan (share)",
-    "median sel.",
-    "",
-]
+SLICE_HEAD = ["value", "n", "hit A", "hit B", "±B", "B−A", "rec A", "rec B", "h→m", "m→h", "short", "elig=0"]
+TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "±B", "h→m", "m→h", "plan", "sel.", ""]
+LEGEND = (
+    "±B: B's noise band; h→m, m→h: flips each way; short: lists shorter than k, A/B; elig=0: filter "
+    "matched nothing (in n, not in the rates); sel.: median selectivity; rec: recall"
+)
 
 
 def slice_cells(s: dict) -> list[str]:

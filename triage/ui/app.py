@@ -30,14 +30,19 @@ class TriageApp(App[None]):
         Binding("f", "flips", "flips", id="flips"),
         Binding("a", "all", "all queries", id="all"),
         Binding("o", "overview", "overview", id="overview"),
+        Binding("t", "tenants", "tenants", id="tenants"),
+        Binding("s", "slices", "slices", id="slices"),
         Binding("L", "amendments", "amendments", id="amendments"),
     ]
 
-    def __init__(self, source: Source = None, k: int | None = None, reviewer: str | None = None) -> None:
+    def __init__(
+        self, source: Source = None, k: int | None = None, reviewer: str | None = None, floor: float = 0.80
+    ) -> None:
         super().__init__()
         self.source = source
         self.k = k
         self.reviewer = reviewer
+        self.floor = floor
         self.session: Session | None = None
 
     def get_default_screen(self) -> Screen:
@@ -50,7 +55,7 @@ class TriageApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
         try:
-            session = open_session(self.source, self.k, self.reviewer)
+            session = open_session(self.source, self.k, self.reviewer, self.floor)
         except InputError as e:
             self.post_message(LoadFailed(e.message))
             return
@@ -103,7 +108,7 @@ class TriageApp(App[None]):
 
     # -- navigation ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("flips", "all", "amendments") and self.session is None:
+        if action in ("flips", "all", "amendments", "tenants", "slices") and self.session is None:
             return None  # shown disabled until loaded
         return True
 
@@ -127,6 +132,20 @@ class TriageApp(App[None]):
         if self.session is not None:
             self._to_base()
             self.push_screen(AllQueriesScreen(self.session))
+
+    def action_tenants(self) -> None:
+        from triage.ui.screens.slices import TenantsScreen
+
+        if self.session is not None:
+            self._to_base()
+            self.push_screen(TenantsScreen(self.session))
+
+    def action_slices(self) -> None:
+        from triage.ui.screens.slices import SlicesScreen
+
+        if self.session is not None:
+            self._to_base()
+            self.push_screen(SlicesScreen(self.session))
 
     def action_amendments(self) -> None:
         from triage.ui.screens.amendments import AmendmentsScreen
@@ -155,6 +174,6 @@ class TriageApp(App[None]):
             self.push_screen(DetailScreen(s, np.array([q]), 0, lambda i: "query"))
 
 
-def run(source: Source = None, k: int | None = None, reviewer: str | None = None) -> int:
-    TriageApp(source, k, reviewer).run()
+def run(source: Source = None, k: int | None = None, reviewer: str | None = None, floor: float = 0.80) -> int:
+    TriageApp(source, k, reviewer, floor).run()
     return 0

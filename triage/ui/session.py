@@ -19,6 +19,7 @@ from triage.core.evaluation import Evaluation, load
 from triage.core.manifest import Spec, from_manifest
 from triage.core.paired import A_HIT_B_MISS
 from triage.core.search import Searcher
+from triage.core.slices import Slice, Tenants, all_slices, tenants
 from triage.labels.review import Change, Review
 from triage.report.model import build
 
@@ -29,17 +30,18 @@ class Session:
     corpus: Corpus | None = None
     corpus_note: str = "no corpus given"  # shown where chunk text would be
     reviewer: str | None = None  # --reviewer; else TRIAGE_REVIEWER or the login name
+    floor: float = 0.80  # tenant hit-rate floor (--floor)
     version: int = 0  # bumped by every amendment: screens showing numbers redraw when it moved
     flips: np.ndarray = field(init=False)  # query indices in flip order
     outcomes: np.ndarray = field(init=False)
     texts: pa.Array = field(init=False)
-    tenants: pa.Array = field(init=False)
+    tenant_of: pa.Array = field(init=False)  # each query's tenant (null: none)
     searcher: Searcher = field(init=False)
 
     def __post_init__(self) -> None:
         self.refresh()
         self.texts = self.ev.query_column("text")
-        self.tenants = self.ev.query_column("tenant")
+        self.tenant_of = self.ev.query_column("tenant")
         self.searcher = Searcher(self.ev.query_ids, self.texts)
         if self.ev.spec.corpus is not None:
             self.corpus_note = "corpus loading…"
@@ -49,12 +51,26 @@ class Session:
         self.flips = self.ev.flips()
         self.outcomes = self.ev.outcomes()
         self._report: dict | None = None
+        self._slices: dict[str, list[Slice]] | None = None
+        self._tenants: Tenants | None = None
+
+    @property
+    def slices(self) -> dict[str, list[Slice]]:
+        if self._slices is None:
+            self._slices = all_slices(self.ev)
+        return self._slices
+
+    @property
+    def tenants(self) -> Tenants | None:
+        if self._tenants is None:
+            self._tenants = tenants(self.ev, self.floor)
+        return self._tenants
 
     @property
     def report(self) -> dict:
         """The report's numbers (built on first use after each change)."""
         if self._report is None:
-            self._report = build(self.ev)
+            self._report = build(self.ev, self.floor)
         return self._report
 
     @cached_property
@@ -92,11 +108,13 @@ def flip_label(position: int, n_regressions: int, n_flips: int) -> str:
 Source = Spec | Path | Callable[[], Spec] | None
 
 
-def open_session(source: Source, k: int | None = None, reviewer: str | None = None) -> Session:
+def open_session(
+    source: Source, k: int | None = None, reviewer: str | None = None, floor: float = 0.80
+) -> Session:
     """A Spec, a manifest path, a callable giving a Spec, or None (the bundled sample)."""
     from triage.resources import sample_manifest
 
     if callable(source):
         source = source()
     spec = source if isinstance(source, Spec) else from_manifest(source or sample_manifest())
-    return Session(load(spec, k), reviewer=reviewer)
+    return Session(load(spec, k), reviewer=reviewer, floor=floor)

@@ -82,7 +82,7 @@ class QueryList(Screen):
                 i + 1,
                 OUTCOME_NAMES[int(s.outcomes[q])],
                 s.query_id(q),
-                s.tenants[q].as_py(),
+                s.tenant_of[q].as_py(),
                 fmt.rank(int(ev.a.judged.gold_rank[q]) or None, ev.k),
                 fmt.rank(int(ev.b.judged.gold_rank[q]) or None, ev.k),
                 ev.a.value("plan", q),
