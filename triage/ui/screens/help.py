@@ -19,6 +19,8 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f", "the flips, hit→miss first"),
             ("a", "all queries"),
             ("o", "the overview"),
+            ("t", "tenants, worst first by B's hit rate (b: bars A beside B)"),
+            ("s", "slices: plan, selectivity band, tenant, query type, source type, filter shape, language"),
             ("L", "the amendments: who added which gold, when, with what note and evidence"),
             ("/", "fuzzy search over query ids and texts (in a list)"),
             ("ctrl+p", "command palette: jump to a query by id or text; switch theme"),
@@ -54,6 +56,14 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("j / k", "scroll"),
             ("m", "show more of a very long text"),
+        ],
+    ),
+    (
+        "Tenants (t) and slices (s)",
+        [
+            ("enter", "the tenant's or slice's queries, flips first; enter again for the detail"),
+            ("b", "tenants: bars of A's and B's hit rate, ┃ marks the floor"),
+            ("← / →, [ / ]", "slices: the previous / next slice key"),
         ],
     ),
     (
