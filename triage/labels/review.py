@@ -7,7 +7,7 @@ refuses a write, the record stays in memory (applied, marked unsaved) and `retry
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from triage.core.evaluation import Evaluation
 from triage.core.paired import OUTCOME_NAMES
@@ -139,12 +139,13 @@ class Review:
             return None
         last = mine[-1]
         self.last_add = None
-        return self._apply(
+        change = self._apply(
             last.query_id,
             self.writer.new_record(
                 RETRACT, last.query_id, last.chunk_id, last.relevance, note="undo", retracts=last.id
             ),
         )
+        return replace(change, action=f"amendment undone ({last.chunk_id})")
 
     def retry(self) -> int:
         """Write the records kept in memory, in order; returns how many were written."""

@@ -1,0 +1,197 @@
+"""Slices and tenants (issue 5): a planted collapsed tenant surfaces; partitions hold; the gate."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import manifest, write_parquet
+from triage.cli import main
+from triage.core.evaluation import load
+from triage.core.manifest import from_manifest
+from triage.core.slices import BANDS, all_slices, band, filter_shape, tenants
+
+K = 5
+
+
+def evaluation(folder: Path, collapse: str | None = None, seed: int = 3) -> Path:
+    """12 healthy tenants of 30 queries (B hits ~90%), one tiny tenant on exact scan; with
+    `collapse`, that tenant's B answers through a postfilter that returns 2 ids and misses."""
+    rng = random.Random(seed)
+    tenants_ = [f"tenant-{i:02d}" for i in range(12)]
+    rows_a, rows_b, labels, queries = [], [], [], []
+    qn = 0
+
+    def add(
+        tenant: str, plan: str, hit_a: bool, hit_b: bool, short_b: bool = False, sel: float | None = None
+    ):
+        nonlocal qn
+        qn += 1
+        q = f"q{qn:04d}"
+        gold = f"{tenant}/doc#{qn}"
+        fill = [f"{tenant}/other#{qn}-{j}" for j in range(10)]
+        ranked_a = ([gold] + fill)[:10] if hit_a else fill
+        ranked_b = ([gold] + fill)[:10] if hit_b else fill
+        if short_b:
+            ranked_b = fill[:2]
+        elig = None if sel is None else max(1, int(sel * 100_000))
+        rows_a.append(
+            {
+                "query_id": q,
+                "retrieved": ranked_a,
+                "plan": "ann" if plan == "postfilter" else plan,
+                "n_eligible": elig,
+            }
+        )
+        rows_b.append({"query_id": q, "retrieved": ranked_b, "plan": plan, "n_eligible": elig})
+        labels.append({"query_id": q, "chunk_id": gold, "relevance": 1})
+        queries.append(
+            {
+                "query_id": q,
+                "text": f"question {qn}",
+                "tenant": tenant,
+                "filter": None if sel is None else f"tenant = '{tenant}' AND doc_type IN ('a','b')",
+                "selectivity": sel,
+                "query_type": rng.choice(["lookup", "howto"]),
+                "language": "en",
+            }
+        )
+
+    for t in tenants_:
+        for i in range(30):
+            if t == collapse:
+                add(t, "postfilter", True, False, short_b=True, sel=0.0004)
+            else:
+                add(t, "ann", rng.random() < 0.7, i % 10 != 0, sel=None if i % 3 else 0.05)
+    for _ in range(4):  # the tiny tenant, answered by exact scan
+        add("tiny-clinic", "scan", True, True, sel=0.002)
+    for arm, rows in (("a", rows_a), ("b", rows_b)):
+        write_parquet(folder / f"{arm}.parquet", rows, {"k": str(K)})
+    write_parquet(folder / "labels.parquet", labels)
+    write_parquet(folder / "queries.parquet", queries)
+    return manifest(folder, "a.parquet", "b.parquet", "labels.parquet", k=None, queries="queries.parquet")
+
+
+def test_a_collapsed_tenant_surfaces_in_the_worst_three_and_moves_the_count_by_one(tmp_path: Path) -> None:
+    healthy = tenants(load(from_manifest(evaluation(tmp_path / "healthy"))))
+    collapsed = tenants(load(from_manifest(evaluation(tmp_path / "collapsed", collapse="tenant-07"))))
+    assert healthy is not None and collapsed is not None
+    assert collapsed.below_floor["b"] == healthy.below_floor["b"] + 1
+    assert collapsed.below_floor["a"] == healthy.below_floor["a"]
+    assert "tenant-07" in [t.name for t in collapsed.worst]
+    worst = collapsed.rows[0]
+    assert worst.name == "tenant-07" and worst.slice.b.hit_rate == 0.0
+    assert worst.plan == "postfilter" and worst.plan_share == 1.0
+    assert worst.slice.b.short_lists == 30 and worst.slice.hit_to_miss == 30
+    # A blended mean barely moves: the collapse is visible only per tenant.
+    assert collapsed.p5["b"] < healthy.p5["b"]
+
+
+def test_tiny_scan_tenant_is_shown_with_its_plan_and_marked_few(tmp_path: Path) -> None:
+    t = tenants(load(from_manifest(evaluation(tmp_path))))
+    tiny = next(x for x in t.rows if x.name == "tiny-clinic")
+    assert tiny.plan == "scan" and tiny.plan_share == 1.0 and tiny.few and tiny.slice.n == 4
+    assert tiny.median_selectivity == pytest.approx(0.002)
+
+
+def test_every_key_partitions_the_scored_queries(tmp_path: Path) -> None:
+    ev = load(from_manifest(evaluation(tmp_path, collapse="tenant-03")))
+    got = all_slices(ev)
+    assert set(got) >= {"plan", "selectivity", "tenant", "query_type", "filter", "language"}
+    scored = int(ev.scored.sum())
+    for key, rows in got.items():
+        assert sum(s.n for s in rows) == scored, key
+        members = np.concatenate([s.queries for s in rows])
+        assert len(np.unique(members)) == scored, key
+    bands = {s.value: s.n for s in got["selectivity"]}
+    assert bands["<0.1%"] == 30 and bands["0.1–1%"] == 4
+    shapes = {s.value for s in got["filter"]}
+    assert shapes == {"unfiltered", "doc_type & tenant"}
+
+
+def test_selectivity_bands_and_filter_shapes() -> None:
+    s = np.array([np.nan, 0.5, 0.10, 0.0999, 0.01, 0.005, 0.001, 0.0009, 0.0])
+    assert band(s).tolist() == [
+        BANDS[0],
+        "≥10%",
+        "≥10%",
+        "1–10%",
+        "1–10%",
+        "0.1–1%",
+        "0.1–1%",
+        "<0.1%",
+        "<0.1%",
+    ]
+    assert filter_shape("tenant = 'x' AND source_type IN ('a', 'b')") == "source_type & tenant"
+    assert filter_shape("price >= 10 and price < 20") == "price"
+    assert filter_shape(None) == filter_shape("  ") == "unfiltered"
+
+
+def test_slices_and_tenants_in_the_json_report(tmp_path: Path, capsys) -> None:
+    path = evaluation(tmp_path, collapse="tenant-05")
+    assert main(["report", str(path), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    t = d["tenants"]
+    assert (
+        t["floor"] == 0.8 and t["worst"][0]["tenant"] == "tenant-05" and t["worst"][0]["plan"] == "postfilter"
+    )
+    assert set(t["worst"][0]) >= {"tenant", "n", "hit_rate_a", "hit_rate_b", "plan"}
+    assert set(t["below_floor"]) == {"a", "b"} and set(t["p5"]) == {"a", "b"}
+    row = d["slices"]["tenant"][0]
+    assert set(row) >= {"value", "n", "a", "b", "hit_to_miss", "miss_to_hit"}
+    assert set(row["a"]) >= {"hit_rate", "recall", "short_lists"}
+    assert all(p["ok"] for p in d["partition"].values())
+
+
+def test_sample_tenants_below_floor_and_the_scan_tenant(sample: Path) -> None:
+    t = tenants(load(from_manifest(sample)))
+    assert [x.name for x in t.worst] == ["acme-legal", "borealis-health", "granite-insurance"]
+    assert t.below_floor["b"] == 3
+    assert all(x.slice.b.hit_rate < 0.8 for x in t.worst)
+    harbor = next(x for x in t.rows if x.name == "harbor-clinic")
+    assert harbor.plan == "scan" and harbor.few
+
+
+def write_gate(path: Path, text: str) -> Path:
+    path.write_text(text, "utf-8")
+    return path
+
+
+def test_gate_exits_1_naming_each_broken_floor(tmp_path: Path, sample: Path, capsys) -> None:
+    gate = write_gate(tmp_path / "floors.toml", '[floors]\noverall = 0.75\n"tenant:*" = 0.80\n')
+    assert main(["report", str(sample), "--gate", str(gate), "--format", "json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    broken = [f["name"] for f in d["gate"]["floors"] if not f["holds"]]
+    assert broken == ["tenant:acme-legal", "tenant:borealis-health", "tenant:granite-insurance"]
+    f = d["gate"]["floors"][0]
+    assert f["n"] == 34 and f["noise_band"] > 0 and f["hit_rate"] < 0.8
+    assert main(["report", str(sample), "--gate", str(gate)]) == 1
+    text = capsys.readouterr().out
+    assert "3 of" in text and "tenant:acme-legal" in text and "BELOW" in text
+
+
+def test_gate_holds_exit_0_and_a_named_floor_wins_over_star(tmp_path: Path, sample: Path, capsys) -> None:
+    gate = write_gate(
+        tmp_path / "floors.toml",
+        '[floors]\noverall = 0.75\n"tenant:*" = 0.70\n'
+        '"tenant:acme-legal" = 0.70\n"selectivity:<0.1%" = 0.5\n"plan:scan" = 0.8\n',
+    )
+    assert main(["report", str(sample), "--gate", str(gate), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    names = [f["name"] for f in d["gate"]["floors"]]
+    assert names.count("tenant:acme-legal") == 1 and all(f["holds"] for f in d["gate"]["floors"])
+    missing = next(f for f in d["gate"]["floors"] if f["name"] == "selectivity:<0.1%")
+    assert missing["n"] == 0 and missing["hit_rate"] is None  # no such slice: nothing to judge
+
+
+@pytest.mark.parametrize(
+    "text", ["overall = 0.7\n", "[floors]\noverall = 1.5\n", '[floors]\n"color:*" = 0.5\n', "[floors\n"]
+)
+def test_a_bad_gate_file_exits_2_naming_it(tmp_path: Path, sample: Path, capsys, text: str) -> None:
+    gate = write_gate(tmp_path / "floors.toml", text)
+    assert main(["report", str(sample), "--gate", str(gate)]) == 2
+    assert "floors.toml" in capsys.readouterr().err

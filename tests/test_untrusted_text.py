@@ -1,0 +1,580 @@
+"""Untrusted text (FINDINGS "Untrusted text in Textual"): every string that comes from the data —
+query ids and texts, tenants, plans, arm names, chunk ids, headers and bodies, error messages —
+is shown literally on every screen and runs nothing.
+
+Hostile payloads: Rich/Textual markup (`[bold]`, `A[/foo]Z` MarkupError bait, `[@click=…]`
+actions, `[link=…]`, `[CLS]`, `[$accent]`), terminal escape sequences (CSI 2J, OSC 52, OSC 8,
+OSC 0, C1 CSI), bidi controls, and a 50 MB chunk. On each screen we check
+
+* the app still runs (no MarkupError, no quit from a clicked `@click`, return code unset);
+* the payload's literal text is on screen, with control characters shown as tokens (`␛`, `␇`,
+  `<U+202E>`) — if markup were parsed, `[bold]` or `[CLS]` would vanish from the screen;
+* the bytes Textual would write to the terminal hold no data-borne control character: the only
+  escape sequences left are Textual's own colour (SGR) and cursor moves.
+
+"What is on screen" is the compositor's rendered rows (`screen_lines`); "what reaches the terminal"
+is that same frame rendered through a Rich console as the driver would write it (`terminal_output`).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from rich.console import Console
+from textual.widget import Widget
+
+from triage.cli import main
+from triage.ui.app import TriageApp
+from triage.ui.screens.chunk import ChunkScreen
+from triage.ui.screens.detail import DetailScreen
+from triage.ui.screens.help import HelpScreen
+from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
+from triage.ui.screens.overview import OverviewScreen
+from triage.ui.screens.search import SearchScreen
+from triage.ui.table import VirtualTable
+
+SIZE = (120, 36)
+
+# -- payloads ------------------------------------------------------------------------------------
+BOLD = "[bold]x[/bold]"
+BAIT = "A[/foo]Z"  # closing tag with no opening one: MarkupError if parsed
+QUIT = "[@click=app.quit]click me[/]"
+KEY_Q = "[@click=app.simulate_key('q')]x[/]"  # would fire the app's own `q` (quit) binding
+LINK = "[link='file:///etc/passwd']x[/link]"
+CLS = "[CLS] token [SEP]"
+VAR = "[$accent]styled"
+CLEAR = "\x1b[2J"  # CSI 2J: clear screen
+OSC52 = "\x1b]52;c;aGVsbG8=\x07"  # clipboard write
+OSC8 = "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"  # hyperlink
+OSC0 = "\x1b]0;pwned\x07"  # window title
+C1 = "\x9b2J"  # 8-bit CSI
+RLO = "\u202e"  # bidi override
+LRI = "\u2066"  # bidi isolate
+
+# -- the evaluation ------------------------------------------------------------------------------
+NAME_A = "[bold]A[/bold]" + OSC0
+NAME_B = "[@click=app.quit]B[/]" + RLO
+
+Q1, Q5 = "q[/x]", "[@click=app.quit]q5[/]"  # query ids that are payloads
+Q1_TEXT = f"{BOLD} {BAIT} {QUIT} {CLEAR} end"
+Q2_TEXT = f"{KEY_Q} {LINK} {OSC52}"
+Q3_TEXT = f"{CLS} {OSC8} {OSC0} {C1} {RLO}rev {LRI}iso"
+QUERIES = [  # query_id, text, tenant
+    (Q1, Q1_TEXT, VAR),
+    ("q2", Q2_TEXT, CLS),
+    ("q3", Q3_TEXT, BAIT + "|pipe"),
+    ("q4", "plain annual leave", "acme"),
+    (Q5, "unlabelled " + OSC0, "acme"),
+]
+
+BIG = "c[/big]"  # the 50 MB chunk: gold of Q1, rank 1 in A, rank 7 (> k) in B
+BIG_HEADER = "[@click=app.quit]Leave[/] > " + OSC0 + "Annual"
+BIG_HEAD = f"{BOLD} {CLEAR} "
+BIG_LEN = len(BIG_HEAD) + 50_000_000
+C1_HEADER, C1_TEXT = f"[bold]H1[/bold] > {BAIT}", f"{CLEAR} one {QUIT}"
+C2 = "c[/2]"
+G2_HEADER, G2_TEXT = f"{CLS} > {C1}", f"gold two {OSC8} {LRI}isolate"
+CHUNKS = [  # chunk_id, header, text (the 50 MB one is added when written)
+    ("g2", G2_HEADER, G2_TEXT),
+    ("g3", VAR, "gold three " + BOLD),
+    ("g4", "plain", "plain"),
+    ("c1", C1_HEADER, C1_TEXT),
+    (C2, VAR, OSC52 + " clip"),
+    ("c3", RLO + "evil", C1 + " c1 control"),
+    *[(f"f{i}", f"filler {i}", f"filler text {i}") for i in range(1, 4)],
+]
+GONE = "[@click=app.quit]gone[/]"  # retrieved by B, absent from the corpus: named by a check
+PLAN_A2 = OSC52 + "plan"
+RUN_A = {  # query_id: (retrieved, plan)
+    Q1: ([BIG, "c1", C2, "c3", "f1", "f2"], "ann"),
+    "q2": (["g2", "c1", "c3"], PLAN_A2),
+    "q3": (["c1", C2, "c3", "f1", "f2", "g3"], "ann"),
+    "q4": (["g4"], "ann"),
+    Q5: (["f1"], "ann"),
+}
+RUN_B = {
+    Q1: (["c1", C2, "c3", "f1", "f2", "f3", BIG], LINK),
+    "q2": (["c3", "c1", GONE], "[$accent]postfilter"),
+    "q3": (["g3", "c1", C2], "ann"),
+    "q4": (["g4"], "ann"),
+    Q5: (["f1"], "ann"),
+}
+LABELS = [(Q1, BIG, 2), ("q2", "g2", 1), ("q3", "g3", 1), ("q4", "g4", 1)]  # Q5: unlabelled
+
+
+def table(columns: tuple[str, ...], rows: list[tuple]) -> pa.Table:
+    return pa.table({name: [r[i] for r in rows] for i, name in enumerate(columns)})
+
+
+def run_table(rows: dict[str, tuple[list[str], str]]) -> pa.Table:
+    return pa.table(
+        {
+            "query_id": list(rows),
+            "retrieved": [ids for ids, _ in rows.values()],
+            "scores": [[float(10 - i) for i in range(len(ids))] for ids, _ in rows.values()],
+            "plan": [plan for _, plan in rows.values()],
+        }
+    )
+
+
+def toml_str(s: str) -> str:
+    """A TOML basic string; control and bidi characters as \\u escapes (TOML forbids them raw)."""
+    return '"' + "".join(c if c.isprintable() and c not in '"\\' else f"\\u{ord(c):04x}" for c in s) + '"'
+
+
+def write_manifest(folder: Path, **paths: str) -> Path:
+    lines = ["k = 5"]
+    for section, path in paths.items():
+        if section not in ("a", "b"):
+            lines += [f"[{section}]", f"path = {toml_str(path)}"]
+    lines += ["[arms.a]", f"name = {toml_str(NAME_A)}", f"path = {toml_str(paths['a'])}"]
+    lines += ["[arms.b]", f"name = {toml_str(NAME_B)}", f"path = {toml_str(paths['b'])}"]
+    out = folder / "triage.toml"
+    out.write_text("\n".join(lines) + "\n", "utf-8")
+    return out
+
+
+def write_evaluation(folder: Path, corpus: pa.Table | None = None, corpus_dir: str = ".") -> Path:
+    """Runs A and B, labels, queries and chunks as Parquet, plus a manifest naming the arms."""
+    pq.write_table(run_table(RUN_A), folder / "a.parquet")
+    pq.write_table(run_table(RUN_B), folder / "b.parquet")
+    pq.write_table(table(("query_id", "chunk_id", "relevance"), LABELS), folder / "labels.parquet")
+    pq.write_table(table(("query_id", "text", "tenant"), QUERIES), folder / "queries.parquet")
+    if corpus is None:
+        big = (BIG, BIG_HEADER, BIG_HEAD + "x" * 50_000_000)
+        corpus = table(("chunk_id", "header", "text"), [big, *CHUNKS])
+    (folder / corpus_dir).mkdir(parents=True, exist_ok=True)
+    pq.write_table(corpus, folder / corpus_dir / "chunks.parquet", compression="zstd")
+    return write_manifest(
+        folder,
+        labels="labels.parquet",
+        queries="queries.parquet",
+        corpus=f"{corpus_dir}/chunks.parquet",
+        a="a.parquet",
+        b="b.parquet",
+    )
+
+
+@pytest.fixture(scope="module")
+def evaluation(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_evaluation(tmp_path_factory.mktemp("hostile"))
+
+
+# -- what the user sees, what the terminal receives ----------------------------------------------
+TOKENS = {"\x1b": "␛", "\x07": "␇"}
+
+
+def shown(raw: str) -> str:
+    """How data must look on screen: the contract of FINDINGS, written out independently of the
+    app — ESC as ␛, BEL as ␇, other controls and bidi characters as <U+XXXX>."""
+    out = []
+    for c in raw:
+        if c in TOKENS:
+            out.append(TOKENS[c])
+        elif re.match(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", c):
+            out.append(f"<U+{ord(c):04X}>")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def screen_lines(app: TriageApp) -> list[str]:
+    """The current screen as rendered: one string per terminal row."""
+    return ["".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()]
+
+
+def visible_text(app: TriageApp, widget: Widget | None = None) -> str:
+    """The screen's text, or the part of it `widget`'s content occupies (inside border and
+    padding, clipped by any scrolling container)."""
+    lines = screen_lines(app)
+    if widget is None:
+        return "\n".join(lines)
+    r = widget.content_region.intersection(app.screen.find_widget(widget).clip)
+    return "\n".join(line[r.x : r.right] for line in lines[r.y : r.bottom])
+
+
+def squash(text: str) -> str:
+    """Without whitespace: a payload wrapped over two rows still reads as one."""
+    return "".join(text.split())
+
+
+def assert_shows(app: TriageApp, *payloads: str, widget: Widget | None = None) -> None:
+    """Each payload appears literally (its visible form), in `widget` or anywhere on screen."""
+    seen = squash(visible_text(app, widget))
+    for p in payloads:
+        assert squash(shown(p)) in seen, f"{shown(p)!r} not on screen:\n{visible_text(app, widget)}"
+
+
+def terminal_output(app: TriageApp) -> str:
+    """The full frame (modal backgrounds included) as the driver would write it to a terminal."""
+    width, height = app.size
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        legacy_windows=False,
+        safe_box=False,
+    )
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+OWN_SEQUENCES = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\d+;\d+H")  # Textual's colours and cursor moves
+CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def assert_terminal_clean(app: TriageApp) -> None:
+    out = terminal_output(app)
+    assert "\x1b]" not in out, "an OSC sequence (title, clipboard, hyperlink) reached the terminal"
+    stray = CONTROLS.findall(OWN_SEQUENCES.sub("", out))
+    assert not stray, f"raw control characters reached the terminal: {sorted(set(stray))!r}"
+
+
+def assert_alive(app: TriageApp) -> None:
+    assert app.is_running and app.return_code is None, "the app quit"
+
+
+def check_screen(app: TriageApp, *payloads: str, widget: Widget | None = None) -> None:
+    """The three checks of every screen: running, payloads literal, terminal clean."""
+    assert_alive(app)
+    assert_shows(app, *payloads, widget=widget)
+    assert_terminal_clean(app)
+
+
+# -- driving the app -------------------------------------------------------------------------------
+@asynccontextmanager
+async def running(manifest: Path) -> AsyncIterator[tuple[TriageApp, object]]:
+    """The app at 120×36, its evaluation and corpus loaded (two thread workers)."""
+    app = TriageApp(manifest)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:  # toasts shown
+        for _ in range(200):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            s = app.session
+            if s is not None and not s.corpus_note.startswith(("corpus loading", "indexing")):
+                break
+            if isinstance(app.screen, OverviewScreen) and app.screen.query_one("#numbers").display is False:
+                break  # the evaluation could not be loaded: the overview shows why
+        yield app, pilot
+        assert_alive(app)
+
+
+async def press(pilot, *keys: str) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press(*keys)
+    await pilot.pause()
+
+
+async def type_text(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press(*text)  # one key per character: "[", "/", "q" …
+    await pilot.pause()
+
+
+async def wait_for(pilot, app: TriageApp, needle: str, tries: int = 100) -> None:  # type: ignore[no-untyped-def]
+    """Pause until `needle` (its visible form) is on screen; workers and timers may be behind."""
+    for _ in range(tries):
+        if squash(shown(needle)) in squash(visible_text(app)):
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"{shown(needle)!r} never appeared:\n{visible_text(app)}")
+
+
+async def click_on(pilot, app: TriageApp, literal: str, at: str) -> None:  # type: ignore[no-untyped-def]
+    """Click the characters `at` inside the literal `literal` where it is on screen; if the data
+    had been parsed as markup, this is where its `@click` action would sit."""
+    literal, at = shown(literal), shown(at)
+    for y, line in enumerate(screen_lines(app)):
+        x = line.find(literal)
+        if x >= 0:
+            await pilot.click(offset=(x + literal.index(at), y))
+            await pilot.pause()
+            return
+    raise AssertionError(f"{literal!r} not on screen:\n{visible_text(app)}")
+
+
+async def focus(pilot, app: TriageApp, widget_id: str) -> None:  # type: ignore[no-untyped-def]
+    """Tab until the widget `widget_id` has the focus (the detail's panes)."""
+    for _ in range(6):
+        if app.focused is not None and app.focused.id == widget_id:
+            return
+        await press(pilot, "tab")
+    raise AssertionError(f"tab never reached #{widget_id}")
+
+
+async def open_flip(pilot, app: TriageApp, query_id: str) -> None:  # type: ignore[no-untyped-def]
+    """From anywhere: `f`, move the cursor to `query_id`'s row with j, `enter`."""
+    await press(pilot, "f")
+    s = app.session
+    assert s is not None
+    position = [s.query_id(q) for q in s.flips.tolist()].index(query_id)
+    await press(pilot, *["j"] * position, "enter")
+    assert isinstance(app.screen, DetailScreen)
+    assert app.screen.detail is not None and app.screen.detail.query_id == query_id
+
+
+# -- the screens -----------------------------------------------------------------------------------
+async def test_overview_shows_arm_names_and_check_messages_literally(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        assert isinstance(app.screen, OverviewScreen) and app.session is not None
+        check_screen(app, NAME_A, NAME_B)  # title, report head, metrics columns
+        # check messages naming an unlabelled query and a missing chunk, both payloads
+        check_screen(app, Q5, GONE, widget=app.screen.query_one("#checks"))
+        await click_on(pilot, app, Q5, "q5")
+        await click_on(pilot, app, NAME_B, "B")
+        assert_alive(app)
+
+
+async def test_flips_and_all_queries_lists_show_every_column_literally(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        await press(pilot, "f")
+        assert isinstance(app.screen, FlipsScreen)
+        rows = app.screen.query_one(VirtualTable)
+        # ids and tenants fit their columns whole; plans and texts are cut to the column width
+        check_screen(app, Q1, VAR, CLS, BAIT + "|pipe", widget=rows)
+        check_screen(app, LINK[:8], PLAN_A2[:8], Q1_TEXT[:14], Q2_TEXT[:14], widget=rows)
+        await click_on(pilot, app, Q2_TEXT[:14], "[@click")
+        await press(pilot, "a")
+        assert isinstance(app.screen, AllQueriesScreen)
+        check_screen(app, Q1, Q5, "unlabelled ␛]0;", widget=app.screen.query_one(VirtualTable))
+        await press(pilot, "3")  # hit→miss only
+        check_screen(app, Q1, "q2")
+        assert Q5 not in visible_text(app)
+        await press(pilot, "0")
+        order = [app.session.query_id(q) for q in app.screen.order.tolist()]
+        await press(pilot, "home", *["j"] * order.index(Q5), "enter")  # Q5: not a flip, not scored
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.detail is not None and app.screen.detail.query_id == Q5
+        check_screen(app, Q5, "unlabelled " + OSC0, NAME_A, NAME_B)
+        await click_on(pilot, app, Q5, "q5")
+        await press(pilot, "o")
+        assert isinstance(app.screen, OverviewScreen)
+
+
+async def test_detail_shows_query_arms_gold_and_lists_literally(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        await open_flip(pilot, app, Q1)
+        screen = app.screen
+        check_screen(app, Q1, widget=screen.query_one("#detail-title"))
+        check_screen(app, Q1_TEXT, "tenant " + VAR, widget=screen.query_one("#query-text"))
+        check_screen(app, NAME_A, "plan ann", widget=screen.query_one("#arm-a"))
+        check_screen(app, NAME_B, "plan " + LINK, widget=screen.query_one("#arm-b"))
+        check_screen(app, BIG, BIG_HEADER, BIG_HEAD + "xxxx", widget=screen.query_one("#gold-text"))
+        list_a, list_b = screen.query_one("#list-a"), screen.query_one("#list-b")
+        check_screen(app, BIG, "c1", C2, C1_HEADER[:18], "[$accent]styled │ ␛]52", widget=list_a)
+        check_screen(app, "<U+202E>evil │ <U+009B>2", widget=list_b)
+        # list B has the focus: the preview shows its first row, c1, in full
+        check_screen(app, "c1", C1_HEADER, C1_TEXT, widget=screen.query_one("#preview"))
+        await click_on(pilot, app, Q1_TEXT, "click me")  # in the query text
+        await click_on(pilot, app, C1_TEXT, "click me")  # in the preview
+        await click_on(pilot, app, BIG_HEADER, "Leave")  # in the gold pane
+
+        await press(pilot, "n")  # q2: the other regression
+        assert screen.detail is not None and screen.detail.query_id == "q2"
+        check_screen(app, Q2_TEXT, "tenant " + CLS, widget=screen.query_one("#query-text"))
+        check_screen(app, "plan " + PLAN_A2, widget=screen.query_one("#arm-a"))
+        check_screen(app, "plan [$accent]postfilter", widget=screen.query_one("#arm-b"))
+        check_screen(app, "g2", G2_HEADER, G2_TEXT, widget=screen.query_one("#gold-text"))
+        check_screen(app, GONE, widget=screen.query_one("#list-b"))  # absent from the corpus
+        await click_on(pilot, app, KEY_Q, "x[/]")  # this `x` would press `q`: quit
+
+        await press(pilot, "n")  # q3: the win
+        assert screen.detail is not None and screen.detail.query_id == "q3"
+        check_screen(app, Q3_TEXT, "tenant " + BAIT + "|pipe", widget=screen.query_one("#query-text"))
+        check_screen(app, "g3", VAR, "gold three " + BOLD, widget=screen.query_one("#gold-text"))
+        await press(pilot, "n")  # past the end: a notice, nothing else
+        assert screen.detail.query_id == "q3"
+        await press(pilot, "p", "p")
+        assert screen.detail is not None and screen.detail.query_id == Q1
+        check_screen(app, Q1_TEXT)
+
+        # tab between the panes; on list A the preview follows its cursor (row 1: the 50 MB chunk)
+        await focus(pilot, app, "golds")
+        check_screen(app, BIG_HEADER)
+        await focus(pilot, app, "list-a")
+        check_screen(app, BIG, BIG_HEADER, BIG_HEAD, widget=screen.query_one("#preview"))
+        await press(pilot, "j", "j")
+        check_screen(app, C2, VAR, OSC52 + " clip", widget=screen.query_one("#preview"))
+
+
+async def test_chunk_screen_shows_id_header_and_body_literally(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        await open_flip(pilot, app, Q1)
+        await focus(pilot, app, "list-b")
+        await press(pilot, "j", "enter")  # B's rank 2: c[/2]
+        assert isinstance(app.screen, ChunkScreen) and app.screen.chunk_id == C2
+        check_screen(app, "chunk " + C2, "for " + Q1, widget=app.screen.query_one("#chunk-title"))
+        check_screen(app, "header", VAR, "body", OSC52 + " clip")
+        await press(pilot, "escape", "k", "enter")  # back; B's rank 1: c1
+        assert isinstance(app.screen, ChunkScreen) and app.screen.chunk_id == "c1"
+        check_screen(app, C1_HEADER, C1_TEXT)
+        await click_on(pilot, app, C1_TEXT, "click me")
+        await press(pilot, "m")  # short text: "the whole text is shown"
+        check_screen(app, C1_TEXT)
+        await press(pilot, "escape")
+        assert isinstance(app.screen, DetailScreen)
+        await press(pilot, "n", "enter")  # q2, list B rank 1: c3 (C1 control, bidi override)
+        assert isinstance(app.screen, ChunkScreen) and app.screen.chunk_id == "c3"
+        check_screen(app, RLO + "evil", C1 + " c1 control")
+
+
+async def test_50mb_chunk_opens_capped_without_freezing(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        started = time.perf_counter()
+        await open_flip(pilot, app, Q1)
+        await focus(pilot, app, "list-a")
+        await press(pilot, "enter")  # A's rank 1: the 50 MB gold chunk
+        screen = app.screen
+        assert isinstance(screen, ChunkScreen) and screen.chunk_id == BIG
+        check_screen(app, "chunk " + BIG, "gold, grade 2", widget=screen.query_one("#chunk-title"))
+        check_screen(app, BIG_HEADER, BIG_HEAD + "xxxx")
+        await press(pilot, "end")
+        await wait_for(pilot, app, f"({BIG_LEN - 20_000:,} more characters)")
+        assert_terminal_clean(app)
+        await press(pilot, "m")  # four times as much
+        await press(pilot, "end")
+        await wait_for(pilot, app, f"({BIG_LEN - 80_000:,} more characters)")
+        assert_terminal_clean(app)
+        await press(pilot, "escape")
+        await focus(pilot, app, "golds")
+        await press(pilot, "enter")  # the gold pane opens the first gold: the same chunk
+        assert isinstance(app.screen, ChunkScreen) and app.screen.chunk_id == BIG
+        check_screen(app, BIG_HEADER, BIG_HEAD)
+        await press(pilot, "escape", "escape")
+        elapsed = time.perf_counter() - started
+        assert isinstance(app.screen, FlipsScreen)
+        assert elapsed < 20, f"visiting the 50 MB chunk took {elapsed:.1f} s: a freeze"
+
+
+async def test_search_box_takes_payloads_literally(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        await press(pilot, "slash")  # from the overview
+        assert isinstance(app.screen, SearchScreen)
+        await type_text(pilot, "[CLS] token")
+        await wait_for(pilot, app, Q3_TEXT[:25])
+        check_screen(app, "[CLS] token", "q3", Q3_TEXT[:25])
+        await press(pilot, "escape")
+        assert isinstance(app.screen, OverviewScreen)
+
+        await press(pilot, "f", "slash")  # from the flips
+        assert isinstance(app.screen, SearchScreen)
+        await type_text(pilot, Q1)  # "q" is typed, not the quit key
+        await wait_for(pilot, app, Q1_TEXT[:30])
+        check_screen(app, Q1, Q1_TEXT[:30])
+        await press(pilot, "escape")
+        assert isinstance(app.screen, FlipsScreen)
+
+        await press(pilot, "slash")
+        await type_text(pilot, "[bold]x[/bold] click me")
+        await wait_for(pilot, app, Q1_TEXT[:30])
+        check_screen(app, "[bold]x[/bold] click me", Q1)
+        await press(pilot, "enter")  # the best match
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.detail is not None and app.screen.detail.query_id == Q1
+        check_screen(app, Q1_TEXT)
+
+
+async def test_help_screen_opens_and_closes(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        await open_flip(pilot, app, "q2")
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        check_screen(app, "triage — keys", "command palette")
+        await press(pilot, "escape")
+        assert isinstance(app.screen, DetailScreen)
+        check_screen(app, Q2_TEXT)
+
+
+async def test_command_palette_hits_render_literally(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        await press(pilot, "ctrl+p")
+        await wait_for(pilot, app, Q1_TEXT[:30])  # discovery: the flips
+        check_screen(app, Q1, "q2", Q2_TEXT[:40])
+        await type_text(pilot, "[/x]")
+        await wait_for(pilot, app, "open query")
+        check_screen(app, Q1, Q1_TEXT[:40])
+        await press(pilot, "enter")
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.detail is not None and app.screen.detail.query_id == Q1
+        check_screen(app, Q1_TEXT)
+
+
+# -- error messages carry data too: a path, an id --------------------------------------------------
+EVIL_DIR = "A[/foo]Z " + OSC0 + RLO  # "/" makes it two folders: "A[" and "foo]Z …"
+
+
+async def test_load_error_names_the_file_literally(tmp_path: Path) -> None:
+    write_evaluation(tmp_path, corpus=table(("chunk_id", "header", "text"), CHUNKS))
+    (tmp_path / EVIL_DIR).mkdir(parents=True)
+    dup = run_table({**RUN_A, Q5: (["f1"], "ann")})
+    dup = pa.concat_tables([dup, dup.slice(4, 1)])  # Q5 twice: an input error naming it
+    pq.write_table(dup, tmp_path / EVIL_DIR / "a.parquet")
+    manifest = write_manifest(
+        tmp_path,
+        labels="labels.parquet",
+        corpus="chunks.parquet",
+        a=f"{EVIL_DIR}/a.parquet",
+        b="b.parquet",
+    )
+    async with running(manifest) as (app, pilot):
+        assert app.session is None
+        check_screen(app, "could not load the evaluation")
+        check_screen(app, EVIL_DIR, Q5, widget=app.screen.query_one("#summary"))
+        await click_on(pilot, app, "q5", "q5")
+        await press(pilot, "f")  # disabled until loaded: nothing happens
+        assert isinstance(app.screen, OverviewScreen)
+        check_screen(app, EVIL_DIR)
+
+
+async def test_unreadable_corpus_notice_is_literal(tmp_path: Path) -> None:
+    # the corpus's ids read fine (the evaluation loads); its `text` column does not (list of ints)
+    rows = [(BIG, BIG_HEADER, [1]), *[(c, h, [2]) for c, h, _ in CHUNKS]]
+    manifest = write_evaluation(tmp_path, table(("chunk_id", "header", "text"), rows), EVIL_DIR)
+    async with running(manifest) as (app, pilot):
+        assert app.session is not None and app.session.corpus is None
+        await wait_for(pilot, app, "corpus unavailable")  # the toast names the file
+        toast = app.screen.query_one("Toast")
+        check_screen(app, "corpus unavailable", EVIL_DIR + "/chunks.parquet", "column 'text'", widget=toast)
+        await open_flip(pilot, app, Q1)
+        note = "text unavailable: " + app.session.corpus_note
+        check_screen(app, note, widget=app.screen.query_one("#gold-text"))
+        await press(pilot, "enter")
+        assert isinstance(app.screen, ChunkScreen)
+        check_screen(app, EVIL_DIR, widget=app.screen.query_one("#chunk-body"))
+
+
+# -- `triage report` -------------------------------------------------------------------------------
+def md(s: str) -> str:
+    """A Markdown table cell as the report must write it: visible controls, escaped specials."""
+    text = shown(s)
+    for ch in "\\|`*_[]<>":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_report_prints_payloads_literally(evaluation: Path, capsys, fmt: str) -> None:
+    assert main(["report", str(evaluation), "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert not CONTROLS.findall(out.replace("\n", "")), "raw control characters in the report"
+    literal = [NAME_A, NAME_B, Q1, Q5, GONE, VAR, CLS, BAIT + "|pipe", "[$accent]postfilter"]
+    if fmt == "text":
+        for s in [*literal[:-1], LINK[:15], PLAN_A2[:15], "[$accent]postfilter"[:15]]:
+            assert shown(s) in out, shown(s)
+        return
+    for s in [*literal, LINK, PLAN_A2]:
+        assert md(s) in out, md(s)
+    assert not re.search(r"(?<!\\)[\[\]]", out), "an unescaped bracket: Markdown link syntax"
+    flips = out[out.index("## Flips") :].split("\n## ")[0].splitlines()  # up to the next section
+    rows = [line for line in flips if line.startswith("|")]
+    assert len(rows) == 2 + 3  # header, rule, three flips
+    for line in rows:  # a pipe from the data must not add a column
+        assert len(re.findall(r"(?<!\\)\|", line)) == 9, line
