@@ -6,13 +6,14 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
-from app_helpers import wait_loaded
 from triage.ui.app import TriageApp
 from triage.ui.screens.chunk import ChunkScreen
 from triage.ui.screens.detail import DetailScreen, GoldPane
 from triage.ui.screens.help import HelpScreen
 from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
 from triage.ui.table import VirtualTable
+
+from app_helpers import wait_loaded
 
 REGRESSIONS = {"q155", "q113", "q061", "q150", "q031", "q046"}
 SIZE = (120, 36)

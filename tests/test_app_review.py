@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
-from app_helpers import wait_loaded
 from triage.cli import main
 from triage.resources import bundled
 from triage.ui.app import TriageApp
@@ -18,6 +17,8 @@ from triage.ui.screens.amendments import AmendmentsScreen
 from triage.ui.screens.detail import DetailScreen
 from triage.ui.screens.slices import SliceQueries, SlicesScreen, TenantsScreen
 from triage.ui.table import VirtualTable
+
+from app_helpers import wait_loaded
 
 SIZE = (120, 36)
 NEAR_DUPLICATE = "driftwood/handbook-2023#009"

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from conftest import RUN_SCHEMA, manifest, write_jsonl, write_parquet
 
 from triage.cli import main
+
+from conftest import RUN_SCHEMA, manifest, write_jsonl, write_parquet
 
 GOOD = [
     {"query_id": "q1", "retrieved": ["g1", "x1"], "scores": [2.0, 1.0], "plan": "ann"},

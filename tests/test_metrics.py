@@ -6,7 +6,6 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import RUN_SCHEMA, manifest, write_parquet
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +13,8 @@ from triage.core.evaluation import load
 from triage.core.manifest import from_manifest
 from triage.core.paired import mcnemar_exact
 from triage.report.model import build
+
+from conftest import RUN_SCHEMA, manifest, write_parquet
 
 
 def test_tiny_evaluation_by_hand(tiny: Path) -> None:

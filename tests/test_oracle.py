@@ -14,11 +14,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import pytrec_eval
-from conftest import manifest, write_parquet
 
 from triage.core.evaluation import Evaluation, load
 from triage.core.manifest import from_manifest
 from triage.core.metrics import judge
+
+from conftest import manifest, write_parquet
 
 KS = (1, 5, 10)
 

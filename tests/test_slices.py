@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import manifest, write_parquet
 from triage.cli import main
 from triage.core.evaluation import load
 from triage.core.manifest import from_manifest
 from triage.core.slices import BANDS, all_slices, band, filter_shape, tenants
+
+from conftest import manifest, write_parquet
 
 K = 5
 

@@ -5,8 +5,9 @@ at the report it writes before committing."""
 
 from __future__ import annotations
 
-from app_helpers import wait_loaded
 from triage.ui.app import TriageApp
+
+from app_helpers import wait_loaded
 
 SIZE = (120, 36)
 

@@ -130,6 +130,7 @@ class Review:
             second.after,
             first.saved and second.saved,
             first.error or second.error,
+            f"graded {relevance}",
         )
 
     def undo(self) -> Change | None:
