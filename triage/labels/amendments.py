@@ -286,6 +286,7 @@ class Writer:
         self.reviewer = reviewer
         self.path = folder / (file_name or session_file_name(reviewer))
         refuse_frozen_path(self.folder, self.path, frozen)
+        self._tail: tuple[int, int, str | None] | None = None  # (file size, last seq, its line hash)
 
     def new_record(
         self,
@@ -325,19 +326,27 @@ class Writer:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # another process appending to this file waits here
-            data = _read_all(fd)
-            _, _, last = scan(data, self.path.name)
-            seq, prev = 1, None
-            if last is not None:
-                prev = line_hash(last)
-                seq = int(json.loads(last)["seq"]) + 1
+            size = os.fstat(fd).st_size
+            if self._tail is not None and self._tail[0] == size:
+                # Nobody wrote since our last record: the chain's end is known without a re-read.
+                _, last_seq, prev = self._tail
+                seq, torn = last_seq + 1, False
+            else:
+                data = _read_all(fd)
+                _, _, last = scan(data, self.path.name)
+                seq, prev = 1, None
+                if last is not None:
+                    prev = line_hash(last)
+                    seq = int(json.loads(last)["seq"]) + 1
+                torn = bool(data) and not data.endswith(b"\n")
             done = Record(**{**asdict(record), "seq": seq, "prev": prev, "file": self.path.name})
-            torn = bool(data) and not data.endswith(b"\n")
-            payload = (b"\n" if torn else b"") + done.line() + b"\n"  # one write: the whole line
+            line = done.line()
+            payload = (b"\n" if torn else b"") + line + b"\n"  # one write: the whole line
             written = os.write(fd, payload)
             if written != len(payload):
                 raise OSError(f"short write: {written} of {len(payload)} bytes")
             os.fsync(fd)
+            self._tail = (size + len(payload), seq, line_hash(line))
             return done
         finally:
             os.close(fd)  # closing releases the lock
