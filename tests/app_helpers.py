@@ -6,6 +6,8 @@ import asyncio
 
 from textual.pilot import Pilot
 
+from triage.core.checks import PENDING_CORPUS
+
 
 async def wait_loaded(pilot: Pilot, corpus: bool = True) -> None:
     """Until the load worker has posted its result and, with `corpus`, the corpus is ready."""
@@ -19,9 +21,11 @@ async def wait_loaded(pilot: Pilot, corpus: bool = True) -> None:
         )
         if failed:
             return
-        if session is not None and (
+        pending = session is not None and any(c.code == PENDING_CORPUS for c in session.ev.checks)
+        if session is not None and not pending and (
             not corpus or session.ev.spec.corpus is None or session.corpus is not None
         ):
+            await pilot.pause()
             return
         await asyncio.sleep(0.01)
     raise TimeoutError("the app did not finish loading")

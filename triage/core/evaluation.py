@@ -235,13 +235,18 @@ LABEL_STATES = ("amended", "frozen")
 
 
 def load(
-    spec: Spec, k: int | None = None, label_state: str = "amended", apply_stale: bool = False
+    spec: Spec,
+    k: int | None = None,
+    label_state: str = "amended",
+    apply_stale: bool = False,
+    defer_corpus_check: bool = False,
 ) -> Evaluation:
     """Read every file of `spec` and judge both arms at one k (DESIGN §4, §5).
 
     label_state "amended": the frozen labels plus the amendments in force; "frozen": the frozen
     labels alone (the amendments are still read and counted). `apply_stale` applies amendment
-    files written against another frozen file."""
+    files written against another frozen file. `defer_corpus_check` leaves the (slowest) check of
+    every retrieved id against the corpus pending: see `checks.finish_corpus_check`."""
     # The two arms are independent until they meet the labels: one thread each (2 cores).
     with ThreadPoolExecutor(max_workers=2) as pool:
         future_a, future_b = pool.submit(load_run, spec.a), pool.submit(load_run, spec.b)
@@ -272,7 +277,7 @@ def load(
         a=arm_a,
         b=arm_b,
     )
-    ev.checks = run_checks(ev)
+    ev.checks = run_checks(ev, corpus=not defer_corpus_check)
     return ev
 
 

@@ -201,16 +201,26 @@ def tenants(ev: Evaluation, floor: float = 0.80) -> Tenants | None:
     rows = slices(ev, "tenant")
     if not rows:
         return None
+    # B's dominant plan per tenant: a (tenant, plan) count table, vectorised.
     plans = key_values(ev, "plan")
-    plan_list = plans.to_pylist() if plans is not None else [None] * ev.n
+    if plans is not None:
+        encoded = pc.dictionary_encode(plans.fill_null(NONE))
+        plan_names = encoded.dictionary.to_pylist()
+        plan_code = encoded.indices.to_numpy().astype(np.int64)
+        has_plan = plans.is_valid().to_numpy(zero_copy_only=False)
     sel = selectivity(ev)
     out = []
     for s in rows:
-        used = [plan_list[q] for q in s.queries.tolist() if plan_list[q] is not None]
-        top = max(set(used), key=lambda p: (used.count(p), p)) if used else None
-        mine = sel[s.queries]
-        med = float(np.median(mine[~np.isnan(mine)])) if (~np.isnan(mine)).any() else math.nan
-        out.append(Tenant(s, top, used.count(top) / s.n if top is not None else 0.0, med))
+        top, share = None, 0.0
+        if plans is not None:
+            mine = s.queries[has_plan[s.queries]]
+            if len(mine):
+                counts = np.bincount(plan_code[mine], minlength=len(plan_names))
+                best = int(np.argmax(counts))
+                top, share = plan_names[best], float(counts[best] / s.n)
+        values = sel[s.queries]
+        values = values[~np.isnan(values)]
+        out.append(Tenant(s, top, share, float(np.median(values)) if len(values) else math.nan))
     out.sort(key=lambda t: (math.isnan(t.slice.b.hit_rate), t.slice.b.hit_rate, -t.slice.n, t.name))
     rates = {side: np.array([getattr(t.slice, side).hit_rate for t in out]) for side in ("a", "b")}
     return Tenants(

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -15,7 +15,7 @@ from triage.core.errors import InputError
 from triage.core.text import visible
 from triage.resources import bundled
 from triage.ui.commands import QueryCommands
-from triage.ui.messages import CorpusProgress, CorpusReady, Loaded, LoadFailed
+from triage.ui.messages import CorpusChecked, CorpusProgress, CorpusReady, Loaded, LoadFailed
 from triage.ui.screens.overview import OverviewScreen
 from triage.ui.session import Session, Source, flip_label, open_session
 
@@ -48,6 +48,13 @@ class TriageApp(App[None]):
     def get_default_screen(self) -> Screen:
         return OverviewScreen()
 
+    async def on_event(self, event: events.Event) -> None:
+        # A clipboard is data too: Input shows pasted text as is, so an escape sequence pasted into
+        # a search or note box would reach the terminal. Make control characters visible first.
+        if isinstance(event, events.Paste) and not event.is_forwarded:
+            event.text = visible(event.text, cap=None)
+        await super().on_event(event)
+
     def on_mount(self) -> None:
         self.load()
 
@@ -75,6 +82,21 @@ class TriageApp(App[None]):
             return
         self.post_message(CorpusReady(corpus, ""))
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="corpus-check")
+    def check_corpus(self, session: Session) -> None:
+        from triage.core.checks import finish_corpus_check
+
+        finish_corpus_check(session.ev)
+        self.post_message(CorpusChecked())
+
+    def on_corpus_checked(self, message: CorpusChecked) -> None:
+        if self.session is not None:
+            self.session.refresh()
+            self.session.version += 1
+            overview = self.screen_stack[0]
+            if self.screen is overview:
+                overview.on_screen_resume()  # type: ignore[attr-defined]
+
     def on_loaded(self, message: Loaded) -> None:
         self.session = message.session
         overview = self.screen_stack[0]
@@ -83,6 +105,7 @@ class TriageApp(App[None]):
         self.refresh_bindings()
         if message.session.ev.spec.corpus is not None:
             self.load_corpus(message.session.ev.spec.corpus)
+            self.check_corpus(message.session)
 
     def on_load_failed(self, message: LoadFailed) -> None:
         overview = self.screen_stack[0]

@@ -29,3 +29,8 @@ class CorpusReady(Message):
 @dataclass
 class CorpusProgress(Message):
     fraction: float
+
+
+@dataclass
+class CorpusChecked(Message):
+    """The deferred corpus check finished: the checks changed."""

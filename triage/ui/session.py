@@ -117,4 +117,5 @@ def open_session(
     if callable(source):
         source = source()
     spec = source if isinstance(source, Spec) else from_manifest(source or sample_manifest())
-    return Session(load(spec, k), reviewer=reviewer, floor=floor)
+    # The corpus check (every retrieved id against the corpus) runs after the first paint.
+    return Session(load(spec, k, defer_corpus_check=True), reviewer=reviewer, floor=floor)

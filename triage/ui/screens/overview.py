@@ -65,11 +65,25 @@ class OverviewScreen(Screen):
         box.display = states is not None
         if states is not None:
             box.update(states)
+        tenants = d["tenants"]
+        below = ""
+        if tenants is not None:
+            names = [
+                r["tenant"]
+                for r in tenants["rows"]
+                if r["hit_rate_b"] is not None and r["hit_rate_b"] < tenants["floor"]
+            ]
+            below = (
+                f"\n{len(names)} tenants below {tenants['floor']:.2f} in B"
+                + (f": {', '.join(names[:3])}{' …' if len(names) > 3 else ''}" if names else "")
+                + "   t: tenants   s: slices"
+            )
         n = len(d["flips"])
         self.query_one("#hint", Static).update(
             line(
                 (f"{session.n_regressions} regressions, {n - session.n_regressions} wins.", "bold"),
                 "  f: read the flips   a: all queries   /: search   ?: keys",
+                below,
             )
         )
 
