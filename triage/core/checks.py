@@ -321,7 +321,7 @@ def check_amendments(ev: Evaluation) -> list[Check]:
             )
         )
     named = pa.array(sorted({r.query_id for r in adds}), pa.string())
-    unknown = named.filter(pa.array(ids.encode(named, ev.query_ids) < 0)).to_pylist()
+    unknown = named.filter(pa.array(ids.positions(named.to_pylist(), ev.query_ids) < 0)).to_pylist()
     if unknown:
         out.append(
             Check(
@@ -331,8 +331,7 @@ def check_amendments(ev: Evaluation) -> list[Check]:
             )
         )
     if ev.corpus_ids is not None and adds:
-        chunks = pa.array(sorted({r.chunk_id for r in adds}), pa.string())
-        missing = absent_from(chunks, ev.corpus_ids).to_pylist()
+        missing = ev.absent_chunks(sorted({r.chunk_id for r in adds}))
         if missing:
             out.append(
                 Check(

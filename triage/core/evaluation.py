@@ -150,7 +150,18 @@ class Evaluation:
 
     def query_index(self, query_id: str) -> int:
         """Index of `query_id` in the universe, -1 if unknown."""
-        return int(ids.encode(pa.array([query_id], pa.string()), self.query_ids)[0])
+        return int(ids.positions([query_id], self.query_ids)[0])
+
+    def absent_chunks(self, chunk_ids: list[str]) -> list[str]:
+        """Those of `chunk_ids` absent from the corpus (remembered: amendments ask again and again)."""
+        from triage.core.checks import absent_from
+
+        known = self.__dict__.setdefault("_in_corpus", {})
+        new = [c for c in chunk_ids if c not in known]
+        if new and self.corpus_ids is not None:
+            gone = set(absent_from(pa.array(new, pa.string()), self.corpus_ids).to_pylist())
+            known.update({c: c not in gone for c in new})
+        return [c for c in chunk_ids if not known.get(c, True)]
 
     def regold(self, q: int) -> None:
         """Re-read query `q`'s gold from the label state (after an amendment) and re-judge that

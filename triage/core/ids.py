@@ -40,6 +40,17 @@ def encode(values: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarr
     return idx.fill_null(NONE).to_numpy()
 
 
+def positions(values: list[str], vocabulary: pa.Array) -> np.ndarray:
+    """Position of each of a few `values` in `vocabulary` (NONE where absent), by one scan of the
+    vocabulary against the few values: no hash table of a large vocabulary is built."""
+    if not values:
+        return np.zeros(0, np.int64)
+    few = pa.array(list(dict.fromkeys(values)), pa.string())
+    where = np.flatnonzero(pc.is_in(vocabulary, value_set=few).to_numpy(zero_copy_only=False))
+    found = dict(zip(vocabulary.take(pa.array(where)).to_pylist(), where.tolist(), strict=True))
+    return np.array([found.get(v, NONE) for v in values], np.int64)
+
+
 def fingerprint(strings: pa.Array) -> np.ndarray:
     """A 64-bit fingerprint per string: its length and its first and last 8 bytes, mixed.
 

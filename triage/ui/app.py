@@ -82,6 +82,22 @@ class TriageApp(App[None]):
             return
         self.post_message(CorpusReady(corpus, ""))
 
+    def prepare_soon(self, delay: float = 1.5) -> None:
+        """Recompute tenants and slices after amendments, once no key came for `delay` seconds
+        (a thread computing them while the reader presses keys would slow every key)."""
+        timer = getattr(self, "_prepare_timer", None)
+        if timer is not None:
+            timer.stop()
+        if self.session is not None:
+            session = self.session
+            self._prepare_timer = self.set_timer(delay, lambda: self.prepare(session))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prepare")
+    def prepare(self, session: Session) -> None:
+        """Compute the slices and tenants ahead of the first `t` or `s` (both are cached)."""
+        session.tenants  # noqa: B018 - computed for its cache
+        session.slices  # noqa: B018
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="corpus-check")
     def check_corpus(self, session: Session) -> None:
         from triage.core.checks import finish_corpus_check
@@ -91,8 +107,7 @@ class TriageApp(App[None]):
 
     def on_corpus_checked(self, message: CorpusChecked) -> None:
         if self.session is not None:
-            self.session.refresh()
-            self.session.version += 1
+            self.session.checks_changed()
             overview = self.screen_stack[0]
             if self.screen is overview:
                 overview.on_screen_resume()  # type: ignore[attr-defined]
@@ -103,6 +118,9 @@ class TriageApp(App[None]):
         assert isinstance(overview, OverviewScreen)
         overview.show(message.session)
         self.refresh_bindings()
+        self.prepare(message.session)
+        for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
+            self._install(name)
         if message.session.ev.spec.corpus is not None:
             self.load_corpus(message.session.ev.spec.corpus)
             self.check_corpus(message.session)
@@ -142,33 +160,39 @@ class TriageApp(App[None]):
     def action_overview(self) -> None:
         self._to_base()
 
-    def action_flips(self) -> None:
-        from triage.ui.screens.lists import FlipsScreen
+    def _top(self, name: str) -> None:
+        """Show one of the top-level screens over the overview. Each is built once and kept
+        (installed), so it opens at once the next time, where the reader left it."""
+        if self.session is None:
+            return
+        self._to_base()
+        self._install(name)
+        self.push_screen(name)
 
-        if self.session is not None:
-            self._to_base()
-            self.push_screen(FlipsScreen(self.session))
+    def _install(self, name: str) -> None:
+        from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
+        from triage.ui.screens.slices import SlicesScreen, TenantsScreen
+
+        screens = {
+            "flips": FlipsScreen,
+            "all": AllQueriesScreen,
+            "tenants": TenantsScreen,
+            "slices": SlicesScreen,
+        }
+        if self.session is not None and not self.is_screen_installed(name):
+            self.install_screen(screens[name](self.session), name)
+
+    def action_flips(self) -> None:
+        self._top("flips")
 
     def action_all(self) -> None:
-        from triage.ui.screens.lists import AllQueriesScreen
-
-        if self.session is not None:
-            self._to_base()
-            self.push_screen(AllQueriesScreen(self.session))
+        self._top("all")
 
     def action_tenants(self) -> None:
-        from triage.ui.screens.slices import TenantsScreen
-
-        if self.session is not None:
-            self._to_base()
-            self.push_screen(TenantsScreen(self.session))
+        self._top("tenants")
 
     def action_slices(self) -> None:
-        from triage.ui.screens.slices import SlicesScreen
-
-        if self.session is not None:
-            self._to_base()
-            self.push_screen(SlicesScreen(self.session))
+        self._top("slices")
 
     def action_amendments(self) -> None:
         from triage.ui.screens.amendments import AmendmentsScreen

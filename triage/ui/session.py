@@ -73,6 +73,11 @@ class Session:
             self._report = build(self.ev, self.floor)
         return self._report
 
+    def checks_changed(self) -> None:
+        """A deferred check finished: only the report's numbers are stale (not flips or slices)."""
+        self._report = None
+        self.version += 1
+
     @cached_property
     def review(self) -> Review:
         return Review(self.ev, self.reviewer)

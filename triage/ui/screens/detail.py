@@ -139,14 +139,15 @@ class DetailScreen(Screen):
         if change is None:
             return
         self.session.amended(change)
-        severity = "information" if change.saved else "error"
-        self.notify(
-            visible(change.message),
-            title="amendment" if change.saved else "amendment NOT SAVED",
-            severity=severity,
-            markup=False,
-            timeout=6 if change.saved else 30,
-        )
+        self.app.prepare_soon()  # type: ignore[attr-defined]  # tenants and slices, once the keys rest
+        if not change.saved:  # the status line says it either way; a failure also raises a toast
+            self.notify(
+                visible(change.message),
+                title="amendment NOT SAVED",
+                severity="error",
+                markup=False,
+                timeout=30,
+            )
         self.query_one("#status", Static).update(
             line(("amended  ", "bold $text-warning" if change.saved else "bold $text-error"), change.message)
         )
