@@ -194,6 +194,8 @@ class Evaluation:
 
     def frozen_view(self) -> tuple[PerQuery, PerQuery, np.ndarray]:
         """Both arms judged on the frozen labels alone, and the queries those labels score."""
+        if not self.labels.added_pairs():  # nothing amended: the frozen view is the effective one
+            return self.a.judged, self.b.judged, self.scored
         (ja, sets), (jb, _) = (self._frozen_judged(arm) for arm in self.arms)
         return ja, jb, sets.n_gold > 0
 
