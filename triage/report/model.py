@@ -14,7 +14,7 @@ from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
 from triage.core.ids import encode
 from triage.core.metrics import Means, means
-from triage.core.paired import HIT_TO_MISS, MISS_TO_HIT, OUTCOME_NAMES, outcome_codes, paired
+from triage.core.paired import HIT_TO_MISS, MISS_TO_HIT, OUTCOME_NAMES, Paired, outcome_codes, paired
 from triage.core.slices import ArmSlice, Tenant, all_slices, tenants
 
 
@@ -87,6 +87,17 @@ def _flips(ev: Evaluation) -> list[dict[str, object]]:
     ]
 
 
+def _paired(p: Paired) -> dict[str, object]:
+    return {
+        "n": p.n,
+        "both_hit": p.both_hit,
+        "both_miss": p.both_miss,
+        "a_hit_b_miss": p.a_hit_b_miss,
+        "a_miss_b_hit": p.a_miss_b_hit,
+        "mcnemar_p": p.mcnemar_p,
+    }
+
+
 def _frozen(ev: Evaluation) -> dict[str, object]:
     """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside), and
     the queries whose outcome the amendments changed."""
@@ -106,14 +117,7 @@ def _frozen(ev: Evaluation) -> dict[str, object]:
 
     return {
         "arms": {"a": arm(means(ja, scored)), "b": arm(means(jb, scored))},
-        "paired": {
-            "n": p.n,
-            "both_hit": p.both_hit,
-            "both_miss": p.both_miss,
-            "a_hit_b_miss": p.a_hit_b_miss,
-            "a_miss_b_hit": p.a_miss_b_hit,
-            "mcnemar_p": p.mcnemar_p,
-        },
+        "paired": _paired(p),
         "changed": [
             {"query_id": qid, "frozen": OUTCOME_NAMES[int(before[q])], "amended": OUTCOME_NAMES[int(now[q])]}
             for q, qid in zip(changed.tolist(), ev.query_ids.take(pa.array(changed)).to_pylist(), strict=True)
@@ -215,15 +219,7 @@ def build(ev: Evaluation, floor: float = 0.80) -> dict[str, object]:
             "state": label_state(ev),
         },
         "arms": {"a": _arm(ev, ev.a), "b": _arm(ev, ev.b)},
-        "paired": {
-            "n": p.n,
-            "both_hit": p.both_hit,
-            "both_miss": p.both_miss,
-            "a_hit_b_miss": p.a_hit_b_miss,
-            "a_miss_b_hit": p.a_miss_b_hit,
-            "mcnemar_p": p.mcnemar_p,
-            "reconciles": p.reconciles(ma.hit_rate, mb.hit_rate),
-        },
+        "paired": {**_paired(p), "reconciles": p.reconciles(ma.hit_rate, mb.hit_rate)},
         "frozen": _frozen(ev),
         "k_cells": _k_cells(ev),
         "slices": slice_rows,

@@ -6,16 +6,16 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from triage.labels.amendments import RETRACT
+from triage.ui.screens.live import LiveScreen
 from triage.ui.session import Session
 from triage.ui.table import Column, VirtualTable
 from triage.ui.text import line
 
 
-class AmendmentsScreen(Screen):
+class AmendmentsScreen(LiveScreen):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "back")]
 
     def __init__(self, session: Session) -> None:
@@ -39,13 +39,6 @@ class AmendmentsScreen(Screen):
             id="amendments",
         )
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.fill()
-        self.query_one(VirtualTable).focus()
-
-    def on_screen_resume(self) -> None:
-        self.fill()
 
     def fill(self) -> None:
         state = self.session.ev.labels

@@ -9,7 +9,6 @@ import numpy as np
 import pyarrow.compute as pc
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from triage.core.paired import (
@@ -20,6 +19,7 @@ from triage.core.paired import (
     OUTCOME_NAMES,
 )
 from triage.report import fmt
+from triage.ui.screens.live import LiveScreen
 from triage.ui.session import Session, flip_label
 from triage.ui.table import Column, VirtualTable
 from triage.ui.text import line
@@ -27,7 +27,7 @@ from triage.ui.text import line
 TAGS = {A_HIT_B_MISS: "bad", A_MISS_B_HIT: "good", -1: "muted"}
 
 
-class QueryList(Screen):
+class QueryList(LiveScreen):
     """A list of query indices (`order`); enter opens the detail with n/p walking this list."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -61,17 +61,8 @@ class QueryList(Screen):
         )
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.shown_version = self.session.version
-        self.fill()
-        self.query_one(VirtualTable).focus()
-
-    def on_screen_resume(self) -> None:
-        if self.session.version != self.shown_version:  # amendments changed the outcomes
-            self.shown_version = self.session.version
-            self.fill(min(self.query_one(VirtualTable).cursor, max(len(self.rows()) - 1, 0)))
-
-    def fill(self, cursor: int = 0) -> None:
+    def fill(self, cursor: int | None = None) -> None:
+        """Draw the list; the cursor stays where it was unless `cursor` says otherwise."""
         s, ev = self.session, self.session.ev
         self.order = self.rows()
         order = self.order
@@ -90,9 +81,9 @@ class QueryList(Screen):
                 s.texts[q].as_py(),
             ]
 
-        self.query_one(VirtualTable).set_rows(
-            len(order), row, lambda i: TAGS.get(int(s.outcomes[order[i]])), cursor
-        )
+        table = self.query_one(VirtualTable)
+        cursor = table.cursor if cursor is None else cursor
+        table.set_rows(len(order), row, lambda i: TAGS.get(int(s.outcomes[order[i]])), cursor)
         self.update_title(cursor)
 
     def rows(self) -> np.ndarray:
@@ -179,4 +170,4 @@ class AllQueriesScreen(QueryList):
 
     def action_only(self, key: str) -> None:
         self.outcome = FILTERS[key]
-        self.fill()
+        self.fill(cursor=0)

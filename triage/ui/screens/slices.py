@@ -12,13 +12,13 @@ from typing import ClassVar
 import numpy as np
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from triage.core.paired import A_HIT_B_MISS, A_MISS_B_HIT
 from triage.core.slices import FEW, Slice, Tenant
 from triage.report import fmt
 from triage.ui.screens.lists import QueryList
+from triage.ui.screens.live import LiveScreen
 from triage.ui.session import Session
 from triage.ui.table import Column, VirtualTable
 from triage.ui.text import line
@@ -63,7 +63,7 @@ class SliceQueries(QueryList):
         return lambda i: f"{key} {value}: query {i + 1} of {n}"
 
 
-class TenantsScreen(Screen):
+class TenantsScreen(LiveScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "back"),
         Binding("b", "bars", "bars / table"),
@@ -100,16 +100,6 @@ class TenantsScreen(Screen):
         yield Static(id="tenants-title")
         yield VirtualTable(self.COLUMNS, id="tenants")
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.shown_version = self.session.version
-        self.fill()
-        self.query_one(VirtualTable).focus()
-
-    def on_screen_resume(self) -> None:
-        if self.session.version != self.shown_version:
-            self.shown_version = self.session.version
-            self.fill()
 
     def fill(self) -> None:
         t = self.session.tenants
@@ -194,7 +184,7 @@ class TenantsScreen(Screen):
             self.app.push_screen(SliceQueries(self.session, t.rows[event.index].slice))
 
 
-class SlicesScreen(Screen):
+class SlicesScreen(LiveScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "back"),
         Binding("right_square_bracket,right", "key(1)", "next key"),
@@ -228,16 +218,6 @@ class SlicesScreen(Screen):
         )
         yield Static(fmt.LEGEND, id="slices-legend")
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.shown_version = self.session.version
-        self.fill()
-        self.query_one(VirtualTable).focus()
-
-    def on_screen_resume(self) -> None:
-        if self.session.version != self.shown_version:
-            self.shown_version = self.session.version
-            self.fill()
 
     def current(self) -> tuple[str, list[Slice]]:
         keys = list(self.session.slices)

@@ -1,0 +1,30 @@
+"""A screen of numbers: drawn by `fill`, drawn again when amendments have moved them."""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+
+from triage.ui.session import Session
+from triage.ui.table import VirtualTable
+
+
+class LiveScreen(Screen):
+    session: Session
+    shown_version = -1  # the session.version last drawn
+
+    def fill(self) -> None:
+        raise NotImplementedError
+
+    def draw(self) -> None:
+        self.shown_version = self.session.version
+        self.fill()
+
+    def on_mount(self) -> None:
+        self.draw()
+        tables = self.query(VirtualTable)
+        if tables:
+            tables.first().focus()
+
+    def on_screen_resume(self) -> None:
+        if self.session.version != self.shown_version:
+            self.draw()
