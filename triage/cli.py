@@ -31,7 +31,8 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
 def app_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="triage",
-        description="Read what a retrieval change did. `triage report --help` for the headless report.",
+        description="Read what a retrieval change did, from the keyboard. Also: `triage report` (the "
+        "numbers, no UI; see `triage report --help`) and `triage labels log|verify|export|suggest`.",
     )
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
