@@ -19,6 +19,7 @@ is that same frame rendered through a Rich console as the driver would write it 
 from __future__ import annotations
 
 import io
+import json
 import re
 import time
 from collections.abc import AsyncIterator
@@ -29,16 +30,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from rich.console import Console
+from textual import events
+from textual.errors import NoWidget
 from textual.widget import Widget
 
 from triage.cli import main
 from triage.ui.app import TriageApp
+from triage.ui.screens.amendments import AmendmentsScreen
 from triage.ui.screens.chunk import ChunkScreen
 from triage.ui.screens.detail import DetailScreen
 from triage.ui.screens.help import HelpScreen
 from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
+from triage.ui.screens.note import NoteScreen
 from triage.ui.screens.overview import OverviewScreen
 from triage.ui.screens.search import SearchScreen
+from triage.ui.screens.slices import SliceQueries, SlicesScreen, TenantsScreen
 from triage.ui.table import VirtualTable
 
 SIZE = (120, 36)
@@ -59,6 +65,8 @@ C1 = "\x9b2J"  # 8-bit CSI
 RLO = "\u202e"  # bidi override
 LRI = "\u2066"  # bidi isolate
 
+EVIL_DIR = "A[/foo]Z " + OSC0 + RLO  # "/" makes it two folders: "A[" and "foo]Z …"
+
 # -- the evaluation ------------------------------------------------------------------------------
 NAME_A = "[bold]A[/bold]" + OSC0
 NAME_B = "[@click=app.quit]B[/]" + RLO
@@ -67,12 +75,13 @@ Q1, Q5 = "q[/x]", "[@click=app.quit]q5[/]"  # query ids that are payloads
 Q1_TEXT = f"{BOLD} {BAIT} {QUIT} {CLEAR} end"
 Q2_TEXT = f"{KEY_Q} {LINK} {OSC52}"
 Q3_TEXT = f"{CLS} {OSC8} {OSC0} {C1} {RLO}rev {LRI}iso"
-QUERIES = [  # query_id, text, tenant
-    (Q1, Q1_TEXT, VAR),
-    ("q2", Q2_TEXT, CLS),
-    ("q3", Q3_TEXT, BAIT + "|pipe"),
-    ("q4", "plain annual leave", "acme"),
-    (Q5, "unlabelled " + OSC0, "acme"),
+QTYPE = "[@click=app.quit]howto[/]" + OSC0  # a slice value (slices screen, key query_type)
+QUERIES = [  # query_id, text, tenant, query_type
+    (Q1, Q1_TEXT, VAR, QTYPE),
+    ("q2", Q2_TEXT, CLS, "faq"),
+    ("q3", Q3_TEXT, BAIT + "|pipe", "faq"),
+    ("q4", "plain annual leave", "acme", "faq"),
+    (Q5, "unlabelled " + OSC0, "acme", "faq"),
 ]
 
 BIG = "c[/big]"  # the 50 MB chunk: gold of Q1, rank 1 in A, rank 7 (> k) in B
@@ -142,15 +151,18 @@ def write_manifest(folder: Path, **paths: str) -> Path:
     return out
 
 
-def write_evaluation(folder: Path, corpus: pa.Table | None = None, corpus_dir: str = ".") -> Path:
-    """Runs A and B, labels, queries and chunks as Parquet, plus a manifest naming the arms."""
+def write_evaluation(
+    folder: Path, corpus: pa.Table | None = None, corpus_dir: str = ".", big: bool = True
+) -> Path:
+    """Runs A and B, labels, queries and chunks as Parquet, plus a manifest naming the arms.
+    `big`: the gold chunk BIG holds 50 MB of text (else a few characters)."""
     pq.write_table(run_table(RUN_A), folder / "a.parquet")
     pq.write_table(run_table(RUN_B), folder / "b.parquet")
     pq.write_table(table(("query_id", "chunk_id", "relevance"), LABELS), folder / "labels.parquet")
-    pq.write_table(table(("query_id", "text", "tenant"), QUERIES), folder / "queries.parquet")
+    pq.write_table(table(("query_id", "text", "tenant", "query_type"), QUERIES), folder / "queries.parquet")
     if corpus is None:
-        big = (BIG, BIG_HEADER, BIG_HEAD + "x" * 50_000_000)
-        corpus = table(("chunk_id", "header", "text"), [big, *CHUNKS])
+        body = BIG_HEAD + ("x" * 50_000_000 if big else "xxxx")
+        corpus = table(("chunk_id", "header", "text"), [(BIG, BIG_HEADER, body), *CHUNKS])
     (folder / corpus_dir).mkdir(parents=True, exist_ok=True)
     pq.write_table(corpus, folder / corpus_dir / "chunks.parquet", compression="zstd")
     return write_manifest(
@@ -253,9 +265,9 @@ def check_screen(app: TriageApp, *payloads: str, widget: Widget | None = None) -
 
 # -- driving the app -------------------------------------------------------------------------------
 @asynccontextmanager
-async def running(manifest: Path) -> AsyncIterator[tuple[TriageApp, object]]:
+async def running(manifest: Path, **options: object) -> AsyncIterator[tuple[TriageApp, object]]:
     """The app at 120×36, its evaluation and corpus loaded (two thread workers)."""
-    app = TriageApp(manifest)
+    app = TriageApp(manifest, **options)  # type: ignore[arg-type]
     async with app.run_test(size=SIZE, notifications=True) as pilot:  # toasts shown
         for _ in range(200):
             await app.workers.wait_for_complete()
@@ -286,6 +298,19 @@ async def wait_for(pilot, app: TriageApp, needle: str, tries: int = 100) -> None
             return
         await pilot.pause(0.05)
     raise AssertionError(f"{shown(needle)!r} never appeared:\n{visible_text(app)}")
+
+
+async def toast(pilot, app: TriageApp, needle: str) -> Widget:  # type: ignore[no-untyped-def]
+    """The notification showing `needle`, once it is up (toasts mount a moment after `notify`)."""
+    for _ in range(100):
+        for widget in app.screen.query("Toast"):
+            try:
+                if squash(shown(needle)) in squash(visible_text(app, widget)):
+                    return widget
+            except NoWidget:  # mounted, not yet laid out
+                pass
+        await pilot.pause(0.05)
+    raise AssertionError(f"no notification shows {shown(needle)!r}:\n{visible_text(app)}")
 
 
 async def click_on(pilot, app: TriageApp, literal: str, at: str) -> None:  # type: ignore[no-untyped-def]
@@ -507,8 +532,125 @@ async def test_command_palette_hits_render_literally(evaluation: Path) -> None:
         check_screen(app, Q1_TEXT)
 
 
+async def test_pasted_escapes_reach_no_input_raw(evaluation: Path) -> None:
+    # A clipboard is data too: bracketed paste hands it to the focused Input, which draws its value
+    # as it is. Posted to the app, as the driver does.
+    pasted = "leave " + OSC0 + RLO + CLEAR + C1
+    async with running(evaluation) as (app, pilot):
+        await press(pilot, "f", "slash")
+        app.post_message(events.Paste(pasted))
+        await pilot.pause()
+        check_screen(app, pasted, widget=app.screen.query_one("Input"))
+        await press(pilot, "escape")
+        await press(pilot, "ctrl+p")
+        app.post_message(events.Paste(pasted))
+        await pilot.pause()
+        check_screen(app, pasted)
+        await press(pilot, "escape")
+        assert isinstance(app.screen, FlipsScreen)
+
+
+async def test_tenants_and_slices_show_values_literally(evaluation: Path) -> None:
+    async with running(evaluation) as (app, pilot):
+        s = app.session
+        assert s is not None and s.tenants is not None
+        await press(pilot, "t")
+        assert isinstance(app.screen, TenantsScreen)
+        rows = app.screen.query_one(VirtualTable)
+        check_screen(app, VAR, CLS, BAIT + "|pipe", LINK[:12], widget=rows)  # tenant, B's plan
+        await press(pilot, "b")  # bars
+        check_screen(app, VAR, CLS, BAIT + "|pipe", widget=rows)
+        position = [t.name for t in s.tenants.rows].index(VAR)
+        await press(pilot, "home", *["j"] * position, "enter")
+        assert isinstance(app.screen, SliceQueries)
+        check_screen(app, f"tenant {VAR}:", widget=app.screen.query_one("#list-title"))
+        check_screen(app, Q1, widget=app.screen.query_one(VirtualTable))
+        await press(pilot, "enter")
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.detail is not None and app.screen.detail.query_id == Q1
+        check_screen(app, Q1_TEXT)
+
+        await press(pilot, "s")
+        screen = app.screen
+        assert isinstance(screen, SlicesScreen)
+        check_screen(app, "by plan", "[$accent]postfilter", LINK[:20])  # the first key: B's plan
+        for _ in range(len(s.slices)):
+            if screen.current()[0] == "query_type":
+                break
+            await press(pilot, "right_square_bracket")
+        check_screen(app, "by query_type", QTYPE[:20], "faq")
+        position = [x.value for x in screen.current()[1]].index(QTYPE)
+        await press(pilot, "home", *["j"] * position, "enter")
+        assert isinstance(app.screen, SliceQueries)
+        check_screen(app, f"query_type {QTYPE}:", widget=app.screen.query_one("#list-title"))
+        await click_on(pilot, app, QTYPE, "howto")
+
+
+async def test_amending_shows_reviewer_note_and_ids_literally(tmp_path: Path) -> None:
+    write_evaluation(tmp_path, big=False)
+    labels = tmp_path / EVIL_DIR / "labels.parquet"  # a hostile path: named when a write is refused
+    labels.parent.mkdir(parents=True)
+    (tmp_path / "labels.parquet").rename(labels)
+    manifest = write_manifest(
+        tmp_path,
+        labels=f"{EVIL_DIR}/labels.parquet",
+        queries="queries.parquet",
+        corpus="chunks.parquet",
+        a="a.parquet",
+        b="b.parquet",
+    )
+    # a damaged amendment file whose very name is hostile: listed as a problem on the L screen
+    folder = labels.with_name("labels.amendments")
+    folder.mkdir()
+    damaged = "[@click=app.quit]bad " + OSC0 + RLO + "[$accent].jsonl"  # no "/" in a file name
+    (folder / damaged).write_text("{not json\n", "utf-8")
+    reviewer = BAIT + RLO
+    note = OSC0 + RLO + " [bold]n[/bold] " + QUIT
+    async with running(manifest, reviewer=reviewer) as (app, pilot):
+        await open_flip(pilot, app, Q1)
+        detail = app.screen
+        await focus(pilot, app, "list-b")  # B's rank 1: c1, not gold
+        await press(pilot, "G")
+        assert isinstance(app.screen, NoteScreen)
+        box = app.screen.query_one("Input")
+        await type_text(pilot, "[bold]n[/bold] ")
+        app.post_message(events.Paste(OSC0 + QUIT))
+        await pilot.pause()
+        check_screen(app, "[bold]n[/bold] " + OSC0 + QUIT, widget=box)
+        box.value = note  # as if it came in whole: stored as given, shown made visible
+        await press(pilot, "enter")
+        assert app.screen is detail
+        check_screen(app, Q1 + ": regression resolved", widget=detail.query_one("#status"))
+        check_screen(app, "added by amendment (" + reviewer + ")", widget=detail.query_one("#gold-text"))
+        await press(pilot, "2")  # the grade of the amendment just made
+        check_screen(app, Q1 + ": graded 2", widget=detail.query_one("#status"))
+
+        await press(pilot, "L")
+        assert isinstance(app.screen, AmendmentsScreen)
+        rows = app.screen.query_one(VirtualTable)
+        check_screen(app, shown(reviewer)[:11], Q1, "c1", shown(note)[:12], widget=rows)
+        check_screen(app, damaged, widget=app.screen.query_one("#amend-problems"))
+        check_screen(app, EVIL_DIR, widget=app.screen.query_one("#amend-title"))  # the folder
+        await click_on(pilot, app, damaged, "bad")
+        await press(pilot, "enter")  # the newest amendment's query
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.detail is not None and app.screen.detail.query_id == Q1
+        await press(pilot, "u")  # undo: names the query and the chunk
+        check_screen(app, Q1 + ": amendment undone (c1)", widget=app.screen.query_one("#status"))
+
+        labels.write_bytes(labels.read_bytes() + b"\0")  # the frozen file changes: writes refused
+        await focus(pilot, app, "list-b")
+        await press(pilot, "g")
+        refused = await toast(pilot, app, "NOT SAVED")  # the error names the frozen file's path
+        check_screen(app, Q1, EVIL_DIR + "/labels.parquet", widget=refused)
+        check_screen(app, "NOT SAVED", EVIL_DIR, widget=app.screen.query_one("#status"))
+    written = [
+        line for f in folder.glob("*.jsonl") if f.name != damaged for line in f.read_text().splitlines()
+    ]
+    assert any(json.loads(line)["note"] == note for line in written)  # the note itself is kept
+
+
 # -- error messages carry data too: a path, an id --------------------------------------------------
-EVIL_DIR = "A[/foo]Z " + OSC0 + RLO  # "/" makes it two folders: "A[" and "foo]Z …"
 
 
 async def test_load_error_names_the_file_literally(tmp_path: Path) -> None:
@@ -540,9 +682,8 @@ async def test_unreadable_corpus_notice_is_literal(tmp_path: Path) -> None:
     manifest = write_evaluation(tmp_path, table(("chunk_id", "header", "text"), rows), EVIL_DIR)
     async with running(manifest) as (app, pilot):
         assert app.session is not None and app.session.corpus is None
-        await wait_for(pilot, app, "corpus unavailable")  # the toast names the file
-        toast = app.screen.query_one("Toast")
-        check_screen(app, "corpus unavailable", EVIL_DIR + "/chunks.parquet", "column 'text'", widget=toast)
+        notice = await toast(pilot, app, "corpus unavailable")  # it names the file
+        check_screen(app, EVIL_DIR + "/chunks.parquet", "column 'text'", widget=notice)
         await open_flip(pilot, app, Q1)
         note = "text unavailable: " + app.session.corpus_note
         check_screen(app, note, widget=app.screen.query_one("#gold-text"))
@@ -574,7 +715,9 @@ def test_report_prints_payloads_literally(evaluation: Path, capsys, fmt: str) ->
         assert md(s) in out, md(s)
     assert not re.search(r"(?<!\\)[\[\]]", out), "an unescaped bracket: Markdown link syntax"
     flips = out[out.index("## Flips") :].split("\n## ")[0].splitlines()  # up to the next section
-    rows = [line for line in flips if line.startswith("|")]
-    assert len(rows) == 2 + 3  # header, rule, three flips
-    for line in rows:  # a pipe from the data must not add a column
-        assert len(re.findall(r"(?<!\\)\|", line)) == 9, line
+    assert len([line for line in flips if line.startswith("|")]) == 2 + 3  # header, rule, 3 flips
+    tables = re.findall(r"(?:^\|.*\n)+", out, re.M)
+    assert len(tables) >= 4  # checks, metrics, paired, flips, and whatever else the report holds
+    for t in tables:  # a pipe from the data must not add a column to any table
+        widths = {len(re.findall(r"(?<!\\)\|", line)) for line in t.splitlines()}
+        assert len(widths) == 1, t

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from triage.core.detail import ArmView, QueryDetail, Row
+from triage.core.detail import ArmView, QueryDetail, Row, token_label
 from triage.core.text import visible
 from triage.report import fmt
 from triage.ui.session import Session
@@ -310,11 +310,11 @@ class DetailScreen(Screen):
                 continue
             parts += [
                 ("  header ", "$text-muted"),
-                (f"({g.header_tokens} tokens)  ", "$text-muted"),
+                (f"({token_label(g.chunk.header)})  ", "$text-muted"),
                 (g.chunk.header or "(none)", "$text-accent"),
                 "\n",
                 ("  body ", "$text-muted"),
-                (f"({g.body_tokens} tokens)  ", "$text-muted"),
+                (f"({token_label(g.chunk.text)})  ", "$text-muted"),
                 _clip(g.chunk.text, 600),
                 "\n",
             ]
