@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import ClassVar
 
@@ -118,6 +119,7 @@ class TriageApp(App[None]):
         assert isinstance(overview, OverviewScreen)
         overview.show(message.session)
         self.refresh_bindings()
+        self.call_after_refresh(_freeze_garbage)
         self.prepare(message.session)
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
@@ -219,6 +221,13 @@ class TriageApp(App[None]):
             self.push_screen(DetailScreen(s, s.flips, int(where[0]), lambda i: flip_label(i, n_reg, n)))
         else:
             self.push_screen(DetailScreen(s, np.array([q]), 0, lambda i: "query"))
+
+
+def _freeze_garbage() -> None:
+    """Once the evaluation is loaded, move its ~100k long-lived objects out of the collector's
+    sight: a full collection otherwise walks them all (50–80 ms) in the middle of a key press."""
+    gc.collect()
+    gc.freeze()
 
 
 def run(source: Source = None, k: int | None = None, reviewer: str | None = None, floor: float = 0.80) -> int:

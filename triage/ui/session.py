@@ -38,6 +38,10 @@ class Session:
     tenant_of: pa.Array = field(init=False)  # each query's tenant (null: none)
     searcher: Searcher = field(init=False)
 
+    _prefetched: dict[tuple[int, int, bool], QueryDetail] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
     def __post_init__(self) -> None:
         self.refresh()
         self.texts = self.ev.query_column("text")
@@ -101,7 +105,17 @@ class Session:
         return self.ev.query_ids[q].as_py()
 
     def detail(self, q: int) -> QueryDetail:
-        return build_detail(self.ev, q, self.corpus)
+        """Query `q`'s detail; one prepared ahead by `prefetch` is used while still current."""
+        key = (q, self.version, self.corpus is not None)
+        ready = self._prefetched.pop(key, None)
+        return ready if ready is not None else build_detail(self.ev, q, self.corpus)
+
+    def prefetch(self, q: int) -> None:
+        """Build query `q`'s detail ahead (in a worker): its chunks' pages are read meanwhile."""
+        key = (q, self.version, self.corpus is not None)
+        if key not in self._prefetched:
+            detail = build_detail(self.ev, q, self.corpus)
+            self._prefetched = {key: detail}  # only the next one is kept
 
 
 def flip_label(position: int, n_regressions: int, n_flips: int) -> str:

@@ -6,9 +6,10 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from triage.labels.amendments import RETRACT
+from triage.ui.keys import Keys
 from triage.ui.screens.live import LiveScreen
 from triage.ui.session import Session
 from triage.ui.table import Column, VirtualTable
@@ -38,7 +39,7 @@ class AmendmentsScreen(LiveScreen):
             ],
             id="amendments",
         )
-        yield Footer()
+        yield Keys()
 
     def fill(self) -> None:
         state = self.session.ev.labels

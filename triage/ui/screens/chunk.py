@@ -9,12 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from triage.core.corpus import Chunk
 from triage.core.detail import QueryDetail, token_label
 from triage.core.text import DISPLAY_CAP
 from triage.report import fmt
+from triage.ui.keys import Keys
 from triage.ui.session import Session
 from triage.ui.text import line, plain
 
@@ -43,7 +44,7 @@ class ChunkScreen(Screen):
         with VerticalScroll(id="chunk-scroll"):
             yield Static(id="chunk-header")
             yield Static(id="chunk-body")
-        yield Footer()
+        yield Keys()
 
     def on_mount(self) -> None:
         d = self.detail

@@ -6,16 +6,18 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from triage.core.detail import ArmView, QueryDetail, Row, token_label
 from triage.core.text import visible
 from triage.report import fmt
+from triage.ui.keys import Keys
 from triage.ui.session import Session
 from triage.ui.table import Column, VirtualTable
 from triage.ui.text import line
@@ -115,7 +117,7 @@ class DetailScreen(Screen):
                         id=f"list-{side}",
                     )
         yield Static(id="preview")
-        yield Footer()
+        yield Keys()
 
     def on_mount(self) -> None:
         self.show()
@@ -263,9 +265,15 @@ class DetailScreen(Screen):
         self.app.push_screen(ChunkScreen(self.session, row.chunk_id, row.chunk, self.detail, row.grade))
 
     # -- drawing -------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prefetch")
+    def prefetch(self, q: int) -> None:
+        self.session.prefetch(q)
+
     def show(self) -> None:
         q = int(self.sequence[self.position])
         d = self.detail = self.session.detail(q)
+        if self.position + 1 < len(self.sequence):  # `n` is the likely next key
+            self.prefetch(int(self.sequence[self.position + 1]))
         tag = "$text-error" if d.outcome == "hit→miss" else "$text-success" if d.outcome == "miss→hit" else ""
         self.query_one("#detail-title", Static).update(
             line(

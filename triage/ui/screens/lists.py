@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.compute as pc
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from triage.core.paired import (
     A_HIT_B_MISS,
@@ -19,6 +19,7 @@ from triage.core.paired import (
     OUTCOME_NAMES,
 )
 from triage.report import fmt
+from triage.ui.keys import Keys
 from triage.ui.screens.live import LiveScreen
 from triage.ui.session import Session, flip_label
 from triage.ui.table import Column, VirtualTable
@@ -59,7 +60,7 @@ class QueryList(LiveScreen):
             ],
             id="queries",
         )
-        yield Footer()
+        yield Keys()
 
     def fill(self, cursor: int | None = None) -> None:
         """Draw the list; the cursor stays where it was unless `cursor` says otherwise."""

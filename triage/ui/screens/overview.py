@@ -8,9 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, LoadingIndicator, Static
+from textual.widgets import LoadingIndicator, Static
 
 from triage.report import text as report_text
+from triage.ui.keys import Keys
 from triage.ui.session import Session
 from triage.ui.text import line, plain
 
@@ -32,7 +33,7 @@ class OverviewScreen(Screen):
             yield Static(id="k-cells")
             yield Static(id="label-states")
             yield Static(id="hint")
-        yield Footer()
+        yield Keys()
 
     shown_version = -1
 

@@ -12,11 +12,12 @@ from typing import ClassVar
 import numpy as np
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from triage.core.paired import A_HIT_B_MISS, A_MISS_B_HIT
 from triage.core.slices import FEW, Slice, Tenant
 from triage.report import fmt
+from triage.ui.keys import Keys
 from triage.ui.screens.lists import QueryList
 from triage.ui.screens.live import LiveScreen
 from triage.ui.session import Session
@@ -99,7 +100,7 @@ class TenantsScreen(LiveScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="tenants-title")
         yield VirtualTable(self.COLUMNS, id="tenants")
-        yield Footer()
+        yield Keys()
 
     def fill(self) -> None:
         t = self.session.tenants
@@ -217,7 +218,7 @@ class SlicesScreen(LiveScreen):
             id="slices",
         )
         yield Static(fmt.LEGEND, id="slices-legend")
-        yield Footer()
+        yield Keys()
 
     def current(self) -> tuple[str, list[Slice]]:
         keys = list(self.session.slices)
