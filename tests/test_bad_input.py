@@ -242,3 +242,11 @@ def test_jsonl_and_parquet_give_the_same_numbers(ev: Path, capsys) -> None:
     assert rc == rc2 == 0
     assert json.loads(parquet_out)["arms"]["a"]["hit_rate"] == json.loads(jsonl_out)["arms"]["a"]["hit_rate"]
     assert json.loads(jsonl_out)["arms"]["a"]["k"] == 2
+
+
+def test_an_error_naming_a_hostile_path_shows_its_escapes_as_tokens(tmp_path: Path, capsys) -> None:
+    hostile = tmp_path / "runs\x1b]0;pwned\x07\x1b[2J"
+    rc = main(["report", str(hostile)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "\x1b" not in err and "\x07" not in err
+    assert "runs␛]0;pwned␇␛[2J" in err

@@ -182,14 +182,15 @@ def main(argv: list[str] | None = None) -> int:
     pyarrow.set_memory_pool(pyarrow.system_memory_pool())
 
     from triage.core.errors import InputError
+    from triage.core.text import visible
 
     try:
         return command(args)
     except InputError as e:
-        print(f"triage: error: {e.message}", file=sys.stderr)
+        print(f"triage: error: {visible(e.message, newlines=False)}", file=sys.stderr)
         return EXIT_INPUT
     except (ArrowException, OSError) as e:
         if os.environ.get("TRIAGE_DEBUG"):
             raise
-        print(f"triage: error: cannot read input: {e}", file=sys.stderr)
+        print(f"triage: error: cannot read input: {visible(str(e), newlines=False)}", file=sys.stderr)
         return EXIT_INPUT
