@@ -250,3 +250,21 @@ def test_an_error_naming_a_hostile_path_shows_its_escapes_as_tokens(tmp_path: Pa
     err = capsys.readouterr().err
     assert rc == 2 and "\x1b" not in err and "\x07" not in err
     assert "runs␛]0;pwned␇␛[2J" in err
+
+
+def test_a_jsonl_list_mixing_string_and_integer_ids_reads_them_as_text(ev: Path, capsys) -> None:
+    (ev / "a.jsonl").write_text(
+        '{"query_id": "q1", "retrieved": ["g1", 7]}\n{"query_id": "q2", "retrieved": [8, "g2"]}\n'
+        '{"query_id": "q3", "retrieved": ["x3"]}\n'
+    )
+    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
+    rc, out, _ = run_cli(capsys, str(ev))
+    assert rc == 0 and json.loads(out)["arms"]["a"]["hit_rate"] == pytest.approx(2 / 3)
+
+
+def test_a_jsonl_list_mixing_ids_and_floats_is_refused_by_line(ev: Path, capsys) -> None:
+    (ev / "a.jsonl").write_text(
+        '{"query_id": "q1", "retrieved": ["g1"]}\n{"query_id": "q2", "retrieved": ["g2", 1.5]}\n'
+    )
+    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
+    refused(capsys, ev, "a.jsonl", "line 2", "'retrieved'")

@@ -79,7 +79,7 @@ def conform(
         col = single(table.column(name))
         fixed = _coerce(loaded, name, kind, col)
         if required or kind in (IDS, FLOATS):
-            _no_nulls(loaded, name, fixed, required)
+            _no_nulls(loaded, name, fixed)
         table = table.set_column(table.column_names.index(name), name, fixed)
     return table
 
@@ -177,7 +177,7 @@ def _first(mask_or_idx: np.ndarray) -> int:
     return int(np.flatnonzero(a)[0]) if a.dtype == bool else int(a[0])
 
 
-def _no_nulls(loaded: Loaded, name: str, col: pa.Array, required: bool) -> None:
+def _no_nulls(loaded: Loaded, name: str, col: pa.Array) -> None:
     if col.null_count:
         row = _first(_nulls(col))
         hint = " (write an empty list for no results)" if name == "retrieved" else ""

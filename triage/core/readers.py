@@ -172,13 +172,18 @@ def _column(path: Path, name: str, values: list[object], lines: np.ndarray) -> p
     try:
         return pa.array(values)
     except (pa.ArrowException, OverflowError) as e:
-        # Lists mixing element kinds, say: keep the column, as JSON text, and let the contract judge.
-        if name in ("retrieved", "scores"):
+        lists = [v for v in values if isinstance(v, list)]
+        if lists and all(_kind(x) in ("string", "int") for v in lists for x in v):
+            # A list mixing string and integer ids: ids are strings whatever their type.
+            return pa.array(
+                [None if v is None else [str(x) for x in v] for v in values], pa.list_(pa.string())
+            )
+        if lists:
             bad = next(
-                (i for i, v in enumerate(values) if isinstance(v, list) and len({_kind(x) for x in v}) > 1),
-                0,
+                (i for i, v in enumerate(values) if isinstance(v, list) and len({_kind(x) for x in v}) > 1), 0
             )
             raise InputError(path, f"column {name!r}: {e}", f"line {lines[bad]}") from None
+        # Objects and the like in an extra column: kept as JSON text, never dropped.
         return pa.array([None if v is None else json.dumps(v) for v in values], pa.string())
 
 
