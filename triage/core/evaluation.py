@@ -89,6 +89,7 @@ class Evaluation:
     a: Arm
     b: Arm
     checks: list[Check] = field(default_factory=list)
+    _in_corpus: dict[str, bool] = field(default_factory=dict, repr=False)  # chunk id -> in the corpus
 
     @property
     def n(self) -> int:
@@ -156,7 +157,7 @@ class Evaluation:
         """Those of `chunk_ids` absent from the corpus (remembered: amendments ask again and again)."""
         from triage.core.checks import absent_from
 
-        known = self.__dict__.setdefault("_in_corpus", {})
+        known = self._in_corpus
         new = [c for c in chunk_ids if c not in known]
         if new and self.corpus_ids is not None:
             gone = set(absent_from(pa.array(new, pa.string()), self.corpus_ids).to_pylist())
