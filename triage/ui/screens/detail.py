@@ -335,7 +335,7 @@ class DetailScreen(Screen):
             line(
                 (f"{arm.side.upper()} {arm.name}", "bold"),
                 f"  {len(arm.rows)} of {arm.depth} shown",
-                ("   ★ gold +amended ≈ likely · other: rank in " + other, "$text-muted"),
+                ("  ★ gold +amended ≈ likely · other: " + other + "'s rank", "$text-muted"),
             )
         )
         table = self.query_one(f"#list-{arm.side}", VirtualTable)
