@@ -42,7 +42,7 @@ def metrics_table(d: dict) -> Table:
     t.add_column(Text("B ") + plain(b["name"], 30), justify="right")
     t.add_column("B − A", justify="right")
     for key in ("hit_rate", "recall", "mrr", "ndcg"):
-        t.add_row(f"{key}@{k}", fmt.rate(a[key]), fmt.rate(b[key]), fmt.delta(a[key], b[key]))
+        t.add_row(Text(f"{key}@{k}"), fmt.rate(a[key]), fmt.rate(b[key]), fmt.delta(a[key], b[key]))
     t.add_row("noise band (1 s.e.)", fmt.band(a["noise_band"]), fmt.band(b["noise_band"]), "")
     return t
 

@@ -161,7 +161,7 @@ class DetailScreen(Screen):
             return
         arm, row = picked
         if row.grade:
-            self.notify(f"already gold (grade {row.grade})", timeout=3)
+            self.notify(f"already gold (grade {row.grade})", timeout=3, markup=False)
             return
         assert self.detail is not None
         change = self.session.review.add(
