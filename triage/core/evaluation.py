@@ -10,6 +10,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +49,7 @@ class Arm:
     def present(self) -> np.ndarray:
         return self.row >= 0
 
-    def value(self, column: str, q: int) -> object:
+    def value(self, column: str, q: int) -> Any:
         """A run column's value for query index `q` (None when absent)."""
         r = int(self.row[q])
         if r < 0 or column not in self.run.table.column_names:

@@ -172,12 +172,11 @@ def _column(path: Path, name: str, values: list[object], lines: np.ndarray) -> p
     try:
         return pa.array(values)
     except (pa.ArrowException, OverflowError) as e:
-        lists = [v for v in values if isinstance(v, list)]
+        lists: list[list[object]] = [v for v in values if isinstance(v, list)]
         if lists and all(_kind(x) in ("string", "int") for v in lists for x in v):
             # A list mixing string and integer ids: ids are strings whatever their type.
-            return pa.array(
-                [None if v is None else [str(x) for x in v] for v in values], pa.list_(pa.string())
-            )
+            as_text = [[str(x) for x in v] if isinstance(v, list) else None for v in values]
+            return pa.array(as_text, pa.list_(pa.string()))
         if lists:
             bad = next(
                 (i for i, v in enumerate(values) if isinstance(v, list) and len({_kind(x) for x in v}) > 1), 0

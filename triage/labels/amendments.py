@@ -163,7 +163,7 @@ def _parse(raw: bytes) -> Record:
 
 def _lines(data: bytes) -> tuple[list[tuple[int, bytes]], int | None]:
     """Complete non-blank lines with their byte offsets, and the offset of an unterminated tail."""
-    out = []
+    out: list[tuple[int, bytes]] = []
     offset = 0
     while offset < len(data):
         end = data.find(b"\n", offset)
