@@ -196,3 +196,19 @@ def test_a_bad_gate_file_exits_2_naming_it(tmp_path: Path, sample: Path, capsys,
     gate = write_gate(tmp_path / "floors.toml", text)
     assert main(["report", str(sample), "--gate", str(gate)]) == 2
     assert "floors.toml" in capsys.readouterr().err
+
+
+def test_a_run_and_the_queries_file_disagreeing_on_a_tenant_is_an_error(tmp_path: Path, sample: Path) -> None:
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    copy = Path(shutil.copytree(sample.parent, tmp_path / "s"))
+    t = pq.read_table(copy / "runs/headers.parquet")
+    pq.write_table(
+        t.append_column("tenant", pa.array(["acme-legal"] * t.num_rows)), copy / "runs/headers.parquet"
+    )
+    conflict = [c for c in load(from_manifest(copy)).checks if c.code == "queries.conflict"]
+    assert len(conflict) == 1 and conflict[0].level == "error"
+    assert "headers.parquet" in conflict[0].message and "166 queries" in conflict[0].message

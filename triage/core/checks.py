@@ -345,30 +345,23 @@ def check_amendments(ev: Evaluation) -> list[Check]:
 
 def check_slices(ev: Evaluation) -> list[Check]:
     """Slice columns given by both a run and the queries file must agree."""
-    if ev.queries is None:
-        return []
     out = []
-    q_index = ids.encode(ev.queries.column("query_id"), ev.query_ids)
     for arm in ev.arms:
         for col in ("tenant", "filter", "selectivity"):
-            mine = arm.run.column(col)
-            if mine is None or col not in ev.queries.column_names:
+            mine, theirs = arm.aligned(col), ev.queries_aligned(col)
+            if mine is None or theirs is None:
                 continue
-            theirs = np.full(ev.n, None, object)
-            theirs[q_index] = ev.queries.column(col).to_pylist()
-            row_q = ids.encode(arm.run.table.column("query_id"), ev.query_ids)
-            other = pa.array(theirs[row_q].tolist(), mine.type)
-            differ = pc.fill_null(pc.not_equal(mine, other), False).to_numpy(zero_copy_only=False)
+            differ = pc.fill_null(pc.not_equal(mine, pc.cast(theirs, mine.type)), False)
+            differ = differ.to_numpy(zero_copy_only=False)
             if differ.any():
-                r = int(np.flatnonzero(differ)[0])
-                qid = arm.run.table.column("query_id")[r].as_py()
+                q = int(np.flatnonzero(differ)[0])
                 out.append(
                     Check(
                         ERROR,
                         "queries.conflict",
                         f"{arm.run.path.name} and the queries file disagree on {col} for "
-                        f"{int(differ.sum())} queries, e.g. {qid!r}: {mine[r].as_py()!r} vs "
-                        f"{other[r].as_py()!r}",
+                        f"{int(differ.sum())} queries, e.g. {ev.query_ids[q].as_py()!r}: "
+                        f"{mine[q].as_py()!r} vs {theirs[q].as_py()!r}",
                     )
                 )
     return out

@@ -58,11 +58,8 @@ class Arm:
 
     def values(self, column: str, qs: np.ndarray) -> list[object]:
         """A run column's values for query indices `qs` (None where absent)."""
-        rows = self.row[qs]
-        if column not in self.run.table.column_names:
-            return [None] * len(qs)
-        taken = self.run.table.column(column).take(pa.array(np.maximum(rows, 0))).to_pylist()
-        return [v if r >= 0 else None for v, r in zip(taken, rows.tolist(), strict=True)]
+        col = self.aligned(column)
+        return [None] * len(qs) if col is None else col.take(pa.array(qs)).to_pylist()
 
     def aligned(self, column: str) -> pa.Array | None:
         """A run column with one value per query of the universe (null where the run lacks the
@@ -138,15 +135,20 @@ class Evaluation:
         chunks = self.gold.vocabulary.take(pa.array(sets.code[lo:hi])).to_pylist()
         return list(zip(chunks, sets.grade[lo:hi].tolist(), strict=True))
 
+    def queries_aligned(self, name: str) -> pa.Array | None:
+        """A queries-file column with one value per query of the universe (null where the file
+        lacks the query), or None when the file or the column is absent."""
+        if self.queries is None or name not in self.queries.column_names:
+            return None
+        where = ids.encode(self.query_ids, self.queries.column("query_id"))
+        values = self.queries.column(name).take(pa.array(np.maximum(where, 0)))
+        values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+        return pc.if_else(pa.array(where >= 0), values, pa.nulls(self.n, values.type))
+
     def query_column(self, name: str) -> pa.Array:
         """A per-query column as text, aligned with `query_ids`: from the queries file, else from
         the runs (B first); null where unknown."""
-        sources = [arm.aligned(name) for arm in (self.b, self.a)]
-        if self.queries is not None and name in self.queries.column_names:
-            where = ids.encode(self.query_ids, self.queries.column("query_id"))
-            values = self.queries.column(name).take(pa.array(np.maximum(where, 0)))
-            values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-            sources.insert(0, pc.if_else(pa.array(where >= 0), values, pa.nulls(self.n, values.type)))
+        sources = [self.queries_aligned(name), self.b.aligned(name), self.a.aligned(name)]
         present = [pc.cast(v, pa.string()) for v in sources if v is not None]
         return pc.coalesce(*present) if present else pa.nulls(self.n, pa.string())
 

@@ -12,10 +12,9 @@ import pyarrow as pa
 from triage import __version__
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
-from triage.core.ids import encode
 from triage.core.metrics import Means, means
 from triage.core.paired import HIT_TO_MISS, MISS_TO_HIT, OUTCOME_NAMES, Paired, outcome_codes, paired
-from triage.core.slices import ArmSlice, Tenant, all_slices, tenants
+from triage.core.slices import ArmSlice, Slice, Tenant, all_slices, tenants
 
 
 def _num(x: float) -> float | None:
@@ -45,20 +44,10 @@ def _arm(ev: Evaluation, arm: Arm) -> dict[str, object]:
     }
 
 
-def _query_field(ev: Evaluation, column: str, qs: np.ndarray) -> list[object]:
-    """A queries-file column for query indices `qs` (None where unknown)."""
-    if ev.queries is None or column not in ev.queries.column_names:
-        return [None] * len(qs)
-    where = encode(ev.query_ids.take(pa.array(qs)), ev.queries.column("query_id"))
-    taken = ev.queries.column(column).take(pa.array(np.maximum(where, 0))).to_pylist()
-    return [v if w >= 0 else None for v, w in zip(taken, where.tolist(), strict=True)]
-
-
 def _flips(ev: Evaluation) -> list[dict[str, object]]:
     order = ev.flips()
     a, b = ev.a, ev.b
-    tenant = _query_field(ev, "tenant", order)
-    run_tenant = b.values("tenant", order)
+    tenant = ev.query_column("tenant").take(pa.array(order)).to_pylist()  # queries file, else runs
     columns = zip(
         ev.query_ids.take(order).to_pylist(),
         a.judged.hit[order].tolist(),
@@ -68,7 +57,7 @@ def _flips(ev: Evaluation) -> list[dict[str, object]]:
         b.depth[order].tolist(),
         a.values("plan", order),
         b.values("plan", order),
-        [t if t is not None else r for t, r in zip(tenant, run_tenant, strict=True)],
+        tenant,
         strict=True,
     )
     return [
@@ -144,21 +133,23 @@ def _arm_slice(a: ArmSlice) -> dict[str, object]:
     }
 
 
+def slice_row(s: Slice) -> dict[str, object]:
+    """One slice as the report (and the slices screen) shows it."""
+    return {
+        "value": s.value,
+        "n": s.n,
+        "a": _arm_slice(s.a),
+        "b": _arm_slice(s.b),
+        "hit_to_miss": s.hit_to_miss,
+        "miss_to_hit": s.miss_to_hit,
+    }
+
+
 def _slices(ev: Evaluation) -> tuple[dict[str, list[dict[str, object]]], dict[str, dict[str, object]]]:
     out, partition = {}, {}
     n_scored = int(ev.scored.sum())
     for key, rows in all_slices(ev).items():
-        out[key] = [
-            {
-                "value": s.value,
-                "n": s.n,
-                "a": _arm_slice(s.a),
-                "b": _arm_slice(s.b),
-                "hit_to_miss": s.hit_to_miss,
-                "miss_to_hit": s.miss_to_hit,
-            }
-            for s in rows
-        ]
+        out[key] = [slice_row(s) for s in rows]
         total = sum(s.n for s in rows)
         partition[key] = {"sum": total, "scored": n_scored, "ok": total == n_scored}
     return out, partition

@@ -17,6 +17,7 @@ from textual.widgets import Static
 from triage.core.paired import A_HIT_B_MISS, A_MISS_B_HIT
 from triage.core.slices import FEW, Slice, Tenant
 from triage.report import fmt
+from triage.report.model import slice_row
 from triage.ui.keys import Keys
 from triage.ui.screens.lists import QueryList
 from triage.ui.screens.live import LiveScreen
@@ -253,16 +254,7 @@ class SlicesScreen(LiveScreen):
         )
 
         def cells(i: int) -> list[object]:
-            return fmt.slice_cells(
-                {
-                    "value": rows[i].value,
-                    "n": rows[i].n,
-                    "a": _arm(rows[i].a),
-                    "b": _arm(rows[i].b),
-                    "hit_to_miss": rows[i].hit_to_miss,
-                    "miss_to_hit": rows[i].miss_to_hit,
-                }
-            ) + [""]
+            return [*fmt.slice_cells(slice_row(rows[i])), ""]
 
         def tag(i: int) -> str | None:
             s = rows[i]
@@ -278,14 +270,3 @@ class SlicesScreen(LiveScreen):
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
         _, rows = self.current()
         self.app.push_screen(SliceQueries(self.session, rows[event.index]))
-
-
-def _arm(a) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    nan = a.hit_rate != a.hit_rate
-    return {
-        "hit_rate": None if nan else a.hit_rate,
-        "recall": None if a.recall != a.recall else a.recall,
-        "short_lists": a.short_lists,
-        "noise_band": None if a.noise_band != a.noise_band else a.noise_band,
-        "n_eligible_zero": a.n_eligible_zero,
-    }
