@@ -21,9 +21,11 @@ async def wait_loaded(pilot: Pilot, corpus: bool = True) -> None:
         )
         if failed:
             return
-        pending = session is not None and any(c.code == PENDING_CORPUS for c in session.ev.checks)
-        if session is not None and not pending and (
-            not corpus or session.ev.spec.corpus is None or session.corpus is not None
+        pending = session is not None and any(c.code == PENDING_CORPUS for c in session.checks)
+        if (
+            session is not None
+            and not pending
+            and (not corpus or session.snapshot.spec.corpus is None or session.corpus is not None)
         ):
             await pilot.pause()
             return

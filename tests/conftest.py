@@ -9,9 +9,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from triage.resources import sample_manifest
+from triage.core.bundled import sample_manifest
+from triage.core.evaluation import Evaluation, evaluate
+from triage.core.inputs import load_inputs
+from triage.core.manifest import from_manifest
 
 K = 5
+
+
+def frozen_evaluation(manifest_path: Path, k: int | None = None) -> Evaluation:
+    """The core alone: an evaluation's inputs judged on their frozen labels (no label store)."""
+    inputs = load_inputs(from_manifest(manifest_path))
+    return evaluate(inputs, inputs.frozen.table, k)
 
 
 @pytest.fixture(scope="session")

@@ -23,22 +23,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from triage.cli import main
-from triage.core.evaluation import Evaluation, load
+from triage.cli.main import main
+from triage.core.bundled import bundled
 from triage.core.manifest import from_manifest
-from triage.labels import amendments
-from triage.labels.amendments import (
-    ADD,
-    RETRACT,
-    FrozenFileChanged,
-    Problem,
-    Record,
-    Writer,
-    line_hash,
-    read_file,
-)
-from triage.labels.review import Review
-from triage.resources import bundled
+from triage.core.paired import Outcome
+from triage.labels import writer as amendments
+from triage.labels.records import ADD, RETRACT, Problem, Record, line_hash, read_file
+from triage.labels.state import LabelMode
+from triage.labels.writer import FrozenFileChanged, Writer
+from triage.workspace.session import Session
+from triage.workspace.snapshot import open_snapshot
 
 # The sample's story: q150 regressed (A hit, B missed) because B ranked first a near-duplicate of
 # the gold chunk that the frozen labels do not hold. Paired counts are
@@ -77,16 +71,18 @@ def fingerprint(path: Path) -> tuple[bytes, str, int]:
     return path.read_bytes(), sha256(path), path.stat().st_mtime_ns
 
 
-def evaluate(copy: Path, label_state: str = "amended", apply_stale: bool = False) -> Evaluation:
-    return load(from_manifest(copy), label_state=label_state, apply_stale=apply_stale)
+def evaluate(copy: Path, label_state: str = "amended", apply_stale: bool = False) -> Session:
+    """A review session of "ana" on `copy`: its decisions are written and move the numbers."""
+    snapshot = open_snapshot(from_manifest(copy), mode=LabelMode(label_state), apply_stale=apply_stale)
+    return Session(snapshot, reviewer="ana")
 
 
 def counts(paired: dict) -> tuple[int, int, int, int]:
     return paired["both_hit"], paired["both_miss"], paired["a_miss_b_hit"], paired["a_hit_b_miss"]
 
 
-def ev_counts(ev: Evaluation) -> tuple[int, int, int, int]:
-    p = ev.paired()
+def ev_counts(session: Session) -> tuple[int, int, int, int]:
+    p = session.ev.paired()
     return p.both_hit, p.both_miss, p.a_miss_b_hit, p.a_hit_b_miss
 
 
@@ -103,7 +99,7 @@ def report(capsys: pytest.CaptureFixture[str], copy: Path, *extra: str) -> dict:
     return json.loads(out)
 
 
-def check(ev: Evaluation, code: str) -> tuple[str, str] | None:
+def check(ev: Session, code: str) -> tuple[str, str] | None:
     """(level, message) of the check `code`, None when absent."""
     found = [(c.level, c.message) for c in ev.checks if c.code == code]
     return found[0] if found else None
@@ -211,7 +207,8 @@ def erofs_on_open(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
 WRITER_SCRIPT = r"""
 import hashlib, os, sys
 from pathlib import Path
-from triage.labels.amendments import ADD, Writer
+from triage.labels.records import ADD
+from triage.labels.writer import Writer
 
 folder, frozen, tag = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 n, note_bytes, big = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
@@ -264,9 +261,9 @@ def note_for(tag: str, i: int, note_bytes: int) -> str:
 
 def test_add_resolves_the_regression_and_writes_one_chained_record(copy: Path) -> None:
     ev = evaluate(copy)
-    change = Review(ev, "ana").add(Q, CHUNK, evidence=EVIDENCE)
+    change = ev.add(Q, CHUNK, evidence=EVIDENCE)
     assert change.saved and "regression resolved by amendment" in change.message
-    assert (change.before, change.after) == ("hit→miss", "both hit")
+    assert (change.before, change.after) == (Outcome.HIT_TO_MISS, Outcome.BOTH_HIT)
     assert ev_counts(ev) == RESOLVED  # the numbers in memory follow at once
 
     path = only_file(copy)
@@ -286,12 +283,12 @@ def test_report_shows_amended_numbers_beside_the_frozen_ones(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert counts(report(capsys, copy)["paired"]) == FROZEN
-    Review(evaluate(copy), "ana").add(Q, CHUNK, evidence=EVIDENCE)
+    evaluate(copy).add(Q, CHUNK, evidence=EVIDENCE)
 
     data = report(capsys, copy)
     assert counts(data["paired"]) == RESOLVED
     assert counts(data["frozen"]["paired"]) == FROZEN
-    assert data["frozen"]["changed"] == [{"query_id": Q, "frozen": "hit→miss", "amended": "both hit"}]
+    assert data["frozen"]["changed"] == [{"query_id": Q, "frozen": "hit->miss", "amended": "both-hit"}]
     labels = data["labels"]
     assert labels["amendments"] == 1 and labels["in_force"] == 1
     assert labels["by_arm"] == {"a": 0, "b": 1, "none": 0}
@@ -308,11 +305,11 @@ def test_undo_restores_the_frozen_numbers_and_keeps_both_records(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ev = evaluate(copy)
-    review = Review(ev, "ana")
+    review = ev
     added = review.add(Q, CHUNK, evidence=EVIDENCE)
     undone = review.undo()
     assert undone is not None and undone.saved
-    assert (added.after, undone.after) == ("both hit", "hit→miss")
+    assert (added.after, undone.after) == (Outcome.BOTH_HIT, Outcome.HIT_TO_MISS)
     assert ev_counts(ev) == FROZEN
 
     records, problems = read_file(only_file(copy))
@@ -327,17 +324,17 @@ def test_undo_restores_the_frozen_numbers_and_keeps_both_records(
 
 def test_regrade_sets_the_pairs_effective_grade(copy: Path) -> None:
     ev = evaluate(copy)
-    review = Review(ev, "ana")
+    review = ev
     review.add(Q, CHUNK, evidence=EVIDENCE)
-    q = ev.query_index(Q)
-    assert (CHUNK, 1) in ev.gold_of(q)
+    q = ev.ev.query_index(Q)
+    assert (CHUNK, 1) in ev.ev.gold_of(q)
     change = review.regrade(3)
-    assert change is not None and change.saved and change.after == "both hit"
-    assert (CHUNK, 3) in ev.gold_of(q) and (CHUNK, 1) not in ev.gold_of(q)
+    assert change is not None and change.saved and change.after is Outcome.BOTH_HIT
+    assert (CHUNK, 3) in ev.ev.gold_of(q) and (CHUNK, 1) not in ev.ev.gold_of(q)
     assert review.regrade(3) is None  # already 3
 
     again = evaluate(copy)  # and from disk: add, retract, add(3)
-    assert dict(again.gold_of(q))[CHUNK] == 3
+    assert dict(again.ev.gold_of(q))[CHUNK] == 3
     assert [(r.op, r.relevance) for r in again.labels.records] == [(ADD, 1), (RETRACT, 1), (ADD, 3)]
     assert_chain(*read_file(only_file(copy)), 3)
 
@@ -350,7 +347,7 @@ def test_a_session_never_writes_the_frozen_file(copy: Path, capsys: pytest.Captu
     before = fingerprint(frozen)
     time.sleep(0.01)  # an mtime written now would differ
     ev = evaluate(copy)
-    review = Review(ev, "ana")
+    review = ev
     review.add(Q, CHUNK, evidence=EVIDENCE)
     review.regrade(2)
     review.add("q001", "extra#1", note="second")
@@ -366,9 +363,9 @@ def test_an_amendments_folder_linked_to_the_frozen_file_is_refused(copy: Path) -
     before = fingerprint(frozen)
     folder_of(copy).symlink_to(frozen)
     ev = evaluate(copy)  # reading finds no folder: frozen labels only
-    assert ev_counts(ev) == FROZEN and ev.labels.records == []
+    assert ev_counts(ev) == FROZEN and ev.labels.records == ()
     with pytest.raises(FrozenFileChanged, match="frozen label file"):
-        Review(ev, "ana")
+        ev.review  # noqa: B018 - opening the session's writer is refused
     with pytest.raises(FrozenFileChanged):
         Writer(folder_of(copy), frozen, sha256(frozen), "ana")
     assert fingerprint(frozen) == before
@@ -404,20 +401,20 @@ def test_a_frozen_file_changed_under_a_session_keeps_the_record_in_memory(copy: 
     frozen = labels_of(copy)
     original = frozen.read_bytes()
     ev = evaluate(copy)
-    review = Review(ev, "ana")
+    review = ev
     assert review.add("q001", "extra#1").saved
 
     frozen.write_bytes(original + b"\0")  # someone else changes the frozen file
     change = review.add(Q, CHUNK, evidence=EVIDENCE)
     assert not change.saved and "NOT SAVED" in change.message and "changed since" in change.message
-    assert [(r.query_id, r.chunk_id) for r in ev.labels.pending] == [(Q, CHUNK)]
+    assert [(r.query_id, r.chunk_id) for r in ev.labels.unsaved] == [(Q, CHUNK)]
     assert ev_counts(ev) == RESOLVED  # applied in memory, marked unsaved
     assert len(read_file(only_file(copy))[0]) == 1
-    assert review.retry() == 0 and len(ev.labels.pending) == 1
+    assert review.retry() == 0 and len(ev.labels.unsaved) == 1
     assert frozen.read_bytes() == original + b"\0"  # triage wrote nothing to it either
 
     frozen.write_bytes(original)  # put back: the kept record is written
-    assert review.retry() == 1 and ev.labels.pending == []
+    assert review.retry() == 1 and ev.labels.unsaved == ()
     assert_chain(*read_file(only_file(copy)), 2)
 
 
@@ -504,8 +501,8 @@ def test_a_file_written_against_other_frozen_labels_is_not_applied_unless_asked(
     assert read_file(w.path)[0][0].base == sha256(older) != sha256(labels_of(copy))
 
     ev = evaluate(copy)
-    assert ev_counts(ev) == FROZEN and ev.labels.records == []
-    assert ev.labels.log.stale == [w.path.name]
+    assert ev_counts(ev) == FROZEN and ev.labels.records == ()
+    assert ev.labels.log.stale == (w.path.name,)
     level, message = check(ev, "labels.amendments_base")
     assert level == "error" and "not applied" in message and w.path.name in message
     assert counts(report(capsys, copy)["paired"]) == FROZEN
@@ -521,8 +518,8 @@ def test_a_file_written_against_other_frozen_labels_is_not_applied_unless_asked(
 def test_amendments_naming_an_unknown_query_warn(copy: Path) -> None:
     ev = evaluate(copy)
     assert check(ev, "labels.amendments_unknown") is None
-    change = Review(ev, "ana").add("q-nobody-asked", CHUNK)
-    assert change.saved and change.after == "unknown query"
+    change = ev.add("q-nobody-asked", CHUNK)
+    assert change.saved and change.after is None and "unknown query" in change.message
     assert ev_counts(ev) == FROZEN
     for e in (ev, evaluate(copy)):  # refreshed in the session, and on reading
         level, message = check(e, "labels.amendments_unknown")
@@ -532,7 +529,7 @@ def test_amendments_naming_an_unknown_query_warn(copy: Path) -> None:
 def test_amendments_naming_a_chunk_missing_from_the_corpus_warn(copy: Path) -> None:
     ev = evaluate(copy)
     assert check(ev, "labels.amendments_corpus") is None
-    Review(ev, "ana").add(Q, "driftwood/no-such-chunk#404")
+    ev.add(Q, "driftwood/no-such-chunk#404")
     for e in (ev, evaluate(copy)):
         level, message = check(e, "labels.amendments_corpus")
         assert level == "warning" and "driftwood/no-such-chunk#404" in message
@@ -555,7 +552,7 @@ def test_two_processes_appending_to_one_folder_keep_every_record(copy: Path, tmp
         assert path.name.startswith(f"{tag}@")
         assert [r.note for r in records] == [note_for(tag, i, NOTE_BYTES) for i in range(N_RECORDS)]
     ev = evaluate(copy)
-    assert len(ev.labels.records) == 2 * N_RECORDS and ev.labels.log.problems == []
+    assert len(ev.labels.records) == 2 * N_RECORDS and ev.labels.log.problems == ()
 
 
 def test_two_processes_appending_to_one_file_keep_every_record(copy: Path, tmp_path: Path) -> None:
@@ -617,16 +614,16 @@ def test_a_writer_killed_mid_write_loses_only_its_own_record(copy: Path, tmp_pat
     assert ev_counts(ev) == RESOLVED  # the fragment's file is otherwise in force
 
 
-def _assert_kept_in_memory(ev: Evaluation, change, reason: str) -> None:
+def _assert_kept_in_memory(ev: Session, change, reason: str) -> None:
     assert not change.saved
     assert "NOT SAVED" in change.message and reason in change.message
-    assert [(r.query_id, r.chunk_id) for r in ev.labels.pending] == [(Q, CHUNK)]
+    assert [(r.query_id, r.chunk_id) for r in ev.labels.unsaved] == [(Q, CHUNK)]
     assert ev_counts(ev) == RESOLVED  # the numbers already reflect it
 
 
-def _assert_written_after_fix(ev: Evaluation, review: Review, copy: Path, capsys, n: int) -> None:
-    assert review.retry() == 1 and ev.labels.pending == []
-    records, problems = read_file(review.writer.path)
+def _assert_written_after_fix(ev: Session, review: Session, copy: Path, capsys, n: int) -> None:
+    assert review.retry() == 1 and ev.labels.unsaved == ()
+    records, problems = read_file(review.review.writer.path)
     assert_chain(records, problems, n)
     assert (records[-1].query_id, records[-1].chunk_id, records[-1].evidence) == (Q, CHUNK, EVIDENCE)
     assert cli(capsys, "labels", "verify", str(copy))[0] == 0
@@ -640,16 +637,16 @@ def test_a_full_disk_keeps_the_amendment_in_memory(
     folder = folder_of(copy)
     with tmpfs(folder, wanted=mechanism == "tmpfs") as mounted:
         ev = evaluate(copy)
-        review = Review(ev, "ana")
+        review = ev
         if mounted:
             fill(folder / "filler")
             fix: Callable[[], None] = (folder / "filler").unlink
         else:  # the real device: every write fails with ENOSPC
-            review.writer.path.symlink_to("/dev/full")
-            fix = review.writer.path.unlink
+            review.review.writer.path.symlink_to("/dev/full")
+            fix = review.review.writer.path.unlink
         change = review.add(Q, CHUNK, evidence=EVIDENCE)
         _assert_kept_in_memory(ev, change, os.strerror(errno.ENOSPC))
-        assert review.retry() == 0 and len(ev.labels.pending) == 1  # still full: kept
+        assert review.retry() == 0 and len(ev.labels.unsaved) == 1  # still full: kept
         fix()
         _assert_written_after_fix(ev, review, copy, capsys, 1)
 
@@ -661,7 +658,7 @@ def test_a_read_only_folder_keeps_the_amendment_in_memory(
     folder = folder_of(copy)
     with tmpfs(folder, size="1m", wanted=mechanism == "remount-ro") as mounted:
         ev = evaluate(copy)
-        review = Review(ev, "ana")
+        review = ev
         assert review.add("q001", "extra#1").saved  # the session file exists already
         if mounted:
             assert _run("mount", "-o", "remount,ro", str(folder))
@@ -686,9 +683,9 @@ def test_a_disk_filling_mid_record_loses_nothing(
     folder = folder_of(copy)
     with tmpfs(folder, size="64k") as mounted:
         ev = evaluate(copy)
-        review = Review(ev, "ana")
+        review = ev
         assert review.add("q001", "extra#1").saved
-        first = review.writer.path.read_bytes()
+        first = review.review.writer.path.read_bytes()
         if mounted:  # leave 16 KB free, then write a record of ~40 KB
             with open(folder / "filler", "wb") as f:
                 f.write(b"\0" * (44 << 10))
@@ -700,11 +697,11 @@ def test_a_disk_filling_mid_record_loses_nothing(
         change = review.add(Q, CHUNK, note="n" * (40 << 10), evidence=EVIDENCE)
         _assert_kept_in_memory(ev, change, "short write")
         fix()
-        assert review.retry() == 1 and ev.labels.pending == []
-        records, problems = read_file(review.writer.path)
+        assert review.retry() == 1 and ev.labels.unsaved == ()
+        records, problems = read_file(review.review.writer.path)
         assert [r.seq for r in records] == [1, 2] and records[1].note == "n" * (40 << 10)
         assert [(p.kind, p.offset) for p in problems] == [("quarantined", len(first))]
-        assert review.writer.path.read_bytes().startswith(first)
+        assert review.review.writer.path.read_bytes().startswith(first)
         assert ev_counts(evaluate(copy)) == RESOLVED
 
 
@@ -712,7 +709,7 @@ def test_a_disk_filling_mid_record_loses_nothing(
 
 
 def test_labels_log_lists_reviewer_note_and_evidence(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    review = Review(evaluate(copy), "ana")
+    review = evaluate(copy)
     review.add(Q, CHUNK, note="same passage, 2023 edition", evidence=EVIDENCE)
     review.add("q001", "extra#1", evidence={"arm": "a", "rank": 4})
     review.undo()
@@ -745,9 +742,9 @@ def test_labels_verify_names_a_damaged_file(copy: Path, capsys: pytest.CaptureFi
     assert not any("ana@host.good.jsonl" in line and "FAIL" in line for line in out.splitlines())
 
 
-def _amend(copy: Path) -> Evaluation:
+def _amend(copy: Path) -> Session:
     ev = evaluate(copy)
-    review = Review(ev, "ana")
+    review = ev
     review.add(Q, CHUNK, evidence=EVIDENCE)
     review.add("q001", "extra#1")
     review.undo()
@@ -767,14 +764,14 @@ def test_labels_export_parquet_with_provenance(copy: Path, capsys: pytest.Captur
     assert table.num_rows == len(gold) + 1
     meta = {k.decode(): v.decode() for k, v in pq.read_schema(out).metadata.items()}
     assert meta["triage_base_sha256"] == sha256(labels_of(copy))
-    assert meta["triage_head"] == ev.labels.head() and len(meta["triage_head"]) == 64
+    assert meta["triage_head"] == ev.labels.head and len(meta["triage_head"]) == 64
     assert meta["triage_amendments"] == "3"
 
     # the export is a new frozen version: the sample reads it and gives the resolved numbers
     manifest = (copy / "triage.toml").read_text().replace('"labels.parquet"', '"labels-v2.parquet"')
     (copy / "v2.toml").write_text(manifest)
     shutil.rmtree(folder_of(copy))
-    assert ev_counts(load(from_manifest(copy / "v2.toml"))) == RESOLVED
+    assert ev_counts(Session(open_snapshot(from_manifest(copy / "v2.toml")))) == RESOLVED
 
 
 def test_labels_export_qrels_with_a_sidecar(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -785,10 +782,10 @@ def test_labels_export_qrels_with_a_sidecar(copy: Path, capsys: pytest.CaptureFi
     parsed = [line.split(" ") for line in lines]
     assert all(len(p) == 4 and p[1] == "0" and p[3].isdigit() and int(p[3]) >= 1 for p in parsed)
     assert [Q, "0", CHUNK, "1"] in parsed
-    assert len(parsed) == ev.labels.effective_table().num_rows
+    assert len(parsed) == ev.labels.gold_table().num_rows
     meta = json.loads(out.with_name(out.name + ".meta.json").read_text())
     assert meta["triage_base_sha256"] == sha256(labels_of(copy))
-    assert meta["triage_head"] == ev.labels.head()
+    assert meta["triage_head"] == ev.labels.head
     assert meta["triage_amendments"] == "3"
 
 
@@ -843,7 +840,7 @@ def _chain(records: list[Record]) -> bytes:
 def test_ten_thousand_amendments_are_all_kept(copy: Path) -> None:
     """Correctness at size only; the speed is measured by the benchmarks."""
     base = sha256(labels_of(copy))
-    query_ids = evaluate(copy).query_ids.to_pylist()
+    query_ids = evaluate(copy).ev.query_ids.to_pylist()
     folder = folder_of(copy)
     folder.mkdir()
     per_file, files = 2500, 4
@@ -885,15 +882,15 @@ def test_ten_thousand_amendments_are_all_kept(copy: Path) -> None:
         all_records += recs
 
     ev = evaluate(copy)
-    assert len(ev.labels.records) == 10_000 and ev.labels.log.problems == []
+    assert len(ev.labels.records) == 10_000 and ev.labels.log.problems == ()
     assert [r.id for r in ev.labels.records] == [r.id for r in all_records]
     in_force = [r for r in all_records if r.op == ADD and int(r.id[1:]) % 10 != 8]
-    assert len(ev.labels.adds_in_force()) == len(in_force) == 8000
-    assert set(ev.labels.added_pairs()) == {(r.query_id, r.chunk_id) for r in in_force}
+    assert len(ev.labels.in_force) == len(in_force) == 8000
+    assert set(ev.labels.added) == {(r.query_id, r.chunk_id) for r in in_force}
     want = hashlib.sha256(b"".join(r.id.encode() + b"\n" for r in all_records)).hexdigest()
-    assert ev.labels.head() == want == evaluate(copy).labels.head()
-    assert ("bulk#00000", 1) in ev.gold_of(ev.query_index(query_ids[0]))
-    assert ("bulk#00008", 3) not in ev.gold_of(ev.query_index(query_ids[8]))  # retracted
+    assert ev.labels.head == want == evaluate(copy).labels.head
+    assert ("bulk#00000", 1) in ev.ev.gold_of(ev.ev.query_index(query_ids[0]))
+    assert ("bulk#00008", 3) not in ev.ev.gold_of(ev.ev.query_index(query_ids[8]))  # retracted
 
     # a writer continues one of the long chains
     w = Writer(folder, labels_of(copy), base, "rev0", file_name="rev0@host.bulk.jsonl")
@@ -901,4 +898,4 @@ def test_ten_thousand_amendments_are_all_kept(copy: Path) -> None:
     records, problems = read_file(w.path)
     assert problems == [] and len(records) == per_file + 1
     more = evaluate(copy).labels
-    assert len(more.records) == 10_001 and more.head() != want
+    assert len(more.records) == 10_001 and more.head != want

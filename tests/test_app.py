@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
+from triage.core.paired import Outcome
 from triage.ui.app import TriageApp
 from triage.ui.screens.chunk import ChunkScreen
 from triage.ui.screens.detail import DetailScreen, GoldPane
@@ -51,7 +52,7 @@ async def test_n_walks_all_six_regressions_with_both_ranks_and_plans() -> None:
             screen = app.screen
             assert isinstance(screen, DetailScreen)
             d = screen.detail
-            assert d is not None and d.outcome == "hit→miss"
+            assert d is not None and d.outcome is Outcome.HIT_TO_MISS
             assert f"regression {i + 1} of 6" in text_of(screen, "#detail-title")
             arm_a, arm_b = text_of(screen, "#arm-a"), text_of(screen, "#arm-b")
             assert f"rank {d.a.gold_rank}, inside k" in arm_a
@@ -156,7 +157,7 @@ async def test_help_lists_the_keys_and_q_quits() -> None:
 
 
 async def test_palette_provider_finds_a_query_by_id_and_by_text() -> None:
-    from triage.ui.commands import QueryCommands
+    from triage.ui.palette import QueryCommands
 
     app = TriageApp()
     async with app.run_test(size=SIZE) as pilot:

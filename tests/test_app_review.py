@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
-from triage.cli import main
-from triage.resources import bundled
+from triage.cli.main import main
+from triage.core.bundled import bundled
+from triage.core.paired import Outcome
 from triage.ui.app import TriageApp
 from triage.ui.screens.amendments import AmendmentsScreen
 from triage.ui.screens.detail import DetailScreen
+from triage.ui.screens.live import report
 from triage.ui.screens.slices import SliceQueries, SlicesScreen, TenantsScreen
 from triage.ui.table import VirtualTable
 
@@ -59,7 +61,7 @@ async def test_g_on_the_flagged_near_duplicate_resolves_the_regression(copy: Pat
         assert "likely also gold" in text_of(screen, "#preview")
         await pilot.press("g")
         assert "regression resolved by amendment" in text_of(screen, "#status")
-        assert screen.detail.outcome == "both hit" and screen.detail.b.gold_rank == 1
+        assert screen.detail.outcome is Outcome.BOTH_HIT and screen.detail.b.gold_rank == 1
         assert "+1" in str(screen.query_one("#list-b", VirtualTable).render_line(1).text)
         files = list((copy / "labels.amendments").glob("*.jsonl"))
         assert len(files) == 1 and files[0].name.startswith("ana@")
@@ -76,7 +78,7 @@ async def test_g_on_the_flagged_near_duplicate_resolves_the_regression(copy: Pat
         assert dict(app.session.ev.gold_of(screen.detail.q))[NEAR_DUPLICATE] == 3
         await pilot.press("escape", "escape")  # the overview redraws with the amended numbers
         assert app.screen.shown_version == app.session.version
-        assert app.session.report["paired"]["both_hit"] == 119
+        assert report(app.session)["paired"]["both_hit"] == 119
     assert cells(capsys, copy) == (119, 36, 40, 5)
     assert cells(capsys, copy, "--label-state", "frozen") == (118, 36, 40, 6)
     assert (hashlib.sha256(labels.read_bytes()).hexdigest(), labels.stat().st_mtime_ns) == before
@@ -88,7 +90,7 @@ async def test_u_brings_the_numbers_back_and_nothing_is_deleted(copy: Path, caps
         screen = await open_q150(pilot)
         await pilot.press("g", "j", "u")
         assert "amendment undone" in text_of(screen, "#status")
-        assert screen.detail.outcome == "hit→miss"
+        assert screen.detail.outcome is Outcome.HIT_TO_MISS
         await pilot.press("L")
         assert isinstance(app.screen, AmendmentsScreen)
         table = app.screen.query_one(VirtualTable)
@@ -106,14 +108,14 @@ async def test_G_asks_for_a_note_and_g_refuses_gold_rows(copy: Path) -> None:
         screen = await open_q150(pilot)
         await pilot.press("shift+tab")  # arm A's list: row 1 is the frozen gold
         await pilot.press("g")
-        assert app.session.ev.labels.records == []  # already gold: nothing written
+        assert app.session.labels.records == ()  # already gold: nothing written
         await pilot.press("tab")  # back to B: the near-duplicate
         await pilot.press("G")
         assert isinstance(app.focused, Input)
         await pilot.press(*"same [b]text[/b] q", "enter")
-        record = app.session.ev.labels.records[-1]
+        record = app.session.labels.records[-1]
         assert record.note == "same [b]text[/b] q" and record.reviewer == "bo"
-        assert screen.detail.outcome == "both hit"
+        assert screen.detail.outcome is Outcome.BOTH_HIT
 
 
 async def test_a_refused_write_keeps_the_amendment_and_says_so(copy: Path) -> None:
@@ -123,9 +125,9 @@ async def test_a_refused_write_keeps_the_amendment_and_says_so(copy: Path) -> No
         screen = await open_q150(pilot)
         await pilot.press("g")
         assert "NOT SAVED" in text_of(screen, "#status")
-        assert len(app.session.ev.labels.pending) == 1 and screen.detail.outcome == "both hit"
+        assert len(app.session.labels.unsaved) == 1 and screen.detail.outcome is Outcome.BOTH_HIT
         (copy / "labels.amendments").unlink()
-        assert app.session.review.retry() == 1 and not app.session.ev.labels.pending
+        assert app.session.retry() == 1 and not app.session.labels.unsaved
     assert len(next((copy / "labels.amendments").glob("*.jsonl")).read_text().splitlines()) == 1
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from triage.cli import main
+from triage.cli.main import main
 
 from conftest import RUN_SCHEMA, manifest, write_jsonl, write_parquet
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from triage.cli import main
-from triage.resources import bundled
+from triage.cli.main import main
+from triage.core.bundled import bundled
 
 SAMPLE = bundled("sample_runs")
 

@@ -11,7 +11,7 @@ HEADLESS = [
     "triage.core.evaluation",
     "triage.core.checks",
     "triage.core.readers",
-    "triage.labels.frozen",
+    "triage.core.frozen",
     "triage.report.model",
     "triage.report.markdown",
     "triage.report.jsonout",
@@ -31,7 +31,7 @@ def test_headless_module_imports_neither_textual_nor_rich(module: str) -> None:
 
 def test_json_report_never_loads_textual(sample) -> None:
     code = (
-        "import sys, io, contextlib; from triage.cli import main; "
+        "import sys, io, contextlib; from triage.cli.main import main; "
         "buf = io.StringIO(); ctx = contextlib.redirect_stdout(buf); ctx.__enter__(); "
         "rc = main(['report', '--format', 'json']); ctx.__exit__(None, None, None); "
         "print(rc, any(m.startswith('textual') for m in sys.modules))"

@@ -9,16 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from triage.core.evaluation import load
 from triage.core.manifest import from_manifest
 from triage.core.paired import mcnemar_exact
 from triage.report.model import build
+from triage.workspace.snapshot import open_snapshot
 
 from conftest import RUN_SCHEMA, manifest, write_parquet
 
 
 def test_tiny_evaluation_by_hand(tiny: Path) -> None:
-    d = build(load(from_manifest(tiny)))
+    d = build(open_snapshot(from_manifest(tiny)))
     assert d["k"] == 2
     assert (d["n_queries"], d["n_scored"], d["n_unlabelled"]) == (4, 3, 1)
     assert d["unlabelled"] == ["q4"]  # its only label row has relevance 0
@@ -103,7 +103,7 @@ def test_metrics_equal_the_literal_definitions(tmp_path_factory, queries, k) -> 
     for arm in ("a", "b"):
         write_parquet(folder / f"{arm}.parquet", rows, {"k": str(k)})
     write_parquet(folder / "labels.parquet", labels)
-    ev = load(from_manifest(manifest(folder, "a.parquet", "b.parquet", "labels.parquet", k=None)))
+    ev = open_snapshot(from_manifest(manifest(folder, "a.parquet", "b.parquet", "labels.parquet", k=None))).ev
     pq = ev.a.judged
     for i, (ranked, gold, elig) in enumerate(queries):
         want = brute(ranked, gold, k, elig)
@@ -126,8 +126,11 @@ def test_an_id_listed_twice_counts_once(tmp_path: Path) -> None:
         tmp_path / "labels.parquet",
         [{"query_id": "q1", "chunk_id": "g1"}, {"query_id": "q1", "chunk_id": "g2"}],
     )
-    ev = load(from_manifest(manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", k=None)))
+    snapshot = open_snapshot(
+        from_manifest(manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", k=None))
+    )
+    ev = snapshot.ev
     assert ev.a.judged.recall[0] == pytest.approx(0.5)  # one distinct gold of two, not two of two
     assert ev.a.judged.ndcg[0] == pytest.approx(1.0 / (1.0 + 1.0 / math.log2(3)))
-    dup = [c for c in ev.checks if c.code == "run.duplicates" and c.level == "error"]
+    dup = [c for c in snapshot.checks if c.code == "run.duplicates" and c.level == "error"]
     assert len(dup) == 2 and "'g1' at ranks 1,2" in dup[0].message and "a.parquet" in dup[0].message

@@ -15,11 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 import pytrec_eval
 
-from triage.core.evaluation import Evaluation, load
-from triage.core.manifest import from_manifest
+from triage.core.evaluation import Evaluation
 from triage.core.metrics import judge
 
-from conftest import manifest, write_parquet
+from conftest import frozen_evaluation, manifest, write_parquet
 
 KS = (1, 5, 10)
 
@@ -55,7 +54,7 @@ def generated(folder: Path, n: int = 6000, seed: int = 11) -> Path:
 
 
 def trec_inputs(ev: Evaluation, run_path: Path) -> tuple[dict, dict]:
-    labels = pq.read_table(ev.labels.frozen.path).to_pylist()
+    labels = pq.read_table(ev.inputs.frozen.path).to_pylist()
     qrels: dict[str, dict[str, int]] = {}
     for r in labels:
         qrels.setdefault(str(r["query_id"]), {})[str(r["chunk_id"])] = int(r.get("relevance", 1) or 0)
@@ -105,12 +104,12 @@ def agree(ev: Evaluation) -> int:
 
 
 def test_sample_agrees_with_trec_eval(sample: Path) -> None:
-    ev = load(from_manifest(sample))
+    ev = frozen_evaluation(sample)
     assert agree(ev) == 2 * len(KS) * int(ev.scored.sum())
 
 
 def test_generated_evaluation_agrees_with_trec_eval(tmp_path: Path) -> None:
-    ev = load(from_manifest(generated(tmp_path)))
+    ev = frozen_evaluation(generated(tmp_path))
     assert int(ev.scored.sum()) >= 5000
     assert (~ev.b.present & ev.scored).any() and (~ev.scored).any()  # the awkward cases are there
     assert int(ev.gold.sets.n_gold.max()) > 10 and len(np.unique(ev.gold.sets.grade)) == 3
@@ -119,7 +118,7 @@ def test_generated_evaluation_agrees_with_trec_eval(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("k", KS)
 def test_means_agree_with_trec_eval_means(tmp_path: Path, k: int) -> None:
-    ev = load(from_manifest(generated(tmp_path, n=800, seed=k)), k)
+    ev = frozen_evaluation(generated(tmp_path, n=800, seed=k), k)
     qrels, lists = trec_inputs(ev, ev.b.run.path)
     res = pytrec_eval.RelevanceEvaluator(qrels, {f"success.{k}", f"ndcg_cut.{k}"}).evaluate(as_run(lists))
     scored_ids = set(ev.ids_where(ev.scored))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import triage
-from triage.resources import bundled
+from triage.core.bundled import bundled
 
 ROOT = Path(__file__).resolve().parent.parent
 

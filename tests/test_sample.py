@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from triage.cli import main
-from triage.resources import bundled
+from triage.cli.main import main
+from triage.core.bundled import bundled
 
 TABLES = [
     "labels.parquet",

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from triage.cli import main
-from triage.core.evaluation import load
+from triage.cli.main import main
 from triage.core.manifest import from_manifest
 from triage.core.slices import BANDS, all_slices, band, filter_shape, tenants
+from triage.workspace.snapshot import open_snapshot
 
-from conftest import manifest, write_parquet
+from conftest import frozen_evaluation, manifest, write_parquet
 
 K = 5
 
@@ -78,8 +78,8 @@ def evaluation(folder: Path, collapse: str | None = None, seed: int = 3) -> Path
 
 
 def test_a_collapsed_tenant_surfaces_in_the_worst_three_and_moves_the_count_by_one(tmp_path: Path) -> None:
-    healthy = tenants(load(from_manifest(evaluation(tmp_path / "healthy"))))
-    collapsed = tenants(load(from_manifest(evaluation(tmp_path / "collapsed", collapse="tenant-07"))))
+    healthy = tenants(frozen_evaluation(evaluation(tmp_path / "healthy")))
+    collapsed = tenants(frozen_evaluation(evaluation(tmp_path / "collapsed", collapse="tenant-07")))
     assert healthy is not None and collapsed is not None
     assert collapsed.below_floor["b"] == healthy.below_floor["b"] + 1
     assert collapsed.below_floor["a"] == healthy.below_floor["a"]
@@ -93,14 +93,14 @@ def test_a_collapsed_tenant_surfaces_in_the_worst_three_and_moves_the_count_by_o
 
 
 def test_tiny_scan_tenant_is_shown_with_its_plan_and_marked_few(tmp_path: Path) -> None:
-    t = tenants(load(from_manifest(evaluation(tmp_path))))
+    t = tenants(frozen_evaluation(evaluation(tmp_path)))
     tiny = next(x for x in t.rows if x.name == "tiny-clinic")
     assert tiny.plan == "scan" and tiny.plan_share == 1.0 and tiny.few and tiny.slice.n == 4
     assert tiny.median_selectivity == pytest.approx(0.002)
 
 
 def test_every_key_partitions_the_scored_queries(tmp_path: Path) -> None:
-    ev = load(from_manifest(evaluation(tmp_path, collapse="tenant-03")))
+    ev = frozen_evaluation(evaluation(tmp_path, collapse="tenant-03"))
     got = all_slices(ev)
     assert set(got) >= {"plan", "selectivity", "tenant", "query_type", "filter", "language"}
     scored = int(ev.scored.sum())
@@ -149,7 +149,7 @@ def test_slices_and_tenants_in_the_json_report(tmp_path: Path, capsys) -> None:
 
 
 def test_sample_tenants_below_floor_and_the_scan_tenant(sample: Path) -> None:
-    t = tenants(load(from_manifest(sample)))
+    t = tenants(frozen_evaluation(sample))
     assert [x.name for x in t.worst] == ["acme-legal", "borealis-health", "granite-insurance"]
     assert t.below_floor["b"] == 3
     assert all(x.slice.b.hit_rate < 0.8 for x in t.worst)
@@ -209,6 +209,6 @@ def test_a_run_and_the_queries_file_disagreeing_on_a_tenant_is_an_error(tmp_path
     pq.write_table(
         t.append_column("tenant", pa.array(["acme-legal"] * t.num_rows)), copy / "runs/headers.parquet"
     )
-    conflict = [c for c in load(from_manifest(copy)).checks if c.code == "queries.conflict"]
+    conflict = [c for c in open_snapshot(from_manifest(copy)).checks if c.code == "queries.conflict"]
     assert len(conflict) == 1 and conflict[0].level == "error"
     assert "headers.parquet" in conflict[0].message and "166 queries" in conflict[0].message

@@ -34,7 +34,7 @@ from textual import events
 from textual.errors import NoWidget
 from textual.widget import Widget
 
-from triage.cli import main
+from triage.cli.main import main
 from triage.ui.app import TriageApp
 from triage.ui.screens.amendments import AmendmentsScreen
 from triage.ui.screens.chunk import ChunkScreen

@@ -596,11 +596,11 @@ def child_load(data: Path) -> dict:
 def child_pilot(data: Path) -> dict:
     """n/p in the detail screen, session.detail directly, and the all-queries list."""
     _system_pool()
-    from triage.core.detail import build_detail
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen
     from triage.ui.screens.lists import AllQueriesScreen
     from triage.ui.table import VirtualTable
+    from triage.workspace.detail import build_detail
 
     # Instrument (this process only): the first time each table draws a data row.
     first_row_drawn: dict[int, float] = {}
@@ -715,7 +715,7 @@ def child_search(data: Path, seed: int) -> dict:
     import pyarrow as pa
 
     from triage.core.search import Searcher
-    from triage.ui.session import open_session
+    from triage.workspace.session import open_session
 
     def keystrokes(searcher, needle: str) -> list[dict]:  # type: ignore[no-untyped-def]
         rows = []

@@ -83,7 +83,8 @@ def write_queries(folder: Path, n_tenants: int = 2000) -> None:
 
 def write_amendments(folder: Path, ev, n: int = 10_000) -> None:
     """n records in 4 session files, chained, against the frozen sha256 (1 in 8 a retract)."""
-    from triage.labels.amendments import ADD, RETRACT, Writer
+    from triage.labels.records import ADD, RETRACT
+    from triage.labels.writer import Writer
 
     flips = ev.flips()
     qids = ev.query_ids.take(pa.array(flips[:n])).to_pylist()
@@ -110,7 +111,7 @@ def write_amendments(folder: Path, ev, n: int = 10_000) -> None:
         # what this benchmark measures).
         from dataclasses import asdict, replace
 
-        from triage.labels.amendments import Record, line_hash
+        from triage.labels.records import Record, line_hash
 
         out, prev = [], None
         for seq, rec in enumerate(lines, 1):
@@ -191,10 +192,10 @@ def main() -> int:
     pyarrow.set_memory_pool(pyarrow.system_memory_pool())
     from triage.core.evaluation import load
     from triage.core.manifest import from_manifest
-    from triage.labels.amendments import read_log
+    from triage.labels.log import read_log
     from triage.labels.state import LabelState
     from triage.report.model import build
-    from triage.ui.session import Session
+    from triage.workspace.session import Session
 
     folder = scratch(args.data)
     results = []

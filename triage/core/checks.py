@@ -3,36 +3,51 @@ that names its evidence. Checks never change a number; they say whether to trust
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from enum import StrEnum
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core import ids
+from triage.core.evaluation import Arm, Evaluation
+from triage.core.ids import absent_from
 
-if TYPE_CHECKING:
-    from triage.core.evaluation import Arm, Evaluation
 
-OK, WARNING, ERROR = "ok", "warning", "error"
-_RANK = {ERROR: 0, WARNING: 1, OK: 2}
+class Level(StrEnum):
+    OK = "ok"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        """0 for the worst: checks are listed errors first."""
+        return (Level.ERROR, Level.WARNING, Level.OK).index(self)
+
+
+OK, WARNING, ERROR = Level.OK, Level.WARNING, Level.ERROR
 SHOW = 5  # ids named in one message
 
 
 @dataclass(frozen=True)
 class Check:
-    level: str
+    """`facts`: what the message says, as values a program can read (counts, flags)."""
+
+    level: Level
     code: str
     message: str
+    facts: Mapping[str, object] = field(default_factory=dict)
 
 
 def worst_first(checks: list[Check]) -> list[Check]:
-    return sorted(checks, key=lambda c: _RANK[c.level])
+    return sorted(checks, key=lambda c: c.level.rank)
 
 
-def _some(values: list[str], total: int | None = None) -> str:
+def some(values: list[str], total: int | None = None) -> str:
+    """The first SHOW of `values`, and how many more."""
     total = len(values) if total is None else total
     shown = ", ".join(values[:SHOW])
     return shown + (f", … (+{total - SHOW})" if total > SHOW else "")
@@ -68,7 +83,7 @@ def check_queries(ev: Evaluation) -> list[Check]:
                     WARNING,
                     "queries.missing",
                     f"{len(names)} labelled queries absent from {arm.name} ({arm.run.path.name}), "
-                    f"scored as misses: {_some(names)}",
+                    f"scored as misses: {some(names)}",
                 )
             )
     if not out:
@@ -81,7 +96,7 @@ def check_queries(ev: Evaluation) -> list[Check]:
                 WARNING,
                 "queries.differ",
                 f"query sets differ: {int(only_a.sum())} only in {ev.a.name}, "
-                f"{int(only_b.sum())} only in {ev.b.name}: {_some(ev.ids_where(only_a | only_b))}",
+                f"{int(only_b.sum())} only in {ev.b.name}: {some(ev.ids_where(only_a | only_b))}",
             )
         )
     unlabelled = ~ev.scored & (ev.a.present | ev.b.present)
@@ -91,31 +106,24 @@ def check_queries(ev: Evaluation) -> list[Check]:
             Check(
                 WARNING,
                 "labels.unlabelled",
-                f"{len(names)} queries have no gold (relevance ≥ 1) and are not scored: {_some(names)}",
+                f"{len(names)} queries have no gold (relevance ≥ 1) and are not scored: {some(names)}",
             )
         )
     return out
 
 
-def absent_from(values: pa.Array, corpus_ids: pa.Array) -> pa.Array:
-    """The distinct `values` not among `corpus_ids`; the hash table is built over the smaller side."""
-    if len(values) * 4 < len(corpus_ids):
-        found = corpus_ids.filter(pc.is_in(corpus_ids, value_set=values))
-        return pc.unique(values.filter(pc.invert(pc.is_in(values, value_set=found))))
-    return pc.unique(values.filter(pc.invert(pc.is_in(values, value_set=corpus_ids))))
-
-
 PENDING_CORPUS = "corpus.checking"
+PENDING = Check(OK, PENDING_CORPUS, "checking retrieved and gold ids against the corpus…")
 
 
 def check_corpus(ev: Evaluation) -> list[Check]:
-    """Retrieved and gold ids against the corpus (the arms in two threads: ~1 s per 10M ids)."""
-    if ev.corpus_ids is None:
+    """Retrieved ids and the frozen file's gold ids against the corpus (the arms in two threads:
+    ~1 s per 10M ids). Amended ids are the label store's check. Independent of the label state."""
+    corpus = ev.inputs.corpus
+    if corpus is None:
         return [Check(OK, "corpus.ids", "no corpus given: chunk ids not checked against it")]
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=2) as pool:
-        per_arm = list(pool.map(lambda arm: absent_from(arm.run.retrieved.flatten(), ev.corpus_ids), ev.arms))
+        per_arm = list(pool.map(lambda arm: absent_from(arm.run.retrieved.flatten(), corpus.ids), ev.arms))
     out = []
     for arm, missing in zip(ev.arms, per_arm, strict=True):
         if len(missing):
@@ -124,16 +132,16 @@ def check_corpus(ev: Evaluation) -> list[Check]:
                     WARNING,
                     "corpus.retrieved",
                     f"{len(missing)} ids retrieved by {arm.name} are absent from the corpus: "
-                    f"{_some(missing.to_pylist()[:SHOW], len(missing))}",
+                    f"{some(missing.to_pylist()[:SHOW], len(missing))}",
                 )
             )
-    missing = absent_from(ev.gold.vocabulary, ev.corpus_ids)
+    missing = absent_from(pc.unique(ev.inputs.frozen.table.column("chunk_id")), corpus.ids)
     if len(missing):
         out.append(
             Check(
                 WARNING,
                 "corpus.gold",
-                f"{len(missing)} gold ids are absent from the corpus: {_some(missing.to_pylist())}",
+                f"{len(missing)} gold ids are absent from the corpus: {some(missing.to_pylist())}",
             )
         )
     return out or [Check(OK, "corpus.ids", "every retrieved and gold id is in the corpus")]
@@ -180,7 +188,7 @@ def _score_order(arm: Arm) -> list[Check]:
         Check(
             WARNING,
             "run.scores_order",
-            f"{arm.run.path.name}: scores rise within {len(rows)} ranked lists: {_some(qid, len(rows))}",
+            f"{arm.run.path.name}: scores rise within {len(rows)} ranked lists: {some(qid, len(rows))}",
         )
     ]
 
@@ -206,13 +214,14 @@ def check_metadata(ev: Evaluation) -> list[Check]:
             out.append(Check(OK, f"meta.{key}", f"{key} {va!r} in both arms"))
     for arm in ev.arms:
         recorded = arm.run.meta.get("labels_sha256")
-        if recorded and recorded.lower() != ev.labels.frozen.sha256:
+        frozen = ev.inputs.frozen
+        if recorded and recorded.lower() != frozen.sha256:
             out.append(
                 Check(
                     WARNING,
                     "meta.labels_sha256",
                     f"{arm.name} records labels_sha256 {recorded[:12]}, the frozen file is "
-                    f"{ev.labels.frozen.sha256[:12]}: that run was scored against other labels",
+                    f"{frozen.sha256[:12]}: that run was scored against other labels",
                 )
             )
     return out
@@ -232,115 +241,38 @@ def check_label_time(ev: Evaluation) -> list[Check]:
     b_time = _when(ev.b.run.meta.get("created_at"))
     if b_time is None:
         return [Check(OK, "labels.time", f"{ev.b.name} records no created_at: label timing not checked")]
-    l_time = _when(ev.labels.frozen.meta.get("created_at"))
-    source = "its created_at"
+    frozen = ev.inputs.frozen
+    l_time = _when(frozen.meta.get("created_at"))
+    recorded = l_time is not None  # else the file time, which a copy or a checkout also sets
     if l_time is None:
-        l_time = datetime.fromtimestamp(ev.labels.frozen.path.stat().st_mtime).astimezone()
-        source = "its file time (a copy or checkout also sets this)"
+        l_time = datetime.fromtimestamp(frozen.path.stat().st_mtime).astimezone()
     if l_time > b_time:
-        level = ERROR if source == "its created_at" else WARNING
+        source = "its created_at" if recorded else "its file time (a copy or checkout also sets this)"
         return [
             Check(
-                level,
+                ERROR if recorded else WARNING,
                 "labels.time",
                 f"labels written after the treatment run: {l_time.isoformat(timespec='seconds')} by "
                 f"{source}, {ev.b.name} created {b_time.isoformat(timespec='seconds')}",
+                {"by_created_at": recorded},
             )
         ]
     return [Check(OK, "labels.time", f"labels ({l_time.date()}) predate {ev.b.name} ({b_time.date()})")]
 
 
 def check_labels(ev: Evaluation) -> list[Check]:
-    lab = ev.labels.frozen
-    out = []
-    if lab.duplicate_pairs:
-        names = [f"{q}/{c}" for q, c in lab.duplicate_pairs]
-        out.append(
-            Check(
-                WARNING,
-                "labels.duplicates",
-                f"{len(names)} (query, chunk) pairs labelled more than once; highest grade kept: "
-                f"{_some(names)}",
-            )
+    lab = ev.inputs.frozen
+    if not lab.duplicate_pairs:
+        return []
+    names = [f"{q}/{c}" for q, c in lab.duplicate_pairs]
+    return [
+        Check(
+            WARNING,
+            "labels.duplicates",
+            f"{len(names)} (query, chunk) pairs labelled more than once; highest grade kept: {some(names)}",
+            {"count": len(names)},
         )
-    return out + check_amendments(ev)
-
-
-def check_amendments(ev: Evaluation) -> list[Check]:
-    state = ev.labels
-    log = state.log
-    out = []
-    adds = state.adds_in_force() if state.amended else []
-    if not state.records:
-        out.append(Check(OK, "labels.amendments", "no amendments: frozen labels only"))
-    elif not state.amended:
-        out.append(
-            Check(
-                OK,
-                "labels.amendments",
-                f"{len(state.records)} amendments read, not applied (label state: frozen)",
-            )
-        )
-    else:
-        arms = state.by_arm()
-        split = f"from A's results {arms['a']}, from B's {arms['b']}, without evidence {arms['none']}"
-        one_sided = [side for side in ("a", "b") if adds and arms[side] == len(adds)]
-        if one_sided:
-            name = ev.a.name if one_sided[0] == "a" else ev.b.name
-            out.append(
-                Check(
-                    WARNING,
-                    "labels.amendments",
-                    f"all {len(adds)} amendments in force were taken from {name}'s results: they "
-                    f"can only favour it; compare the frozen numbers",
-                )
-            )
-        else:
-            out.append(Check(OK, "labels.amendments", f"{len(adds)} amendments in force ({split})"))
-    if log.stale:
-        out.append(
-            Check(
-                ERROR,
-                "labels.amendments_base",
-                f"{len(log.stale)} amendment files were written against other frozen labels: "
-                f"{_some(log.stale)}"
-                + (
-                    ""
-                    if any(p.kind == "base" and "applied anyway" in p.message for p in log.problems)
-                    else "; not applied"
-                ),
-            )
-        )
-    damaged = [p for p in log.problems if p.kind != "base"]
-    if damaged:
-        out.append(
-            Check(
-                WARNING,
-                "labels.amendments_damaged",
-                f"{len(damaged)} amendment lines skipped: {'; '.join(str(p) for p in damaged[:SHOW])}",
-            )
-        )
-    named = pa.array(sorted({r.query_id for r in adds}), pa.string())
-    unknown = named.filter(pa.array(ids.positions(named.to_pylist(), ev.query_ids) < 0)).to_pylist()
-    if unknown:
-        out.append(
-            Check(
-                WARNING,
-                "labels.amendments_unknown",
-                f"amendments name {len(unknown)} queries no input knows: {_some(unknown)}",
-            )
-        )
-    if ev.corpus_ids is not None and adds:
-        missing = ev.absent_chunks(sorted({r.chunk_id for r in adds}))
-        if missing:
-            out.append(
-                Check(
-                    WARNING,
-                    "labels.amendments_corpus",
-                    f"amendments name {len(missing)} chunks absent from the corpus: {_some(missing)}",
-                )
-            )
-    return out
+    ]
 
 
 def check_slices(ev: Evaluation) -> list[Check]:
@@ -379,27 +311,17 @@ def check_reconcile(ev: Evaluation) -> list[Check]:
     return [Check(ERROR, "paired.reconcile", f"paired cells {cells} do not reproduce hit rates {ha} / {hb}")]
 
 
-def run_checks(ev: Evaluation, corpus: bool = True) -> list[Check]:
-    """Every check; with `corpus=False` the corpus check is left pending (`finish_corpus_check`)."""
-    checks = (
+def run_checks(ev: Evaluation) -> list[Check]:
+    """Every check of the inputs and the evaluation but the corpus check (`check_corpus`: the
+    slowest, and independent of the labels, so it is run once and kept). Label-store checks
+    (amendments) are `triage.labels.checks`."""
+    return (
         check_k(ev)
         + check_reconcile(ev)
         + check_queries(ev)
-        + (
-            check_corpus(ev)
-            if corpus or ev.corpus_ids is None
-            else [Check(OK, PENDING_CORPUS, "checking retrieved and gold ids against the corpus…")]
-        )
         + check_lists(ev)
         + check_metadata(ev)
         + check_label_time(ev)
         + check_labels(ev)
         + check_slices(ev)
     )
-    return worst_first(checks)
-
-
-def finish_corpus_check(ev: Evaluation) -> None:
-    """Replace the pending corpus check with its result (the app runs this in a worker)."""
-    done = check_corpus(ev)
-    ev.checks = worst_first([c for c in ev.checks if c.code != PENDING_CORPUS] + done)

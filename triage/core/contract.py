@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.readers import Loaded
+from triage.core.readers import Parsed
 
 ID, IDS, FLOATS, STR, INT, FLOAT = "id", "list of ids", "list of numbers", "text", "integer", "number"
 
@@ -62,7 +62,7 @@ _ARROW = {
 
 
 def conform(
-    loaded: Loaded, spec: dict[str, tuple[str, bool]], aliases: dict[str, str] | None = None
+    loaded: Parsed, spec: dict[str, tuple[str, bool]], aliases: dict[str, str] | None = None
 ) -> pa.Table:
     table = loaded.table
     if aliases:
@@ -96,11 +96,11 @@ def _cast(col: pa.Array, kind: str) -> pa.Array:
     return col if col.type == target else pc.cast(col, target)
 
 
-def _bad_type(loaded: Loaded, name: str, kind: str, t: pa.DataType) -> InputError:
+def _bad_type(loaded: Parsed, name: str, kind: str, t: pa.DataType) -> InputError:
     return InputError(loaded.path, f"column {name!r} has type {t}, expected {kind}")
 
 
-def _coerce(loaded: Loaded, name: str, kind: str, col: pa.Array) -> pa.Array:
+def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
     t = col.type
     if pa.types.is_dictionary(t):
         col, t = col.dictionary_decode(), t.value_type
@@ -177,14 +177,14 @@ def _first(mask_or_idx: np.ndarray) -> int:
     return int(np.flatnonzero(a)[0]) if a.dtype == bool else int(a[0])
 
 
-def _no_nulls(loaded: Loaded, name: str, col: pa.Array) -> None:
+def _no_nulls(loaded: Parsed, name: str, col: pa.Array) -> None:
     if col.null_count:
         row = _first(_nulls(col))
         hint = " (write an empty list for no results)" if name == "retrieved" else ""
         raise InputError(loaded.path, f"{name!r} is empty (null){hint}", loaded.where(row))
 
 
-def unique_ids(loaded: Loaded, table: pa.Table, column: str = "query_id") -> None:
+def unique_ids(loaded: Parsed, table: pa.Table, column: str = "query_id") -> None:
     """Refuse a table in which one id names two rows; name both rows."""
     ids = single(table.column(column))
     if len(pc.unique(ids)) == len(ids):

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from triage.core.contract import ALIASES, CORPUS, conform, single
 from triage.core.errors import InputError
-from triage.core.readers import Loaded, read_table
+from triage.core.readers import Parsed, read_table
 
 COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
 SMALL = 64 << 20  # bytes: a corpus file under this size is simply read whole
@@ -133,7 +133,7 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
         for i in range(pf.num_row_groups):
             part = pf.read_row_group(i, columns=wanted)
             part = part.rename_columns([aliases.get(c, c) for c in part.column_names])
-            yield _normalise(conform(Loaded(path, part), {"chunk_id": CORPUS["chunk_id"]}))
+            yield _normalise(conform(Parsed(path, part), {"chunk_id": CORPUS["chunk_id"]}))
             if progress:
                 progress((i + 1) / pf.num_row_groups)
 

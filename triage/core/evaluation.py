@@ -1,15 +1,16 @@
-"""One evaluation: two arms, one k, one label set — loaded, encoded once, judged, checked.
+"""One evaluation: two arms judged at one k against one set of gold labels — computed, never mutated.
 
-Data flows one way: files → `Run`/`FrozenLabels` tables → integer arrays aligned with the query
-universe → per-query metrics → means, paired table, flips. Every per-query array here has one
-entry per id of `query_ids`.
+Data flows one way: `Inputs` (contract-shaped Arrow tables) and a gold table → integer arrays
+aligned with the query universe → per-query metrics → means, paired table, flips. Every per-query
+array here has one entry per id of `query_ids`. A new gold set for some queries (an amendment) is a
+new `Evaluation` from `rejudged`, sharing what did not change and copying what did.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -17,16 +18,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core import ids
-from triage.core.checks import Check, run_checks
 from triage.core.errors import InputError
 from triage.core.gold import Gold, encode_gold, frozen_only, gold_hits, query_hits, splice, with_query
-from triage.core.inputs import Run, load_corpus_ids, load_queries, load_run
-from triage.core.manifest import Spec
+from triage.core.inputs import Inputs, Run
 from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, judge, means
 from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
-from triage.labels.amendments import default_folder, read_log
-from triage.labels.frozen import load_frozen
-from triage.labels.state import LabelState
 
 
 @dataclass(frozen=True)
@@ -75,25 +71,24 @@ class Arm:
         return [] if r < 0 else self.run.table.column("retrieved")[r].as_py()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Evaluation:
-    spec: Spec
+    inputs: Inputs
     k: int
     query_ids: pa.Array
-    labels: LabelState
-    queries: pa.Table | None
-    corpus_ids: pa.Array | None
     gold: Gold
     a: Arm
     b: Arm
-    checks: list[Check] = field(default_factory=list)
-    _in_corpus: dict[str, bool] = field(default_factory=dict, repr=False)  # chunk id -> in the corpus
 
     @property
     def n(self) -> int:
         return len(self.query_ids)
 
     @property
+    def queries(self) -> pa.Table | None:
+        return self.inputs.queries
+
+    @cached_property
     def scored(self) -> np.ndarray:
         """Queries with at least one gold id."""
         return self.gold.sets.n_gold > 0
@@ -101,6 +96,11 @@ class Evaluation:
     @property
     def arms(self) -> tuple[Arm, Arm]:
         return self.a, self.b
+
+    @property
+    def amended(self) -> bool:
+        """Whether the gold holds pairs the frozen file does not (amendments only ever add pairs)."""
+        return len(self.gold.keys) != len(self.gold.frozen_keys)
 
     def means(self, arm: Arm) -> Means:
         return means(arm.judged, self.scored)
@@ -112,7 +112,9 @@ class Evaluation:
         m = self.means(arm)
         return noise_band(m.hit_rate, m.n)
 
+    @cached_property
     def flips(self) -> np.ndarray:
+        """Indices of the flipped queries in flip order (DESIGN §4)."""
         a, b = self.a, self.b
         return flip_order(
             a.judged.hit,
@@ -124,6 +126,11 @@ class Evaluation:
             b.depth,
             self.query_ids,
         )
+
+    @cached_property
+    def outcomes(self) -> np.ndarray:
+        """Per query, an `Outcome` code (int8)."""
+        return outcome_codes(self.a.judged.hit, self.b.judged.hit, self.scored)
 
     def ids_where(self, mask: np.ndarray) -> list[str]:
         return self.query_ids.filter(pa.array(mask)).to_pylist()
@@ -156,49 +163,40 @@ class Evaluation:
         """Index of `query_id` in the universe, -1 if unknown."""
         return int(ids.positions([query_id], self.query_ids)[0])
 
-    def absent_chunks(self, chunk_ids: list[str]) -> list[str]:
-        """Those of `chunk_ids` absent from the corpus (remembered: amendments ask again and again)."""
-        from triage.core.checks import absent_from
-
-        known = self._in_corpus
-        new = [c for c in chunk_ids if c not in known]
-        if new and self.corpus_ids is not None:
-            gone = set(absent_from(pa.array(new, pa.string()), self.corpus_ids).to_pylist())
-            known.update({c: c not in gone for c in new})
-        return [c for c in chunk_ids if not known.get(c, True)]
-
-    def regold(self, q: int) -> None:
-        """Re-read query `q`'s gold from the label state (after an amendment) and re-judge that
-        query alone in both arms: its hits, gold rank, hit, recall, mrr and ndcg."""
-        self.gold = with_query(self.gold, q, self.labels.pairs_for(self.query_ids[q].as_py()))
-        lo, hi = np.searchsorted(self.gold.sets.query, [q, q + 1])
-        sets = self.gold.sets
+    def rejudged(self, q: int, pairs: list[tuple[str, int]]) -> Evaluation:
+        """A new evaluation in which query `q`'s gold is `pairs` (chunk id, grade ≥ 1): that query
+        alone is judged again in both arms; every other array is shared or copied, never changed."""
+        gold = with_query(self.gold, q, pairs)
+        lo, hi = np.searchsorted(gold.sets.query, [q, q + 1])
+        sets = gold.sets
         one_set = GoldSets(
             np.zeros(hi - lo, np.int64), sets.grade[lo:hi], sets.code[lo:hi], sets.n_gold[q : q + 1]
         )
-        for side in ("a", "b"):
-            arm = getattr(self, side)
-            new = query_hits(arm.retrieved(q), q, self.gold)
+
+        def arm(old: Arm) -> Arm:
+            new = query_hits(old.retrieved(q), q, gold)
             one = judge(
                 GoldHits(new.query * 0, new.rank, new.grade, new.code),
                 self.k,
                 one_set,
-                arm.n_eligible[q : q + 1],
+                old.n_eligible[q : q + 1],
             )
-            for name in ("gold_rank", "hit", "recall", "mrr", "ndcg"):
-                getattr(arm.judged, name)[q] = getattr(one, name)[0]
-            setattr(self, side, replace(arm, hits=splice(arm.hits, q, new)))
+            j = old.judged
+            judged = PerQuery(
+                j.k,
+                _with(j.gold_rank, q, one.gold_rank[0]),
+                _with(j.hit, q, one.hit[0]),
+                _with(j.recall, q, one.recall[0]),
+                _with(j.mrr, q, one.mrr[0]),
+                _with(j.ndcg, q, one.ndcg[0]),
+            )
+            return replace(old, hits=splice(old.hits, q, new), judged=judged)
 
-    def refresh_label_checks(self) -> None:
-        """Recompute the amendment checks (after an amendment); the others cannot change."""
-        from triage.core.checks import check_amendments, worst_first
-
-        kept = [c for c in self.checks if not c.code.startswith("labels.amendments")]
-        self.checks = worst_first(kept + check_amendments(self))
+        return replace(self, gold=gold, a=arm(self.a), b=arm(self.b))
 
     def frozen_view(self) -> tuple[PerQuery, PerQuery, np.ndarray]:
         """Both arms judged on the frozen labels alone, and the queries those labels score."""
-        if not self.labels.added_pairs():  # nothing amended: the frozen view is the effective one
+        if not self.amended:  # nothing amended: the frozen view is the effective one
             return self.a.judged, self.b.judged, self.scored
         (ja, sets), (jb, _) = (self._frozen_judged(arm) for arm in self.arms)
         return ja, jb, sets.n_gold > 0
@@ -206,10 +204,6 @@ class Evaluation:
     def _frozen_judged(self, arm: Arm) -> tuple[PerQuery, GoldSets]:
         hits, sets = frozen_only(arm.hits, self.gold)
         return judge(hits, self.k, sets, arm.n_eligible), sets
-
-    def outcomes(self) -> np.ndarray:
-        """Per query: BOTH_HIT, BOTH_MISS, HIT_TO_MISS, MISS_TO_HIT, or UNSCORED (int8)."""
-        return outcome_codes(self.a.judged.hit, self.b.judged.hit, self.scored)
 
     def hit_rate_at(self, arm: Arm, k: int) -> float | None:
         """Hit rate of `arm` at another cut-off; None when its stored depth cannot show it."""
@@ -219,15 +213,24 @@ class Evaluation:
         return float(hit[self.scored].mean()) if self.scored.any() else float("nan")
 
 
-def choose_k(spec: Spec, a: Run, b: Run, k: int | None) -> int:
+def _with(values: np.ndarray, q: int, value: object) -> np.ndarray:
+    out = values.copy()
+    out[q] = value
+    return out
+
+
+def choose_k(inputs: Inputs, k: int | None) -> int:
     """--k, else the manifest's k, else the arms' k (the smaller when they differ)."""
+    spec = inputs.spec
+    if k is not None and (isinstance(k, bool) or k < 1):
+        raise InputError("--k", f"k must be a positive integer, found {k!r}")
     chosen = k or spec.k
     if chosen:
         return chosen
-    known = [r.k for r in (a, b) if r.k is not None]
+    known = [r.k for r in (inputs.a, inputs.b) if r.k is not None]
     if not known:
         raise InputError(
-            spec.manifest or a.path,
+            spec.manifest or inputs.a.path,
             "no k: set k in the manifest, pass --k, or record k in the runs' metadata",
         )
     return min(known)
@@ -248,58 +251,25 @@ def build_arm(run: Run, query_ids: pa.Array, gold: Gold, k: int) -> Arm:
     return Arm(run, row, depth, n_eligible, hits, judge(hits, k, gold.sets, n_eligible))
 
 
-LABEL_STATES = ("amended", "frozen")
-
-
-def load(
-    spec: Spec,
-    k: int | None = None,
-    label_state: str = "amended",
-    apply_stale: bool = False,
-    defer_corpus_check: bool = False,
-) -> Evaluation:
-    """Read every file of `spec` and judge both arms at one k (DESIGN §4, §5).
-
-    label_state "amended": the frozen labels plus the amendments in force; "frozen": the frozen
-    labels alone (the amendments are still read and counted). `apply_stale` applies amendment
-    files written against another frozen file. `defer_corpus_check` leaves the (slowest) check of
-    every retrieved id against the corpus pending: see `checks.finish_corpus_check`."""
-    # The two arms are independent until they meet the labels: one thread each (2 cores).
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        future_a, future_b = pool.submit(load_run, spec.a), pool.submit(load_run, spec.b)
-        frozen = load_frozen(spec.labels)
-        log = read_log(spec.amendments or default_folder(spec.labels), frozen.sha256, apply_stale)
-        labels = LabelState(frozen, log, amended=label_state == "amended")
-        queries = load_queries(spec.queries) if spec.queries else None
-        corpus_ids = load_corpus_ids(spec.corpus) if spec.corpus else None
-        run_a, run_b = future_a.result(), future_b.result()
-    judged_k = choose_k(spec, run_a, run_b, k)
-    query_ids = ids.universe(
+def universe(inputs: Inputs) -> pa.Array:
+    """Every query id any input names, in first-seen order: queries file, labels, run A, run B."""
+    queries = inputs.queries
+    return ids.universe(
         queries.column("query_id") if queries is not None else None,
-        frozen.judged_ids,
-        run_a.table.column("query_id"),
-        run_b.table.column("query_id"),
+        inputs.frozen.judged_ids,
+        inputs.a.table.column("query_id"),
+        inputs.b.table.column("query_id"),
     )
-    gold = encode_gold(labels.effective_table(), frozen.table, query_ids)
+
+
+def evaluate(inputs: Inputs, gold: pa.Table, k: int | None = None) -> Evaluation:
+    """Judge both arms at one k (DESIGN §4) against `gold`: (query_id, chunk_id, relevance ≥ 1)
+    rows, one per pair, holding at least the frozen file's gold pairs. `k` as `choose_k`."""
+    judged_k = choose_k(inputs, k)
+    query_ids = universe(inputs)
+    encoded = encode_gold(gold, inputs.frozen.table, query_ids)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        arm_a, arm_b = pool.map(lambda run: build_arm(run, query_ids, gold, judged_k), (run_a, run_b))
-    ev = Evaluation(
-        spec=spec,
-        k=judged_k,
-        query_ids=query_ids,
-        labels=labels,
-        queries=queries,
-        corpus_ids=corpus_ids,
-        gold=gold,
-        a=arm_a,
-        b=arm_b,
-    )
-    ev.checks = run_checks(ev, corpus=not defer_corpus_check)
-    return ev
-
-
-def load_path(path: Path | None, k: int | None = None, label_state: str = "amended") -> Evaluation:
-    from triage.core.manifest import from_manifest
-    from triage.resources import sample_manifest
-
-    return load(from_manifest(path or sample_manifest()), k, label_state)
+        arm_a, arm_b = pool.map(
+            lambda run: build_arm(run, query_ids, encoded, judged_k), (inputs.a, inputs.b)
+        )
+    return Evaluation(inputs=inputs, k=judged_k, query_ids=query_ids, gold=encoded, a=arm_a, b=arm_b)

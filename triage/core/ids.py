@@ -40,6 +40,14 @@ def encode(values: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarr
     return idx.fill_null(NONE).to_numpy()
 
 
+def absent_from(values: pa.Array, corpus_ids: pa.Array) -> pa.Array:
+    """The distinct `values` not among `corpus_ids`; the hash table is built over the smaller side."""
+    if len(values) * 4 < len(corpus_ids):
+        found = corpus_ids.filter(pc.is_in(corpus_ids, value_set=values))
+        return pc.unique(values.filter(pc.invert(pc.is_in(values, value_set=found))))
+    return pc.unique(values.filter(pc.invert(pc.is_in(values, value_set=corpus_ids))))
+
+
 def positions(values: list[str], vocabulary: pa.Array) -> np.ndarray:
     """Position of each of a few `values` in `vocabulary` (NONE where absent), by one scan of the
     vocabulary against the few values: no hash table of a large vocabulary is built."""

@@ -1,8 +1,13 @@
-"""Load the run, query and corpus files of an evaluation into contract-shaped Arrow tables."""
+"""Load every input file of an evaluation into contract-shaped Arrow tables: `load_inputs`.
+
+The inputs are what a manifest names: two runs, the frozen labels, the queries and the corpus ids.
+Amendments are not inputs (they are the label store's, `triage.labels`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -22,8 +27,10 @@ from triage.core.contract import (
     unique_ids,
 )
 from triage.core.errors import InputError
-from triage.core.manifest import Arm
-from triage.core.readers import Loaded, read_table
+from triage.core.frozen import FrozenLabels, load_frozen
+from triage.core.ids import absent_from
+from triage.core.manifest import ArmSpec, Spec
+from triage.core.readers import Parsed, read_table
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,7 @@ class Run:
     """One arm as stored: a row per query; `k` is the cut-off its metadata records (None: unsaid)."""
 
     name: str
-    loaded: Loaded
+    loaded: Parsed
     table: pa.Table
     k: int | None
     facts: ListFacts
@@ -79,7 +86,7 @@ class Run:
         return single(self.table.column(name)) if name in self.table.column_names else None
 
 
-def load_run(arm: Arm, named: bool = True) -> Run:
+def load_run(arm: ArmSpec, named: bool = True) -> Run:
     """`named`: the arm's name came from the manifest (wins over the file's own `name`)."""
     loaded = read_table(arm.path, trec="run")
     table = conform(loaded, RUN)
@@ -115,3 +122,48 @@ def load_corpus_ids(path: Path) -> pa.Array:
     loaded = read_table(path, columns=["chunk_id", "_id"])
     table = conform(loaded, {"chunk_id": CORPUS["chunk_id"]}, ALIASES)
     return single(table.column("chunk_id"))
+
+
+@dataclass
+class CorpusIds:
+    """Every chunk id of the corpus, and a memo of which chunk ids were asked about: amendments ask
+    about the same few ids again and again, and each fresh question scans the corpus once."""
+
+    ids: pa.Array
+    _known: dict[str, bool] = field(default_factory=dict, repr=False)  # chunk id -> in the corpus
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def absent(self, chunk_ids: list[str]) -> list[str]:
+        """Those of `chunk_ids` that the corpus does not hold, in the order given."""
+        with self._lock:
+            new = [c for c in dict.fromkeys(chunk_ids) if c not in self._known]
+            if new:
+                gone = set(absent_from(pa.array(new, pa.string()), self.ids).to_pylist())
+                self._known.update({c: c not in gone for c in new})
+            return [c for c in chunk_ids if not self._known[c]]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The files of one evaluation, read and checked against the data contract."""
+
+    spec: Spec
+    a: Run
+    b: Run
+    frozen: FrozenLabels
+    queries: pa.Table | None
+    corpus: CorpusIds | None
+
+
+def load_inputs(spec: Spec) -> Inputs:
+    """Read every file `spec` names. The two runs are independent: one thread each (2 cores)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        future_a, future_b = pool.submit(load_run, spec.a), pool.submit(load_run, spec.b)
+        frozen = load_frozen(spec.labels)
+        queries = load_queries(spec.queries) if spec.queries else None
+        corpus = CorpusIds(load_corpus_ids(spec.corpus)) if spec.corpus else None
+        run_a, run_b = future_a.result(), future_b.result()
+    return Inputs(spec, run_a, run_b, frozen, queries, corpus)

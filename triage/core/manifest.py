@@ -22,7 +22,7 @@ _KEYS = {
 
 
 @dataclass(frozen=True)
-class Arm:
+class ArmSpec:
     name: str
     path: Path
 
@@ -31,8 +31,8 @@ class Arm:
 class Spec:
     """The files of one evaluation; `k` is the cut-off asked for (None: the arms' own)."""
 
-    a: Arm
-    b: Arm
+    a: ArmSpec
+    b: ArmSpec
     labels: Path
     corpus: Path | None = None
     queries: Path | None = None
@@ -102,7 +102,7 @@ def from_manifest(path: Path) -> Spec:
         unknown(t, _KEYS["arm"], f"arms.{key}")
         p = file(t, f"arms.{key}", True)
         assert p is not None
-        pair.append(Arm(str(t.get("name") or p.stem), p))
+        pair.append(ArmSpec(str(t.get("name") or p.stem), p))
     labels = section("labels")
     amend = labels.get("amendments")
     return Spec(
@@ -129,8 +129,8 @@ def from_args(
         if p is not None and not Path(p).exists():
             raise InputError(p, "file does not exist")
     return Spec(
-        a=Arm(Path(run_a).stem, Path(run_a)),
-        b=Arm(Path(run_b).stem, Path(run_b)),
+        a=ArmSpec(Path(run_a).stem, Path(run_a)),
+        b=ArmSpec(Path(run_b).stem, Path(run_b)),
         labels=Path(labels),
         corpus=Path(corpus) if corpus else None,
         queries=Path(queries) if queries else None,

@@ -4,28 +4,56 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-HIT_TO_MISS = "hit->miss"
-MISS_TO_HIT = "miss->hit"
 
-# Outcome codes of one scored query under the two arms.
-BOTH_HIT, BOTH_MISS, A_HIT_B_MISS, A_MISS_B_HIT, UNSCORED = 0, 1, 2, 3, -1
-OUTCOME_NAMES = {
-    BOTH_HIT: "both hit",
-    BOTH_MISS: "both miss",
-    A_HIT_B_MISS: "hit→miss",
-    A_MISS_B_HIT: "miss→hit",
-    UNSCORED: "unlabelled",
+class Outcome(IntEnum):
+    """One query under the two arms. Per-query arrays hold these codes as int8."""
+
+    BOTH_HIT = 0
+    BOTH_MISS = 1
+    HIT_TO_MISS = 2  # A hit, B missed: a regression
+    MISS_TO_HIT = 3  # A missed, B hit: a win
+    UNSCORED = -1  # no gold: not scored
+
+    @property
+    def label(self) -> str:
+        """How people read it: "hit→miss"."""
+        return _LABELS[self]
+
+    @property
+    def json(self) -> str:
+        """Its one spelling in the JSON report: "hit->miss"."""
+        return _JSON[self]
+
+
+_LABELS = {
+    Outcome.BOTH_HIT: "both hit",
+    Outcome.BOTH_MISS: "both miss",
+    Outcome.HIT_TO_MISS: "hit→miss",
+    Outcome.MISS_TO_HIT: "miss→hit",
+    Outcome.UNSCORED: "unlabelled",
+}
+_JSON = {
+    Outcome.BOTH_HIT: "both-hit",
+    Outcome.BOTH_MISS: "both-miss",
+    Outcome.HIT_TO_MISS: "hit->miss",
+    Outcome.MISS_TO_HIT: "miss->hit",
+    Outcome.UNSCORED: "unlabelled",
 }
 
 
 def outcome_codes(hit_a: np.ndarray, hit_b: np.ndarray, scored: np.ndarray) -> np.ndarray:
-    out = np.where(hit_a, np.where(hit_b, BOTH_HIT, A_HIT_B_MISS), np.where(hit_b, A_MISS_B_HIT, BOTH_MISS))
-    return np.where(scored, out, UNSCORED).astype(np.int8)
+    """Per query, an `Outcome` code (int8)."""
+    o = Outcome
+    out = np.where(
+        hit_a, np.where(hit_b, o.BOTH_HIT, o.HIT_TO_MISS), np.where(hit_b, o.MISS_TO_HIT, o.BOTH_MISS)
+    )
+    return np.where(scored, out, o.UNSCORED).astype(np.int8)
 
 
 @dataclass(frozen=True)

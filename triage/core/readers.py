@@ -33,7 +33,7 @@ _LFS = b"version https://git-lfs"
 
 
 @dataclass(frozen=True)
-class Loaded:
+class Parsed:
     """A parsed file: its table, its key/value metadata, and where each row came from."""
 
     path: Path
@@ -63,7 +63,7 @@ def sniff(path: Path) -> bytes:
     return head
 
 
-def read_parquet(path: Path, columns: list[str] | None = None) -> Loaded:
+def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
     head = sniff(path)
     if not head.startswith(b"PAR1"):
         raise InputError(path, "not a Parquet file (no PAR1 magic bytes at the start)")
@@ -80,7 +80,7 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> Loaded:
         for k, v in raw.items()
         if not k.startswith(b"ARROW:") and k != b"pandas"
     }
-    return Loaded(path, table.replace_schema_metadata(None), meta)
+    return Parsed(path, table.replace_schema_metadata(None), meta)
 
 
 def _text_lines(path: Path) -> list[tuple[int, str]]:
@@ -131,7 +131,7 @@ def _check_str(value: object) -> None:
             _check_str(v)
 
 
-def read_jsonl(path: Path) -> Loaded:
+def read_jsonl(path: Path) -> Parsed:
     records: list[dict[str, object]] = []
     lines: list[int] = []
     for n, text in _text_lines(path):
@@ -154,7 +154,7 @@ def read_jsonl(path: Path) -> Loaded:
         names.update(dict.fromkeys(r))
     line_arr = np.asarray(lines, dtype=np.int64)
     columns = {name: _column(path, name, [r.get(name) for r in records], line_arr) for name in names}
-    return Loaded(path, pa.table(columns), {}, line_arr)
+    return Parsed(path, pa.table(columns), {}, line_arr)
 
 
 def _column(path: Path, name: str, values: list[object], lines: np.ndarray) -> pa.Array:
@@ -202,7 +202,7 @@ def _kind(v: object) -> str:
     return "object"
 
 
-def read_trec_run(path: Path) -> Loaded:
+def read_trec_run(path: Path) -> Parsed:
     """`qid Q0 docid rank score tag`, one retrieved id per line; rows ordered by rank per query."""
     qids: list[str] = []
     docs: list[str] = []
@@ -243,10 +243,10 @@ def read_trec_run(path: Path) -> Loaded:
     )
     meta = {"name": next(iter(tags))} if len(tags) == 1 else {}
     lines = np.asarray([first_line[q] for q in grouped], dtype=np.int64)
-    return Loaded(path, table, meta, lines)
+    return Parsed(path, table, meta, lines)
 
 
-def read_trec_qrels(path: Path) -> Loaded:
+def read_trec_qrels(path: Path) -> Parsed:
     """`qid iter docid rel`, one judgement per line."""
     cols: dict[str, list[object]] = {"query_id": [], "chunk_id": [], "relevance": []}
     lines: list[int] = []
@@ -269,10 +269,10 @@ def read_trec_qrels(path: Path) -> Loaded:
             "relevance": pa.array(cols["relevance"], pa.int64()),
         }
     )
-    return Loaded(path, table, {}, np.asarray(lines, dtype=np.int64))
+    return Parsed(path, table, {}, np.asarray(lines, dtype=np.int64))
 
 
-def read_table(path: Path, trec: str | None = None, columns: list[str] | None = None) -> Loaded:
+def read_table(path: Path, trec: str | None = None, columns: list[str] | None = None) -> Parsed:
     """Read `path` by its extension (sniffing Parquet magic); `trec` ("run" | "qrels") says how a
     plain-text file is read. A `<file>.meta.json` sidecar adds to (and wins over) the metadata."""
     path = Path(path)

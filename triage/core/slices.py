@@ -19,12 +19,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.paired import A_HIT_B_MISS, A_MISS_B_HIT, noise_band
+from triage.core.paired import Outcome, noise_band
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language")
 UNFILTERED = "unfiltered"
 BANDS = (UNFILTERED, "≥10%", "1–10%", "0.1–1%", "<0.1%")  # selectivity: fraction of the corpus eligible
 NONE = "(none)"  # the slice of queries without a value for the key
+DEFAULT_FLOOR = 0.80  # tenant hit-rate floor unless --floor says otherwise
 FEW = 10  # a tenant with fewer scored queries than this is marked as few
 _ATTRIBUTE = re.compile(
     r"([A-Za-z_][\w.]*)\s*(?:=|!=|<>|<=|>=|<|>|\bin\b|\bnot\s+in\b|\blike\b|\bis\b)", re.I
@@ -77,10 +78,11 @@ def selectivity(ev: Evaluation) -> np.ndarray:
     n_eligible / corpus size (B's, else A's); NaN for unfiltered or unknown."""
     text = ev.query_column("selectivity")
     s = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
-    if ev.corpus_ids is not None and len(ev.corpus_ids):
+    corpus = ev.inputs.corpus
+    if corpus is not None and len(corpus):
         for arm in (ev.b, ev.a):
             have = np.isnan(s) & (arm.n_eligible >= 0)
-            s[have] = arm.n_eligible[have] / len(ev.corpus_ids)
+            s[have] = arm.n_eligible[have] / len(corpus)
     return s
 
 
@@ -141,10 +143,10 @@ def slices(ev: Evaluation, key: str) -> list[Slice]:
     m = len(names)
     a = _arm_slices(ev.a, ev.k, scored, code, m)
     b = _arm_slices(ev.b, ev.k, scored, code, m)
-    outcomes = ev.outcomes()
+    outcomes = ev.outcomes
     n = np.bincount(code[scored], minlength=m)
-    down = np.bincount(code[scored & (outcomes == A_HIT_B_MISS)], minlength=m)
-    up = np.bincount(code[scored & (outcomes == A_MISS_B_HIT)], minlength=m)
+    down = np.bincount(code[scored & (outcomes == Outcome.HIT_TO_MISS)], minlength=m)
+    up = np.bincount(code[scored & (outcomes == Outcome.MISS_TO_HIT)], minlength=m)
     order = np.flatnonzero(scored)
     members = np.split(order[np.argsort(code[order], kind="stable")], np.cumsum(n)[:-1])
     out = [
@@ -197,7 +199,7 @@ class Tenants:
         return self.rows[:3]
 
 
-def tenants(ev: Evaluation, floor: float = 0.80) -> Tenants | None:
+def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
     rows = slices(ev, "tenant")
     if not rows:
         return None

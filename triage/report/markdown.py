@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from triage.core.text import one_line
-from triage.report import fmt
+from triage.core.sanitize import one_line
+from triage.report import cells as fmt
 
 LEVEL = {"error": "❌ error", "warning": "⚠️ warning", "ok": "ok"}
 

@@ -13,16 +13,13 @@ from triage import __version__
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
 from triage.core.metrics import Means, means
-from triage.core.paired import HIT_TO_MISS, MISS_TO_HIT, OUTCOME_NAMES, Paired, outcome_codes, paired
-from triage.core.slices import ArmSlice, Slice, Tenant, all_slices, tenants
+from triage.core.paired import Outcome, Paired, outcome_codes, paired
+from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
+from triage.workspace.snapshot import Snapshot
 
 
 def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
-
-
-def label_state(ev: Evaluation) -> str:
-    return ev.labels.describe()
 
 
 def _arm(ev: Evaluation, arm: Arm) -> dict[str, object]:
@@ -45,7 +42,7 @@ def _arm(ev: Evaluation, arm: Arm) -> dict[str, object]:
 
 
 def _flips(ev: Evaluation) -> list[dict[str, object]]:
-    order = ev.flips()
+    order = ev.flips
     a, b = ev.a, ev.b
     tenant = ev.query_column("tenant").take(pa.array(order)).to_pylist()  # queries file, else runs
     columns = zip(
@@ -63,7 +60,7 @@ def _flips(ev: Evaluation) -> list[dict[str, object]]:
     return [
         {
             "query_id": qid,
-            "direction": HIT_TO_MISS if hit_a else MISS_TO_HIT,
+            "direction": (Outcome.HIT_TO_MISS if hit_a else Outcome.MISS_TO_HIT).json,
             "gold_rank_a": rank_a or None,
             "gold_rank_b": rank_b or None,
             "depth_a": depth_a,
@@ -92,7 +89,7 @@ def _frozen(ev: Evaluation) -> dict[str, object]:
     the queries whose outcome the amendments changed."""
     ja, jb, scored = ev.frozen_view()
     p = paired(ja.hit, jb.hit, scored)
-    before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes()
+    before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes
     changed = np.flatnonzero(before != now)
 
     def arm(m: Means) -> dict[str, object]:
@@ -108,7 +105,7 @@ def _frozen(ev: Evaluation) -> dict[str, object]:
         "arms": {"a": arm(means(ja, scored)), "b": arm(means(jb, scored))},
         "paired": _paired(p),
         "changed": [
-            {"query_id": qid, "frozen": OUTCOME_NAMES[int(before[q])], "amended": OUTCOME_NAMES[int(now[q])]}
+            {"query_id": qid, "frozen": Outcome(int(before[q])).json, "amended": Outcome(int(now[q])).json}
             for q, qid in zip(changed.tolist(), ev.query_ids.take(pa.array(changed)).to_pylist(), strict=True)
         ],
     }
@@ -186,7 +183,8 @@ def _tenants(ev: Evaluation, floor: float) -> dict[str, object] | None:
     }
 
 
-def build(ev: Evaluation, floor: float = 0.80) -> dict[str, object]:
+def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> dict[str, object]:
+    ev, labels = snapshot.ev, snapshot.labels
     p = ev.paired()
     ma, mb = ev.means(ev.a), ev.means(ev.b)
     scored = ev.scored
@@ -200,14 +198,14 @@ def build(ev: Evaluation, floor: float = 0.80) -> dict[str, object]:
         "unlabelled": ev.ids_where(~scored),
         "missing": {"a": ev.ids_where(~ev.a.present), "b": ev.ids_where(~ev.b.present)},
         "labels": {
-            "path": str(ev.labels.frozen.path),
-            "frozen_sha256": ev.labels.frozen.sha256,
-            "amendments": len(ev.labels.records),
-            "in_force": len(ev.labels.adds_in_force()),
-            "by_arm": ev.labels.by_arm(),
-            "head": ev.labels.head(),
-            "applied": ev.labels.amended,
-            "state": label_state(ev),
+            "path": str(labels.frozen.path),
+            "frozen_sha256": labels.frozen.sha256,
+            "amendments": len(labels.records),
+            "in_force": len(labels.in_force),
+            "by_arm": labels.by_arm(),
+            "head": labels.head,
+            "applied": labels.amended,
+            "state": labels.describe(),
         },
         "arms": {"a": _arm(ev, ev.a), "b": _arm(ev, ev.b)},
         "paired": {**_paired(p), "reconciles": p.reconciles(ma.hit_rate, mb.hit_rate)},
@@ -217,7 +215,7 @@ def build(ev: Evaluation, floor: float = 0.80) -> dict[str, object]:
         "partition": partition,
         "tenants": _tenants(ev, floor),
         "flips": _flips(ev),
-        "checks": [{"level": c.level, "code": c.code, "message": c.message} for c in ev.checks],
+        "checks": [{"level": str(c.level), "code": c.code, "message": c.message} for c in snapshot.checks],
     }
 
 

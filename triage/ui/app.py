@@ -12,13 +12,15 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from triage.core.bundled import bundled
 from triage.core.errors import InputError
-from triage.core.text import visible
-from triage.resources import bundled
-from triage.ui.commands import QueryCommands
-from triage.ui.messages import CorpusChecked, CorpusProgress, CorpusReady, Loaded, LoadFailed
+from triage.core.sanitize import visible
+from triage.core.slices import DEFAULT_FLOOR
+from triage.ui.messages import CorpusChecked, CorpusProgress, CorpusReady, LoadFailed, SessionReady
+from triage.ui.palette import QueryCommands
 from triage.ui.screens.overview import OverviewScreen
-from triage.ui.session import Session, Source, flip_label, open_session
+from triage.workspace.session import Session, Source, flip_label, open_session
+from triage.workspace.snapshot import Snapshot
 
 
 class TriageApp(App[None]):
@@ -37,7 +39,11 @@ class TriageApp(App[None]):
     ]
 
     def __init__(
-        self, source: Source = None, k: int | None = None, reviewer: str | None = None, floor: float = 0.80
+        self,
+        source: Source = None,
+        k: int | None = None,
+        reviewer: str | None = None,
+        floor: float = DEFAULT_FLOOR,
     ) -> None:
         super().__init__()
         self.source = source
@@ -70,7 +76,7 @@ class TriageApp(App[None]):
         except Exception as e:  # noqa: BLE001 - shown to the user, not a traceback
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
             return
-        self.post_message(Loaded(session))
+        self.post_message(SessionReady(session))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="corpus")
     def load_corpus(self, path: Path) -> None:
@@ -91,40 +97,39 @@ class TriageApp(App[None]):
             timer.stop()
         if self.session is not None:
             session = self.session
-            self._prepare_timer = self.set_timer(delay, lambda: self.prepare(session))
+            self._prepare_timer = self.set_timer(delay, lambda: self.prepare(session, session.snapshot))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="prepare")
-    def prepare(self, session: Session) -> None:
-        """Compute the slices and tenants ahead of the first `t` or `s` (both are cached)."""
-        session.tenants  # noqa: B018 - computed for its cache
-        session.slices  # noqa: B018
+    def prepare(self, session: Session, snapshot: Snapshot) -> None:
+        """Compute the slices and tenants of `snapshot` ahead of the first `t` or `s`; the session
+        keeps them only if no decision has moved on from that snapshot meanwhile."""
+        session.prepare(snapshot)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="corpus-check")
     def check_corpus(self, session: Session) -> None:
-        from triage.core.checks import finish_corpus_check
+        from triage.core.checks import check_corpus
 
-        finish_corpus_check(session.ev)
-        self.post_message(CorpusChecked())
+        self.post_message(CorpusChecked(check_corpus(session.ev)))
 
     def on_corpus_checked(self, message: CorpusChecked) -> None:
         if self.session is not None:
-            self.session.checks_changed()
+            self.session.corpus_checked(message.checks)
             overview = self.screen_stack[0]
             if self.screen is overview:
                 overview.on_screen_resume()  # type: ignore[attr-defined]
 
-    def on_loaded(self, message: Loaded) -> None:
+    def on_session_ready(self, message: SessionReady) -> None:
         self.session = message.session
         overview = self.screen_stack[0]
         assert isinstance(overview, OverviewScreen)
         overview.show(message.session)
         self.refresh_bindings()
         self.call_after_refresh(_freeze_garbage)
-        self.prepare(message.session)
+        self.prepare(message.session, message.session.snapshot)
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
-        if message.session.ev.spec.corpus is not None:
-            self.load_corpus(message.session.ev.spec.corpus)
+        if message.session.snapshot.spec.corpus is not None:
+            self.load_corpus(message.session.snapshot.spec.corpus)
             self.check_corpus(message.session)
 
     def on_load_failed(self, message: LoadFailed) -> None:
@@ -230,6 +235,8 @@ def _freeze_garbage() -> None:
     gc.freeze()
 
 
-def run(source: Source = None, k: int | None = None, reviewer: str | None = None, floor: float = 0.80) -> int:
+def run(
+    source: Source = None, k: int | None = None, reviewer: str | None = None, floor: float = DEFAULT_FLOOR
+) -> int:
     TriageApp(source, k, reviewer, floor).run()
     return 0

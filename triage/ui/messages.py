@@ -6,12 +6,13 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from triage.core.checks import Check
 from triage.core.corpus import Corpus
-from triage.ui.session import Session
+from triage.workspace.session import Session
 
 
 @dataclass
-class Loaded(Message):
+class SessionReady(Message):
     session: Session
 
 
@@ -33,4 +34,6 @@ class CorpusProgress(Message):
 
 @dataclass
 class CorpusChecked(Message):
-    """The deferred corpus check finished: the checks changed."""
+    """The deferred corpus check finished: its checks."""
+
+    checks: list[Check]

@@ -8,12 +8,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from triage.labels.amendments import RETRACT
+from triage.labels.records import RETRACT
 from triage.ui.keys import Keys
+from triage.ui.literal import line
 from triage.ui.screens.live import LiveScreen
-from triage.ui.session import Session
 from triage.ui.table import Column, VirtualTable
-from triage.ui.text import line
+from triage.workspace.session import Session
 
 
 class AmendmentsScreen(LiveScreen):
@@ -42,10 +42,10 @@ class AmendmentsScreen(LiveScreen):
         yield Keys()
 
     def fill(self) -> None:
-        state = self.session.ev.labels
+        state = self.session.labels
         records = list(reversed(state.records))  # newest first
-        in_force = {r.id for r in state.adds_in_force()}
-        unsaved = {r.id for r in state.pending}
+        in_force = {r.id for r in state.in_force}
+        unsaved = {r.id for r in state.unsaved}
 
         def what(i: int) -> str:
             r = records[i]
@@ -87,10 +87,10 @@ class AmendmentsScreen(LiveScreen):
             )
         )
         problems = [str(p) for p in state.log.problems]
-        if state.pending:
+        if state.unsaved:
             problems.insert(
                 0,
-                f"{len(state.pending)} amendments are not saved yet (kept in memory; "
+                f"{len(state.unsaved)} amendments are not saved yet (kept in memory; "
                 "the next amendment retries)",
             )
         self.query_one("#amend-problems", Static).update(
@@ -98,7 +98,7 @@ class AmendmentsScreen(LiveScreen):
         )
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
-        records = list(reversed(self.session.ev.labels.records))
+        records = list(reversed(self.session.labels.records))
         q = self.session.ev.query_index(records[event.index].query_id)
         if q >= 0:
             self.app.open_query(q)  # type: ignore[attr-defined]

@@ -12,12 +12,12 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from triage.core.corpus import Chunk
-from triage.core.detail import QueryDetail, token_label
-from triage.core.text import DISPLAY_CAP
-from triage.report import fmt
+from triage.core.sanitize import DISPLAY_CAP
+from triage.report import cells as fmt
 from triage.ui.keys import Keys
-from triage.ui.session import Session
-from triage.ui.text import line, plain
+from triage.ui.literal import line, plain
+from triage.workspace.detail import QueryDetail, token_label
+from triage.workspace.session import Session
 
 
 class ChunkScreen(Screen):

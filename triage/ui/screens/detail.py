@@ -14,13 +14,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
-from triage.core.detail import ArmView, QueryDetail, Row, token_label
-from triage.core.text import visible
-from triage.report import fmt
+from triage.core.paired import Outcome
+from triage.core.sanitize import visible
+from triage.report import cells as fmt
 from triage.ui.keys import Keys
-from triage.ui.session import Session
+from triage.ui.literal import line
 from triage.ui.table import Column, VirtualTable
-from triage.ui.text import line
+from triage.workspace.detail import ArmView, QueryDetail, Row, token_label
+from triage.workspace.session import Session
 
 SNIPPET = 160  # characters of a chunk shown in a list row
 
@@ -140,7 +141,6 @@ class DetailScreen(Screen):
         """Show what a decision changed, redraw the numbers."""
         if change is None:
             return
-        self.session.amended(change)
         self.app.prepare_soon()  # type: ignore[attr-defined]  # tenants and slices, once the keys rest
         if not change.saved:  # the status line says it either way; a failure also raises a toast
             self.notify(
@@ -164,7 +164,7 @@ class DetailScreen(Screen):
             self.notify(f"already gold (grade {row.grade})", timeout=3, markup=False)
             return
         assert self.detail is not None
-        change = self.session.review.add(
+        change = self.session.add(
             self.detail.query_id, row.chunk_id, 1, note, evidence={"arm": arm.side, "rank": row.rank}
         )
         self._said(change)
@@ -188,10 +188,10 @@ class DetailScreen(Screen):
         if not self.grading:
             return
         self.grading = False
-        self._said(self.session.review.regrade(grade))
+        self._said(self.session.regrade(grade))
 
     def action_undo(self) -> None:
-        change = self.session.review.undo()
+        change = self.session.undo()
         if change is None:
             self.notify("nothing of yours to undo", timeout=3)
         self._said(change)
@@ -274,14 +274,14 @@ class DetailScreen(Screen):
         d = self.detail = self.session.detail(q)
         if self.position + 1 < len(self.sequence):  # `n` is the likely next key
             self.prefetch(int(self.sequence[self.position + 1]))
-        tag = "$text-error" if d.outcome == "hit→miss" else "$text-success" if d.outcome == "miss→hit" else ""
+        tag = {Outcome.HIT_TO_MISS: "$text-error", Outcome.MISS_TO_HIT: "$text-success"}.get(d.outcome, "")
         self.query_one("#detail-title", Static).update(
             line(
                 (self.label(self.position), "bold $text-accent"),
                 "  ",
                 (d.query_id, "bold"),
                 "  ",
-                (d.outcome, f"bold {tag}".strip()),
+                (d.outcome.label, f"bold {tag}".strip()),
                 f"   k = {d.k}",
             )
         )

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from triage.ui.text import line
+from triage.ui.literal import line
 
 KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (

@@ -11,21 +11,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from triage.core.paired import (
-    A_HIT_B_MISS,
-    A_MISS_B_HIT,
-    BOTH_HIT,
-    BOTH_MISS,
-    OUTCOME_NAMES,
-)
-from triage.report import fmt
+from triage.core.paired import Outcome
+from triage.report import cells as fmt
 from triage.ui.keys import Keys
+from triage.ui.literal import line
 from triage.ui.screens.live import LiveScreen
-from triage.ui.session import Session, flip_label
 from triage.ui.table import Column, VirtualTable
-from triage.ui.text import line
+from triage.workspace.session import Session, flip_label
 
-TAGS = {A_HIT_B_MISS: "bad", A_MISS_B_HIT: "good", -1: "muted"}
+TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good", Outcome.UNSCORED: "muted"}
 
 
 class QueryList(LiveScreen):
@@ -72,7 +66,7 @@ class QueryList(LiveScreen):
             q = int(order[i])
             return [
                 i + 1,
-                OUTCOME_NAMES[int(s.outcomes[q])],
+                Outcome(int(s.outcomes[q])).label,
                 s.query_id(q),
                 s.tenant_of[q].as_py(),
                 fmt.rank(int(ev.a.judged.gold_rank[q]) or None, ev.k),
@@ -147,7 +141,13 @@ class FlipsScreen(QueryList):
         return lambda i: flip_label(i, n_reg, n)
 
 
-FILTERS = {"0": None, "1": BOTH_HIT, "2": BOTH_MISS, "3": A_HIT_B_MISS, "4": A_MISS_B_HIT}
+FILTERS = {
+    "0": None,
+    "1": Outcome.BOTH_HIT,
+    "2": Outcome.BOTH_MISS,
+    "3": Outcome.HIT_TO_MISS,
+    "4": Outcome.MISS_TO_HIT,
+}
 
 
 class AllQueriesScreen(QueryList):
@@ -158,11 +158,11 @@ class AllQueriesScreen(QueryList):
         Binding("3", "only('3')", "hit→miss"),
         Binding("4", "only('4')", "miss→hit"),
     ]
-    outcome: int | None = None
+    outcome: Outcome | None = None
 
     @property
     def title_text(self) -> str:  # type: ignore[override]
-        shown = "every query" if self.outcome is None else f"queries: {OUTCOME_NAMES[self.outcome]}"
+        shown = "every query" if self.outcome is None else f"queries: {self.outcome.label}"
         return f"All queries — {shown}"
 
     def rows(self) -> np.ndarray:

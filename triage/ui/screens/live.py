@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
-from triage.ui.session import Session
+from triage.report.model import build
 from triage.ui.table import VirtualTable
+from triage.workspace.session import Session
+
+
+def report(session: Session) -> dict:
+    """The report of the session's current snapshot, built once per version."""
+    return session.cached("report", lambda snapshot: build(snapshot, session.floor))
 
 
 class LiveScreen(Screen):

@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from triage.ui.text import line
+from triage.ui.literal import line
 
 
 class NoteScreen(ModalScreen[str | None]):

@@ -10,10 +10,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
 
-from triage.report import text as report_text
+from triage.report import terminal as report_text
 from triage.ui.keys import Keys
-from triage.ui.session import Session
-from triage.ui.text import line, plain
+from triage.ui.literal import line, plain
+from triage.ui.screens.live import report
+from triage.workspace.session import Session
 
 
 class OverviewScreen(Screen):
@@ -44,7 +45,7 @@ class OverviewScreen(Screen):
 
     def show(self, session: Session) -> None:
         self.shown_version = session.version
-        d = session.report
+        d = report(session)
         self.query_one("#loading").display = False
         a, b = d["arms"]["a"], d["arms"]["b"]
         self.query_one("#title", Static).update(

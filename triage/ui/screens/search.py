@@ -13,12 +13,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from triage.core.paired import OUTCOME_NAMES
-from triage.ui.session import Session
+from triage.core.paired import Outcome
+from triage.ui.literal import line
 from triage.ui.table import Column, VirtualTable
-from triage.ui.text import line
+from triage.workspace.session import Session
 
-TAGS = {2: "bad", 3: "good"}
+TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good"}
 
 
 class SearchScreen(ModalScreen[int | None]):
@@ -63,7 +63,7 @@ class SearchScreen(ModalScreen[int | None]):
             len(found),
             lambda i: [
                 s.query_id(found[i]),
-                OUTCOME_NAMES[int(s.outcomes[found[i]])],
+                Outcome(int(s.outcomes[found[i]])).label,
                 s.texts[found[i]].as_py(),
             ],
             lambda i: TAGS.get(int(s.outcomes[found[i]])),

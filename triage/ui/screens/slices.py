@@ -14,16 +14,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from triage.core.paired import A_HIT_B_MISS, A_MISS_B_HIT
+from triage.core.paired import Outcome
 from triage.core.slices import FEW, Slice, Tenant
-from triage.report import fmt
+from triage.report import cells as fmt
 from triage.report.model import slice_row
 from triage.ui.keys import Keys
+from triage.ui.literal import line
 from triage.ui.screens.lists import QueryList
 from triage.ui.screens.live import LiveScreen
-from triage.ui.session import Session
 from triage.ui.table import Column, VirtualTable
-from triage.ui.text import line
+from triage.workspace.session import Session
 
 BAR = 24  # cells of a full (1.0) bar
 
@@ -56,7 +56,12 @@ class SliceQueries(QueryList):
     def rows(self) -> np.ndarray:
         q = self.slice.queries
         rank = np.select(
-            [self.session.outcomes[q] == A_HIT_B_MISS, self.session.outcomes[q] == A_MISS_B_HIT], [0, 1], 2
+            [
+                self.session.outcomes[q] == Outcome.HIT_TO_MISS,
+                self.session.outcomes[q] == Outcome.MISS_TO_HIT,
+            ],
+            [0, 1],
+            2,
         )
         return q[np.lexsort((q, rank))]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from triage.core.text import DISPLAY_CAP, visible
+from triage.core.sanitize import DISPLAY_CAP, visible
 
 
 def plain(value: object, cap: int | None = DISPLAY_CAP) -> Content:

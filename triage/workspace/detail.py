@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
+import pyarrow.compute as pc
 
 from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.paired import BOTH_HIT, OUTCOME_NAMES, UNSCORED
-from triage.core.suggest import Suggestion, near_duplicates
+from triage.core.paired import Outcome
+from triage.core.suggest import near_duplicates
+from triage.workspace.snapshot import Snapshot
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
 MIN_ROWS = 10  # rows shown per arm: at least max(k, MIN_ROWS)
@@ -85,7 +86,7 @@ class QueryDetail:
     query_id: str
     text: str | None
     k: int
-    outcome: str
+    outcome: Outcome
     a: ArmView
     b: ArmView
     golds: list[GoldView]
@@ -105,8 +106,6 @@ class QueryDetail:
 def _query_row(ev: Evaluation, query_id: str) -> dict[str, object]:
     if ev.queries is None:
         return {}
-    import pyarrow.compute as pc
-
     idx = pc.index(ev.queries.column("query_id"), query_id).as_py()
     return {} if idx < 0 else ev.queries.slice(idx, 1).to_pylist()[0]
 
@@ -152,8 +151,15 @@ def _arm_view(
     )
 
 
-def build_detail(ev: Evaluation, q: int, corpus: Corpus | None) -> QueryDetail:
+def shown_ids(ev: Evaluation, q: int) -> tuple[list[str], list[str]]:
+    """The retrieved ids a detail shows first for query `q`, per arm: the first max(k, MIN_ROWS)."""
+    show = max(ev.k, MIN_ROWS)
+    return ev.a.retrieved(q)[:show], ev.b.retrieved(q)[:show]
+
+
+def build_detail(snapshot: Snapshot, q: int, corpus: Corpus | None) -> QueryDetail:
     """The detail of query index `q`; chunk text from `corpus` when there is one."""
+    ev = snapshot.ev
     query_id = ev.query_ids[q].as_py()
     gold = dict(ev.gold_of(q))
     list_a, list_b = ev.a.retrieved(q), ev.b.retrieved(q)
@@ -182,24 +188,11 @@ def build_detail(ev: Evaluation, q: int, corpus: Corpus | None) -> QueryDetail:
         query_id=query_id,
         text=row.get("text"),  # type: ignore[arg-type]
         k=ev.k,
-        outcome=OUTCOME_NAMES[int(ev.outcomes()[q])],
+        outcome=Outcome(int(ev.outcomes[q])),
         a=_arm_view(ev, ev.a, "a", q, list_b, gold, chunks),
         b=_arm_view(ev, ev.b, "b", q, list_a, gold, chunks),
         golds=[GoldView(c, g, chunks.get(c), rank_a.get(c), rank_b.get(c)) for c, g in gold.items()],
         fields=fields,
         suggestions=suggestions,
-        amended={c: r.reviewer for (qid, c), r in ev.labels.added_pairs().items() if qid == query_id},
+        amended={c: r.reviewer for (qid, c), r in snapshot.labels.added.items() if qid == query_id},
     )
-
-
-def suggestions_for(ev: Evaluation, corpus: Corpus) -> list[Suggestion]:
-    """Likely-also-gold passages among the rows shown for every scored query that misses in at
-    least one arm (where a missing label can change a number)."""
-    outcomes = ev.outcomes()
-    out = []
-    for q in np.flatnonzero((outcomes != BOTH_HIT) & (outcomes != UNSCORED)).tolist():
-        d = build_detail(ev, q, corpus)
-        for cid, (gold_id, sim) in d.suggestions.items():
-            rank_a, rank_b = (next((r.rank for r in v.rows if r.chunk_id == cid), None) for v in (d.a, d.b))
-            out.append(Suggestion(d.query_id, cid, gold_id, sim, rank_a, rank_b))
-    return out

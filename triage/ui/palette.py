@@ -8,8 +8,8 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-from triage.core.paired import OUTCOME_NAMES
-from triage.core.text import one_line
+from triage.core.paired import Outcome
+from triage.core.sanitize import one_line
 
 
 class QueryCommands(Provider):
@@ -20,7 +20,7 @@ class QueryCommands(Provider):
         """The hit's display (Content: never parsed as markup) and its plain text."""
         s = self._session()
         text = one_line(
-            f"{s.query_id(q)}  {OUTCOME_NAMES[int(s.outcomes[q])]}  {s.texts[q].as_py() or ''}", 100
+            f"{s.query_id(q)}  {Outcome(int(s.outcomes[q])).label}  {s.texts[q].as_py() or ''}", 100
         )
         return Content(text), text
 

@@ -8,8 +8,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from triage.core.text import one_line
-from triage.report import fmt
+from triage.core.sanitize import one_line
+from triage.report import cells as fmt
 
 STYLE = {"error": "bold red", "warning": "dark_orange", "ok": "green"}
 

@@ -28,6 +28,14 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=int, help="judge both arms at this cut-off")
 
 
+def _floor_arg(p: argparse.ArgumentParser) -> None:
+    from triage.core.slices import DEFAULT_FLOOR
+
+    p.add_argument(
+        "--floor", type=float, default=DEFAULT_FLOOR, help=f"tenant hit-rate floor (default {DEFAULT_FLOOR})"
+    )
+
+
 def app_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="triage",
@@ -36,7 +44,7 @@ def app_parser() -> argparse.ArgumentParser:
     )
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
-    p.add_argument("--floor", type=float, default=0.80, help="tenant hit-rate floor (default 0.80)")
+    _floor_arg(p)
     return p
 
 
@@ -60,7 +68,7 @@ def report_parser() -> argparse.ArgumentParser:
     _label_args(p)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
-    p.add_argument("--floor", type=float, default=0.80, help="tenant hit-rate floor (default 0.80)")
+    _floor_arg(p)
     p.add_argument(
         "--gate",
         type=Path,
@@ -92,23 +100,23 @@ def labels_parser() -> argparse.ArgumentParser:
 
 
 def labels(args: argparse.Namespace) -> int:
-    from triage.core.evaluation import load
-    from triage.labels import commands
+    from triage.cli import labels_cmd
+    from triage.workspace.snapshot import open_snapshot
 
-    ev = load(spec_from(args), args.k, apply_stale=args.apply_stale)
+    snapshot = open_snapshot(spec_from(args), args.k, apply_stale=args.apply_stale)
     if args.action == "log":
-        return commands.log(ev)
+        return labels_cmd.log(snapshot)
     if args.action == "verify":
-        return commands.verify(ev)
+        return labels_cmd.verify(snapshot)
     if args.action == "export":
-        return commands.export(ev, args.out)
-    return commands.suggest(ev, args.format)
+        return labels_cmd.export(snapshot, args.out)
+    return labels_cmd.suggest(snapshot, args.format)
 
 
 def spec_from(args: argparse.Namespace):  # -> Spec
+    from triage.core.bundled import sample_manifest
     from triage.core.errors import InputError
     from triage.core.manifest import from_args, from_manifest
-    from triage.resources import sample_manifest
 
     paths = [Path(p) for p in args.paths]
     loose = [n for n in ("labels", "corpus", "queries") if getattr(args, n) is not None]
@@ -124,20 +132,21 @@ def spec_from(args: argparse.Namespace):  # -> Spec
 
 
 def report(args: argparse.Namespace) -> int:
-    from triage.core.evaluation import load
+    from triage.labels.state import LabelMode
     from triage.report.model import build, gate_section
+    from triage.workspace.snapshot import open_snapshot
 
     floors = None
     if args.gate is not None:
         from triage.core.gate import read_floors
 
         floors = read_floors(args.gate)  # a bad gate file fails before any loading
-    ev = load(spec_from(args), args.k, args.label_state, args.apply_stale)
-    data = build(ev, args.floor)
+    snapshot = open_snapshot(spec_from(args), args.k, LabelMode(args.label_state), args.apply_stale)
+    data = build(snapshot, args.floor)
     if floors is not None:
         from triage.core.gate import judge_floors
 
-        data["gate"] = gate_section(judge_floors(ev, floors), args.gate)
+        data["gate"] = gate_section(judge_floors(snapshot.ev, floors), args.gate)
     if args.format == "json":
         from triage.report.jsonout import dumps
 
@@ -147,7 +156,7 @@ def report(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render(data))
     else:
-        from triage.report.text import render
+        from triage.report.terminal import render
 
         render(data)
     if args.strict and any(c["level"] == "error" for c in data["checks"]):
@@ -182,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     pyarrow.set_memory_pool(pyarrow.system_memory_pool())
 
     from triage.core.errors import InputError
-    from triage.core.text import visible
+    from triage.core.sanitize import visible
 
     try:
         return command(args)

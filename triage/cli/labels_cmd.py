@@ -1,4 +1,4 @@
-"""`triage labels log | verify | export | suggest`: the amendment log from the command line.
+"""`triage labels log | verify | export | suggest`: the label store from the command line.
 
 Output is plain text (or JSON); data is passed through `visible`, so no escape sequence from a
 note or an id reaches the terminal.
@@ -14,15 +14,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from triage.core.errors import InputError
-from triage.core.evaluation import Evaluation
-from triage.core.text import visible
-from triage.labels.amendments import RETRACT, read_file
+from triage.core.sanitize import visible
+from triage.labels.records import RETRACT, read_file
+from triage.workspace.snapshot import Snapshot
 
 
-def log(ev: Evaluation) -> int:
-    state = ev.labels
+def log(snapshot: Snapshot) -> int:
+    state = snapshot.labels
     print(visible(f"labels: {state.describe()}  ·  folder {state.log.folder}"))
-    in_force = {r.id for r in state.adds_in_force()}
+    in_force = {r.id for r in state.in_force}
     for r in state.records:
         mark = "retract" if r.op == RETRACT else ("add" if r.id in in_force else "add (retracted)")
         ev_ = r.evidence or {}
@@ -40,21 +40,22 @@ def log(ev: Evaluation) -> int:
     return 0
 
 
-def verify(ev: Evaluation) -> int:
+def verify(snapshot: Snapshot) -> int:
     """Every file, chain and base; exit 1 naming each problem."""
-    folder = ev.labels.log.folder
+    frozen = snapshot.labels.frozen
+    folder = snapshot.labels.log.folder
     files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     problems = 0
     for path in files:
         records, bad = read_file(path)
-        wrong_base = [r for r in records if r.base != ev.labels.frozen.sha256]
+        wrong_base = [r for r in records if r.base != frozen.sha256]
         for p in bad:
             print(visible(f"FAIL {p}", newlines=False))
         for r in wrong_base[:1]:
             print(
                 visible(
                     f"FAIL {path.name}: base {r.base[:12]} is not the frozen file's "
-                    f"{ev.labels.frozen.sha256[:12]} ({len(wrong_base)} records)",
+                    f"{frozen.sha256[:12]} ({len(wrong_base)} records)",
                     newlines=False,
                 )
             )
@@ -66,15 +67,15 @@ def verify(ev: Evaluation) -> int:
     return 1 if problems else 0
 
 
-def export(ev: Evaluation, out: Path) -> int:
+def export(snapshot: Snapshot, out: Path) -> int:
     """Frozen + amendments as a new label file: Parquet, or TREC qrels for .qrels/.txt/.trec."""
-    state = ev.labels
-    table = state.effective_table()
+    state = snapshot.labels
+    table = state.gold_table()
     provenance = {
         "triage_base_sha256": state.frozen.sha256,
-        "triage_head": state.head() or "",
+        "triage_head": state.head or "",
         "triage_amendments": str(len(state.records)),
-        "triage_in_force": str(len(state.adds_in_force())),
+        "triage_in_force": str(len(state.in_force)),
         "triage_state": state.describe(),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }
@@ -102,14 +103,15 @@ def export(ev: Evaluation, out: Path) -> int:
     return 0
 
 
-def suggest(ev: Evaluation, fmt: str) -> int:
+def suggest(snapshot: Snapshot, fmt: str) -> int:
     from triage.core.corpus import open_corpus
-    from triage.core.detail import suggestions_for
     from triage.core.suggest import THRESHOLD
+    from triage.workspace.suggestions import suggestions_for
 
-    if ev.spec.corpus is None:
-        raise InputError(ev.spec.manifest or "command line", "suggestions compare chunk texts: give a corpus")
-    found = suggestions_for(ev, open_corpus(ev.spec.corpus))
+    spec = snapshot.spec
+    if spec.corpus is None:
+        raise InputError(spec.manifest or "command line", "suggestions compare chunk texts: give a corpus")
+    found = suggestions_for(snapshot, open_corpus(spec.corpus))
     if fmt == "json":
         print(
             json.dumps(

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from triage.core.contract import LABELS, conform, single
 from triage.core.errors import InputError
-from triage.core.readers import Loaded, read_table
+from triage.core.readers import Parsed, read_table
 
 
 def sha256_file(path: Path) -> str:
@@ -29,11 +29,10 @@ class FrozenLabels:
     file says of itself. Rows with relevance 0 are not gold; their query ids are kept in
     `judged_ids` so a query judged only non-relevant counts as unlabelled, not as unknown."""
 
-    loaded: Loaded
+    loaded: Parsed
     sha256: str
     table: pa.Table
     judged_ids: pa.Array
-    n_zero_rows: int
     duplicate_pairs: list[tuple[str, str]]
 
     @property
@@ -78,6 +77,5 @@ def load_frozen(path: Path) -> FrozenLabels:
         sha256=sha256_file(path),
         table=gold,
         judged_ids=judged,
-        n_zero_rows=int((grades == 0).sum()),
         duplicate_pairs=dups,
     )

@@ -1,18 +1,13 @@
-"""The amendment log (DESIGN §6): added or retracted gold ids, kept apart from the frozen file.
+"""Amendment records (DESIGN §6): one judgement, or the retraction of one, per JSON line.
 
-One folder of JSON Lines files, one file per review session (`<reviewer>@<host>.<session>.jsonl`),
-so every file has one writer. A record is appended as one `write` of the whole line under an
-exclusive `flock`, then `fsync`; each record carries `prev`, the sha256 of the previous line of its
-file (without its newline), so the file is a chain. Nothing ever truncates or rewrites a file.
-
-Reading keeps every good record and reports the rest: an unterminated last line (a crash mid-write)
-is skipped; a complete line that fails parsing, the schema or the chain is quarantined with its
-file and byte offset.
+A session file is a chain: each record carries `prev`, the sha256 of the previous line of its file
+(without its newline). Reading keeps every good record and reports the rest: an unterminated last
+line (a crash mid-write) is skipped; a complete line that fails parsing, the schema or the chain is
+quarantined with its file and byte offset. Writing is `writer.py`; merging files is `log.py`.
 """
 
 from __future__ import annotations
 
-import fcntl
 import getpass
 import hashlib
 import json
@@ -22,10 +17,18 @@ import secrets
 import socket
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 
 SCHEMA = 1
-ADD, RETRACT = "add", "retract"
+
+
+class Op(StrEnum):
+    ADD = "add"  # a judgement: relevance ≥ 1 is gold
+    RETRACT = "retract"  # withdraws the add named by `retracts`
+
+
+ADD, RETRACT = Op.ADD, Op.RETRACT
 _FIELDS = {
     "schema",
     "id",
@@ -48,7 +51,7 @@ _FIELDS = {
 class Record:
     id: str
     seq: int
-    op: str
+    op: Op
     query_id: str
     chunk_id: str
     relevance: int
@@ -67,11 +70,18 @@ class Record:
         return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
 
 
+class ProblemKind(StrEnum):
+    TORN = "torn"  # an unterminated last line: a write cut short
+    QUARANTINED = "quarantined"  # a complete line that is not a valid record
+    CHAIN = "chain"  # a valid record whose prev or seq does not follow the record before it
+    BASE = "base"  # a file written against another frozen label file
+
+
 @dataclass(frozen=True)
 class Problem:
     file: str
     offset: int  # byte offset of the line in its file
-    kind: str  # "torn" | "quarantined" | "chain" | "base"
+    kind: ProblemKind
     message: str
     seq: int | None = None
 
@@ -106,9 +116,6 @@ def _safe(part: str) -> str:
 def session_file_name(reviewer: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{_safe(reviewer)}@{_safe(socket.gethostname())}.{stamp}-{secrets.token_hex(3)}.jsonl"
-
-
-# -- reading ------------------------------------------------------------------------------------
 
 
 def _parse(raw: bytes) -> Record:
@@ -147,7 +154,7 @@ def _parse(raw: bytes) -> Record:
     return Record(
         id=obj["id"],
         seq=obj["seq"],
-        op=obj["op"],
+        op=Op(obj["op"]),
         query_id=obj["query_id"],
         chunk_id=obj["chunk_id"],
         relevance=rel,
@@ -190,7 +197,9 @@ def scan(data: bytes, name: str) -> tuple[list[Record], list[Problem], bytes | N
         try:
             rec = _parse(raw)
         except (ValueError, UnicodeDecodeError) as e:
-            problems.append(Problem(name, offset, "quarantined", f"unreadable record, quarantined: {e}"))
+            problems.append(
+                Problem(name, offset, ProblemKind.QUARANTINED, f"unreadable record, quarantined: {e}")
+            )
             continue
         want = line_hash(last) if last is not None else None
         if rec.prev != want:
@@ -198,7 +207,7 @@ def scan(data: bytes, name: str) -> tuple[list[Record], list[Problem], bytes | N
                 Problem(
                     name,
                     offset,
-                    "chain",
+                    ProblemKind.CHAIN,
                     "chain broken: prev is not the hash of the record before; quarantined",
                     rec.seq,
                 )
@@ -208,7 +217,7 @@ def scan(data: bytes, name: str) -> tuple[list[Record], list[Problem], bytes | N
                 Problem(
                     name,
                     offset,
-                    "chain",
+                    ProblemKind.CHAIN,
                     f"chain broken: seq {rec.seq}, expected {expected_seq}; quarantined",
                     rec.seq,
                 )
@@ -218,7 +227,9 @@ def scan(data: bytes, name: str) -> tuple[list[Record], list[Problem], bytes | N
         expected_seq = rec.seq + 1
         last = raw
     if torn_at is not None:
-        problems.append(Problem(name, torn_at, "torn", "unterminated last line (a write cut short); skipped"))
+        problems.append(
+            Problem(name, torn_at, ProblemKind.TORN, "unterminated last line (a write cut short); skipped")
+        )
     return records, problems, last
 
 
@@ -226,147 +237,3 @@ def read_file(path: Path) -> tuple[list[Record], list[Problem]]:
     """Every good record of one file, and what was wrong with the rest."""
     records, problems, _ = scan(path.read_bytes(), path.name)
     return records, problems
-
-
-@dataclass
-class Log:
-    """Every amendment file of a folder, merged in file-name order."""
-
-    folder: Path
-    records: list[Record]
-    problems: list[Problem]
-    stale: list[str]  # files written against another frozen file (not applied unless asked)
-
-
-def read_log(folder: Path | None, frozen_sha256: str, apply_stale: bool = False) -> Log:
-    records: list[Record] = []
-    problems: list[Problem] = []
-    stale: list[str] = []
-    if folder is None or not folder.is_dir():
-        return Log(folder or Path(), records, problems, stale)
-    for path in sorted(folder.glob("*.jsonl")):
-        got, bad = read_file(path)
-        problems += bad
-        wrong = sorted({r.base for r in got if r.base != frozen_sha256})
-        if wrong:
-            stale.append(path.name)
-            problems.append(
-                Problem(
-                    path.name,
-                    0,
-                    "base",
-                    f"written against frozen labels {wrong[0][:12]}, not the current {frozen_sha256[:12]}"
-                    + (
-                        "; applied anyway as asked"
-                        if apply_stale
-                        else "; not applied (--apply-stale to apply)"
-                    ),
-                )
-            )
-            if not apply_stale:
-                continue
-        records += got
-    return Log(folder, records, problems, stale)
-
-
-# -- writing ------------------------------------------------------------------------------------
-
-
-class FrozenFileChanged(Exception):
-    """The frozen label file's bytes changed under a running session."""
-
-
-class Writer:
-    """Appends records to this session's file; one record per call, durable when it returns."""
-
-    def __init__(self, folder: Path, frozen: Path, base: str, reviewer: str, file_name: str | None = None):
-        self.folder = folder
-        self.frozen = frozen
-        self.base = base
-        self.reviewer = reviewer
-        self.path = folder / (file_name or session_file_name(reviewer))
-        refuse_frozen_path(self.folder, self.path, frozen)
-        self._tail: tuple[int, int, str | None] | None = None  # (file size, last seq, its line hash)
-
-    def new_record(
-        self,
-        op: str,
-        query_id: str,
-        chunk_id: str,
-        relevance: int = 1,
-        note: str = "",
-        retracts: str | None = None,
-        evidence: dict[str, object] | None = None,
-    ) -> Record:
-        """A record not yet written (seq and prev are set when it is)."""
-        return Record(
-            id=secrets.token_hex(8),
-            seq=0,
-            op=op,
-            query_id=query_id,
-            chunk_id=chunk_id,
-            relevance=relevance,
-            reviewer=self.reviewer,
-            at=now(),
-            base=self.base,
-            prev=None,
-            note=note,
-            retracts=retracts,
-            evidence=evidence,
-        )
-
-    def append(self, record: Record) -> Record:
-        """Write `record` as the next line of the chain; OSError if the disk refuses."""
-        from triage.labels.frozen import sha256_file
-
-        if sha256_file(self.frozen) != self.base:
-            raise FrozenFileChanged(f"{self.frozen} changed since triage started; refusing to write")
-        self.folder.mkdir(parents=True, exist_ok=True)
-        refuse_frozen_path(self.folder, self.path, self.frozen)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # another process appending to this file waits here
-            size = os.fstat(fd).st_size
-            if self._tail is not None and self._tail[0] == size:
-                # Nobody wrote since our last record: the chain's end is known without a re-read.
-                _, last_seq, prev = self._tail
-                seq, torn = last_seq + 1, False
-            else:
-                data = _read_all(fd)
-                _, _, last = scan(data, self.path.name)
-                seq, prev = 1, None
-                if last is not None:
-                    prev = line_hash(last)
-                    seq = int(json.loads(last)["seq"]) + 1
-                torn = bool(data) and not data.endswith(b"\n")
-            done = Record(**{**asdict(record), "seq": seq, "prev": prev, "file": self.path.name})
-            line = done.line()
-            payload = (b"\n" if torn else b"") + line + b"\n"  # one write: the whole line
-            written = os.write(fd, payload)
-            if written != len(payload):
-                raise OSError(f"short write: {written} of {len(payload)} bytes")
-            os.fsync(fd)
-            self._tail = (size + len(payload), seq, line_hash(line))
-            return done
-        finally:
-            os.close(fd)  # closing releases the lock
-
-
-def _read_all(fd: int) -> bytes:
-    size = os.fstat(fd).st_size
-    return os.pread(fd, size, 0) if size else b""
-
-
-def refuse_frozen_path(folder: Path, path: Path, frozen: Path) -> None:
-    """An amendments folder or file that is (or links to) the frozen file is refused."""
-    target = frozen.resolve()
-    for p in (folder, path):
-        if p.exists() or p.is_symlink():
-            if p.resolve() == target or (p.exists() and os.path.samefile(p, frozen)):
-                raise FrozenFileChanged(f"{p} resolves to the frozen label file {frozen}; refusing to write")
-    if folder.resolve() == target:
-        raise FrozenFileChanged(f"{folder} resolves to the frozen label file {frozen}; refusing to write")
-
-
-def default_folder(labels: Path) -> Path:
-    return labels.with_name(labels.stem + ".amendments")

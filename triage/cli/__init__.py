@@ -1,0 +1,1 @@
+"""Command line: `triage`, `triage report`, `triage labels …` (entry point: `main.main`)."""

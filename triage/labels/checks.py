@@ -1,0 +1,96 @@
+"""Checks of the label store (DESIGN §5): the amendments in force, by which arm's results they were
+taken from, files written against other frozen labels, damaged lines, and ids no input knows."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from triage.core import ids
+from triage.core.checks import ERROR, OK, SHOW, WARNING, Check, some
+from triage.core.evaluation import Evaluation
+from triage.labels.records import ProblemKind
+from triage.labels.state import LabelState
+
+
+def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
+    log = state.log
+    out = []
+    adds = state.in_force
+    if not state.records:
+        out.append(Check(OK, "labels.amendments", "no amendments: frozen labels only"))
+    elif not state.amended:
+        out.append(
+            Check(
+                OK,
+                "labels.amendments",
+                f"{len(state.records)} amendments read, not applied (label state: frozen)",
+            )
+        )
+    else:
+        arms = state.by_arm()
+        split = f"from A's results {arms['a']}, from B's {arms['b']}, without evidence {arms['none']}"
+        one_sided = [side for side in ("a", "b") if adds and arms[side] == len(adds)]
+        if one_sided:
+            name = ev.a.name if one_sided[0] == "a" else ev.b.name
+            out.append(
+                Check(
+                    WARNING,
+                    "labels.amendments",
+                    f"all {len(adds)} amendments in force were taken from {name}'s results: they "
+                    f"can only favour it; compare the frozen numbers",
+                    {"in_force": len(adds), "by_arm": arms, "one_sided": one_sided[0]},
+                )
+            )
+        else:
+            out.append(
+                Check(
+                    OK,
+                    "labels.amendments",
+                    f"{len(adds)} amendments in force ({split})",
+                    {"in_force": len(adds), "by_arm": arms},
+                )
+            )
+    if log.stale:
+        out.append(
+            Check(
+                ERROR,
+                "labels.amendments_base",
+                f"{len(log.stale)} amendment files were written against other frozen labels: "
+                f"{some(list(log.stale))}" + ("" if log.applied_stale else "; not applied"),
+                {"files": len(log.stale), "applied": log.applied_stale},
+            )
+        )
+    damaged = [p for p in log.problems if p.kind is not ProblemKind.BASE]
+    if damaged:
+        out.append(
+            Check(
+                WARNING,
+                "labels.amendments_damaged",
+                f"{len(damaged)} amendment lines skipped: {'; '.join(str(p) for p in damaged[:SHOW])}",
+                {"count": len(damaged)},
+            )
+        )
+    named = pa.array(sorted({r.query_id for r in adds}), pa.string())
+    unknown = named.filter(pa.array(ids.positions(named.to_pylist(), ev.query_ids) < 0)).to_pylist()
+    if unknown:
+        out.append(
+            Check(
+                WARNING,
+                "labels.amendments_unknown",
+                f"amendments name {len(unknown)} queries no input knows: {some(unknown)}",
+                {"count": len(unknown)},
+            )
+        )
+    corpus = ev.inputs.corpus
+    if corpus is not None and adds:
+        missing = corpus.absent(sorted({r.chunk_id for r in adds}))
+        if missing:
+            out.append(
+                Check(
+                    WARNING,
+                    "labels.amendments_corpus",
+                    f"amendments name {len(missing)} chunks absent from the corpus: {some(missing)}",
+                    {"count": len(missing)},
+                )
+            )
+    return out

@@ -1,0 +1,110 @@
+"""Appending records to this session's file: one `write` of the whole line under an exclusive
+`flock`, then `fsync`. One file per review session, so every file has one writer; nothing ever
+truncates or rewrites a file; a writer that finds an unterminated last line first writes a newline.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+from dataclasses import asdict
+from pathlib import Path
+
+from triage.core.frozen import sha256_file
+from triage.labels.records import Op, Record, line_hash, now, scan, session_file_name
+
+
+class FrozenFileChanged(Exception):
+    """The frozen label file's bytes changed under a running session."""
+
+
+class Writer:
+    """Appends records to this session's file; one record per call, durable when it returns."""
+
+    def __init__(self, folder: Path, frozen: Path, base: str, reviewer: str, file_name: str | None = None):
+        self.folder = folder
+        self.frozen = frozen
+        self.base = base
+        self.reviewer = reviewer
+        self.path = folder / (file_name or session_file_name(reviewer))
+        refuse_frozen_path(self.folder, self.path, frozen)
+        self._tail: tuple[int, int, str | None] | None = None  # (file size, last seq, its line hash)
+
+    def new_record(
+        self,
+        op: Op,
+        query_id: str,
+        chunk_id: str,
+        relevance: int = 1,
+        note: str = "",
+        retracts: str | None = None,
+        evidence: dict[str, object] | None = None,
+    ) -> Record:
+        """A record not yet written (seq and prev are set when it is)."""
+        return Record(
+            id=secrets.token_hex(8),
+            seq=0,
+            op=op,
+            query_id=query_id,
+            chunk_id=chunk_id,
+            relevance=relevance,
+            reviewer=self.reviewer,
+            at=now(),
+            base=self.base,
+            prev=None,
+            note=note,
+            retracts=retracts,
+            evidence=evidence,
+        )
+
+    def append(self, record: Record) -> Record:
+        """Write `record` as the next line of the chain; OSError if the disk refuses."""
+        if sha256_file(self.frozen) != self.base:
+            raise FrozenFileChanged(f"{self.frozen} changed since triage started; refusing to write")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        refuse_frozen_path(self.folder, self.path, self.frozen)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # another process appending to this file waits here
+            size = os.fstat(fd).st_size
+            if self._tail is not None and self._tail[0] == size:
+                # Nobody wrote since our last record: the chain's end is known without a re-read.
+                _, last_seq, prev = self._tail
+                seq, torn = last_seq + 1, False
+            else:
+                data = _read_all(fd)
+                _, _, last = scan(data, self.path.name)
+                seq, prev = 1, None
+                if last is not None:
+                    prev = line_hash(last)
+                    seq = int(json.loads(last)["seq"]) + 1
+                torn = bool(data) and not data.endswith(b"\n")
+            done = Record(**{**asdict(record), "seq": seq, "prev": prev, "file": self.path.name})
+            line = done.line()
+            payload = (b"\n" if torn else b"") + line + b"\n"  # one write: the whole line
+            written = os.write(fd, payload)
+            if written != len(payload):
+                raise OSError(f"short write: {written} of {len(payload)} bytes")
+            os.fsync(fd)
+            self._tail = (size + len(payload), seq, line_hash(line))
+            return done
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, size, 0) if size else b""
+
+
+def refuse_frozen_path(folder: Path, path: Path, frozen: Path) -> None:
+    """An amendments folder or file that is (or links to) the frozen file is refused."""
+    target = frozen.resolve()
+    for p in (folder, path):
+        if p.exists() or p.is_symlink():
+            if p.resolve() == target or (p.exists() and os.path.samefile(p, frozen)):
+                raise FrozenFileChanged(f"{p} resolves to the frozen label file {frozen}; refusing to write")
+    if folder.resolve() == target:
+        raise FrozenFileChanged(f"{folder} resolves to the frozen label file {frozen}; refusing to write")

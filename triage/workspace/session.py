@@ -1,0 +1,198 @@
+"""The headless application state the UI reads: the current snapshot, the corpus, the reviewer's
+decisions, and every result computed from a snapshot, cached under that snapshot's version.
+
+Screens read from a Session and never compute a metric. A decision swaps in a new snapshot (one
+assignment: a thread holding the old one keeps consistent numbers). A result computed elsewhere (a
+worker) is `offer`ed with the version it was computed for, and kept only while that version is
+current: a stale result never reaches a screen.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from triage.core.checks import Check
+from triage.core.corpus import Corpus
+from triage.core.evaluation import Evaluation
+from triage.core.manifest import Spec, from_manifest
+from triage.core.paired import Outcome
+from triage.core.search import Searcher
+from triage.core.slices import DEFAULT_FLOOR, Slice, Tenants, all_slices, tenants
+from triage.labels.state import LabelState
+from triage.workspace.detail import QueryDetail, build_detail
+from triage.workspace.review import Change, Review
+from triage.workspace.snapshot import Snapshot, open_snapshot
+
+T = TypeVar("T")
+
+
+class Session:
+    def __init__(self, snapshot: Snapshot, reviewer: str | None = None, floor: float = DEFAULT_FLOOR) -> None:
+        self._snapshot = snapshot
+        self.reviewer = reviewer  # --reviewer; else TRIAGE_REVIEWER or the login name
+        self.floor = floor  # tenant hit-rate floor (--floor)
+        self.corpus: Corpus | None = None
+        self.corpus_note = "corpus loading…" if snapshot.spec.corpus is not None else "no corpus given"
+        ev = snapshot.ev  # what follows does not depend on the labels
+        self.texts: pa.Array = ev.query_column("text")
+        self.tenant_of: pa.Array = ev.query_column("tenant")
+        self.searcher = Searcher(ev.query_ids, self.texts)
+        self._review: Review | None = None
+        self._cache: dict[str, tuple[str, Any]] = {}  # name -> (version, value)
+        self._lock = threading.Lock()
+
+    # -- the current snapshot --------------------------------------------------------------------
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    @property
+    def ev(self) -> Evaluation:
+        return self._snapshot.ev
+
+    @property
+    def labels(self) -> LabelState:
+        return self._snapshot.labels
+
+    @property
+    def checks(self) -> list[Check]:
+        return self._snapshot.checks
+
+    @property
+    def version(self) -> str:
+        return self._snapshot.version
+
+    @property
+    def flips(self) -> np.ndarray:
+        return self.ev.flips
+
+    @property
+    def outcomes(self) -> np.ndarray:
+        return self.ev.outcomes
+
+    # -- results cached by version ---------------------------------------------------------------
+    def offer(self, name: str, version: str, value: object) -> bool:
+        """Keep `value`, computed for `version`, if that version is still current."""
+        with self._lock:
+            if version != self.version:
+                return False
+            self._cache[name] = (version, value)
+            return True
+
+    def cached(self, name: str, compute: Callable[[Snapshot], T]) -> T:
+        """The result `name` for the current snapshot, computed now if no one offered it."""
+        snapshot = self._snapshot
+        hit = self._cache.get(name)
+        if hit is not None and hit[0] == snapshot.version:
+            return hit[1]  # type: ignore[no-any-return]
+        value = compute(snapshot)
+        self.offer(name, snapshot.version, value)
+        return value
+
+    def slices_of(self, snapshot: Snapshot) -> dict[str, list[Slice]]:
+        return all_slices(snapshot.ev)
+
+    def tenants_of(self, snapshot: Snapshot) -> Tenants | None:
+        return tenants(snapshot.ev, self.floor)
+
+    @property
+    def slices(self) -> dict[str, list[Slice]]:
+        return self.cached("slices", self.slices_of)
+
+    @property
+    def tenants(self) -> Tenants | None:
+        return self.cached("tenants", self.tenants_of)
+
+    def prepare(self, snapshot: Snapshot) -> None:
+        """Compute the slices and tenants of `snapshot` (a worker's job) and offer them."""
+        self.offer("slices", snapshot.version, self.slices_of(snapshot))
+        self.offer("tenants", snapshot.version, self.tenants_of(snapshot))
+
+    # -- changes ---------------------------------------------------------------------------------
+    def corpus_checked(self, checks: list[Check]) -> None:
+        """The deferred corpus check finished (it does not depend on the labels)."""
+        self._snapshot = self._snapshot.with_corpus_checks(checks)
+
+    @property
+    def review(self) -> Review:
+        if self._review is None:
+            self._review = Review(self._snapshot, self.reviewer)
+        return self._review
+
+    def _decided(self, result: tuple[Snapshot, Change] | None) -> Change | None:
+        if result is None:
+            return None
+        self._snapshot, change = result
+        return change
+
+    def add(
+        self, query_id: str, chunk_id: str, relevance: int = 1, note: str = "", evidence: dict | None = None
+    ) -> Change:
+        change = self._decided(self.review.add(self._snapshot, query_id, chunk_id, relevance, note, evidence))
+        assert change is not None
+        return change
+
+    def regrade(self, relevance: int) -> Change | None:
+        return self._decided(self.review.regrade(self._snapshot, relevance))
+
+    def undo(self) -> Change | None:
+        self.review.close()
+        return self._decided(self.review.undo(self._snapshot))
+
+    def retry(self) -> int:
+        self._snapshot, written = self.review.retry(self._snapshot)
+        return written
+
+    # -- reading ---------------------------------------------------------------------------------
+    @property
+    def n_regressions(self) -> int:
+        return int((self.outcomes[self.flips] == Outcome.HIT_TO_MISS).sum())
+
+    def flip_label(self, position: int) -> str:
+        """ "regression 2 of 6" or "win 3 of 40" for position `position` of the flip order."""
+        return flip_label(position, self.n_regressions, len(self.flips))
+
+    def query_id(self, q: int) -> str:
+        return self.ev.query_ids[q].as_py()
+
+    def detail(self, q: int) -> QueryDetail:
+        """Query `q`'s detail; one prepared ahead by `prefetch` is used while still current."""
+        key = f"detail:{q}:{self.corpus is not None}"
+        hit = self._cache.get("detail")
+        if hit is not None and hit[0] == self.version and hit[1][0] == key:
+            return hit[1][1]  # type: ignore[no-any-return]
+        return build_detail(self._snapshot, q, self.corpus)
+
+    def prefetch(self, q: int) -> None:
+        """Build query `q`'s detail ahead (in a worker): its chunks' pages are read meanwhile."""
+        snapshot = self._snapshot
+        key = f"detail:{q}:{self.corpus is not None}"
+        self.offer("detail", snapshot.version, (key, build_detail(snapshot, q, self.corpus)))
+
+
+def flip_label(position: int, n_regressions: int, n_flips: int) -> str:
+    if position < n_regressions:
+        return f"regression {position + 1} of {n_regressions}"
+    return f"win {position - n_regressions + 1} of {n_flips - n_regressions}"
+
+
+Source = Spec | Path | Callable[[], Spec] | None
+
+
+def open_session(
+    source: Source, k: int | None = None, reviewer: str | None = None, floor: float = DEFAULT_FLOOR
+) -> Session:
+    """A Spec, a manifest path, a callable giving a Spec, or None (the bundled sample). The corpus
+    check (every retrieved id against the corpus) is left for after the first paint."""
+    from triage.core.bundled import sample_manifest
+
+    if callable(source):
+        source = source()
+    spec = source if isinstance(source, Spec) else from_manifest(source or sample_manifest())
+    return Session(open_snapshot(spec, k, corpus_check=False), reviewer=reviewer, floor=floor)
