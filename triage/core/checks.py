@@ -314,7 +314,7 @@ def check_reconcile(ev: Evaluation) -> list[Check]:
 def run_checks(ev: Evaluation) -> list[Check]:
     """Every check of the inputs and the evaluation but the corpus check (`check_corpus`: the
     slowest, and independent of the labels, so it is run once and kept). Label-store checks
-    (amendments) are `triage.labels.checks`."""
+    (amendments) are `triage.labels.amendment_checks`."""
     return (
         check_k(ev)
         + check_reconcile(ev)

@@ -15,7 +15,7 @@ from triage.core.checks import PENDING, Check, check_corpus, run_checks, worst_f
 from triage.core.evaluation import Evaluation, evaluate
 from triage.core.inputs import Inputs, load_inputs
 from triage.core.manifest import Spec
-from triage.labels.checks import check_amendments
+from triage.labels.amendment_checks import check_amendments
 from triage.labels.log import default_folder, read_log
 from triage.labels.state import LabelMode, LabelState
 

@@ -1,0 +1,77 @@
+"""The shape of the code (DESIGN §7): layers, one direction of imports, no cycles.
+
+core → labels → workspace → report → ui → cli, each importing only those below it: the
+import-linter contracts in pyproject.toml say so, and this runs them. Lazy imports inside functions
+count: an import is an import wherever it is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grimp
+import pytest
+from importlinter.cli import lint_imports
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_import_linter_contracts_hold(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    status = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "0 broken" in out and "Layers: each imports only those below it KEPT" in out
+
+
+def cycles(graph: grimp.ImportGraph, modules: set[str]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(m: str) -> None:
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        on_stack.add(m)
+        for n in graph.find_modules_directly_imported_by(m) & modules:
+            if n not in index:
+                visit(n)
+                low[m] = min(low[m], low[n])
+            elif n in on_stack:
+                low[m] = min(low[m], index[n])
+        if low[m] == index[m]:
+            group = []
+            while True:
+                n = stack.pop()
+                on_stack.discard(n)
+                group.append(n)
+                if n == m:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for m in sorted(modules):
+        if m not in index:
+            visit(m)
+    return found
+
+
+def test_no_two_modules_import_each_other_even_lazily() -> None:
+    graph = grimp.build_graph("triage", cache_dir=None)
+    modules = {m for m in graph.modules if m != "triage"}
+    assert len(modules) > 40  # the whole package was read
+    assert cycles(graph, modules) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = grimp.ImportGraph()
+    for m in ("p.a", "p.b", "p.c", "p.d"):
+        graph.add_module(m)
+    graph.add_import(importer="p.a", imported="p.b")
+    graph.add_import(importer="p.b", imported="p.c")
+    graph.add_import(importer="p.c", imported="p.a")
+    graph.add_import(importer="p.c", imported="p.d")
+    assert cycles(graph, {"p.a", "p.b", "p.c", "p.d"}) == [["p.a", "p.b", "p.c"]]
