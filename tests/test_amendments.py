@@ -485,10 +485,10 @@ def test_a_chain_break_is_reported_with_its_seq(copy: Path) -> None:
 
     records, problems = read_file(w.path)
     assert [(p.kind, p.seq, p.offset) for p in problems] == [("chain", 3, len(lines[0]) + 1)]
-    assert "(seq 3)" in str(problems[0])
-    assert [r.seq for r in records] == [1, 4]  # seq 3 lost its link; the chain goes on from it
+    assert "(seq 3)" in str(problems[0]) and "removed or changed" in str(problems[0])
+    assert [r.seq for r in records] == [1, 3, 4]  # the gap is reported; every surviving record proves itself
     ev = evaluate(copy)
-    assert [r.seq for r in ev.labels.records] == [1, 4]
+    assert [r.seq for r in ev.labels.records] == [1, 3, 4]
 
 
 def test_a_file_written_against_other_frozen_labels_is_not_applied_unless_asked(
@@ -603,13 +603,15 @@ def test_a_writer_killed_mid_write_loses_only_its_own_record(copy: Path, tmp_pat
 
     w = Writer(folder_of(copy), labels_of(copy), sha256(labels_of(copy)), "lea", file_name=name)
     done = w.append(w.new_record(ADD, Q, CHUNK, evidence=EVIDENCE))
-    assert done.seq == 4 and done.prev == line_hash(good.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+    # The fragment becomes a complete line when the new record's leading newline lands: the chain
+    # runs through it, and the new record names it as the tear it repaired.
+    assert done.seq == 4 and done.prev == line_hash(data[len(good) :]) and done.repairs == len(good)
     after = path.read_bytes()
     assert after.startswith(data)  # nothing truncated or rewritten
     assert after == data + b"\n" + done.line() + b"\n"  # the new record starts on a fresh line
     records, problems = read_file(path)
     assert [r.seq for r in records] == [1, 2, 3, 4] and records[3].id == done.id
-    assert [(p.kind, p.offset) for p in problems] == [("quarantined", len(good))]
+    assert [(p.kind, p.offset) for p in problems] == [("repaired", len(good))]  # not damage
     ev = evaluate(copy)
     assert ev_counts(ev) == RESOLVED  # the fragment's file is otherwise in force
 
@@ -700,7 +702,7 @@ def test_a_disk_filling_mid_record_loses_nothing(
         assert review.retry() == 1 and ev.labels.unsaved == ()
         records, problems = read_file(review.review.writer.path)
         assert [r.seq for r in records] == [1, 2] and records[1].note == "n" * (40 << 10)
-        assert [(p.kind, p.offset) for p in problems] == [("quarantined", len(first))]
+        assert [(p.kind, p.offset) for p in problems] == [("repaired", len(first))]
         assert review.review.writer.path.read_bytes().startswith(first)
         assert ev_counts(evaluate(copy)) == RESOLVED
 

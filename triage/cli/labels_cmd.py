@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from triage.core.errors import InputError
 from triage.core.sanitize import visible
-from triage.labels.records import RETRACT, read_file
+from triage.labels.records import RETRACT, ProblemKind, read_file
 from triage.workspace.snapshot import Snapshot
 
 
@@ -41,16 +41,24 @@ def log(snapshot: Snapshot) -> int:
 
 
 def verify(snapshot: Snapshot) -> int:
-    """Every file, chain and base; exit 1 naming each problem."""
+    """Every file, record hash, chain and base; exit 1 naming each problem. A tear a later write
+    repaired is reported, and is not a failure: nothing acknowledged was lost."""
     frozen = snapshot.labels.frozen
-    folder = snapshot.labels.log.folder
+    log = snapshot.labels.log
+    folder = log.folder
     files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
-    problems = 0
+    failed = 0
     for path in files:
-        records, bad = read_file(path)
+        special = [p for p in log.problems if p.file == path.name and p.kind is ProblemKind.SPECIAL]
+        if special:
+            print(visible(f"FAIL {special[0]}", newlines=False))
+            failed += 1
+            continue
+        records, problems = read_file(path)
         wrong_base = [r for r in records if r.base != frozen.sha256]
-        for p in bad:
-            print(visible(f"FAIL {p}", newlines=False))
+        bad = [p for p in problems if p.kind is not ProblemKind.REPAIRED]
+        for p in problems:
+            print(visible(f"{'note' if p.kind is ProblemKind.REPAIRED else 'FAIL'} {p}", newlines=False))
         for r in wrong_base[:1]:
             print(
                 visible(
@@ -59,12 +67,18 @@ def verify(snapshot: Snapshot) -> int:
                     newlines=False,
                 )
             )
-        problems += len(bad) + (1 if wrong_base else 0)
+        failed += len(bad) + (1 if wrong_base else 0)
         if not bad and not wrong_base:
-            print(visible(f"ok   {path.name}: {len(records)} records, chain intact", newlines=False))
+            print(
+                visible(f"ok   {path.name}: {len(records)} records, hashes and chain intact", newlines=False)
+            )
+    for p in log.problems:
+        if p.kind is ProblemKind.DUPLICATE:
+            print(visible(f"FAIL {p}", newlines=False))
+            failed += 1
     if not files:
         print(visible(f"ok   no amendment files in {folder}"))
-    return 1 if problems else 0
+    return 1 if failed else 0
 
 
 def export(snapshot: Snapshot, out: Path) -> int:

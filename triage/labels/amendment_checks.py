@@ -8,7 +8,6 @@ import pyarrow as pa
 from triage.core import ids
 from triage.core.checks import ERROR, OK, SHOW, WARNING, Check, some
 from triage.core.evaluation import Evaluation
-from triage.labels.records import ProblemKind
 from triage.labels.state import LabelState
 
 
@@ -60,7 +59,7 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                 {"files": len(log.stale), "applied": log.applied_stale},
             )
         )
-    damaged = [p for p in log.problems if p.kind is not ProblemKind.BASE]
+    damaged = log.damage
     if damaged:
         out.append(
             Check(

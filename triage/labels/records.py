@@ -1,9 +1,13 @@
 """Amendment records (DESIGN §6): one judgement, or the retraction of one, per JSON line.
 
-A session file is a chain: each record carries `prev`, the sha256 of the previous line of its file
-(without its newline). Reading keeps every good record and reports the rest: an unterminated last
-line (a crash mid-write) is skipped; a complete line that fails parsing, the schema or the chain is
-quarantined with its file and byte offset. Writing is `writer.py`; merging files is `log.py`.
+Each record proves itself and its place: `hash` is the sha256 of its own canonical content (every
+stored field but `hash`), and `prev` the sha256 of the previous complete line of its file (without
+its newline), so a session file is a chain. Reading keeps every good record and reports the rest:
+an unterminated last line (a crash mid-write) is skipped; a complete line that does not parse, fails
+the schema or whose `hash` does not match its content (an edit) is quarantined alone, with its file
+and byte offset; a record whose `prev` does not follow is kept when its own hash holds, and the gap
+before it is reported. A fragment completed by a later writer's newline (`repairs` names its
+offset) is reported as repaired, not as damage. Writing is `writer.py`; merging files is `log.py`.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import os
 import re
 import secrets
 import socket
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -44,7 +48,10 @@ _FIELDS = {
     "base",
     "evidence",
     "prev",
+    "hash",
+    "repairs",
 }
+MAX_INT = 2**53  # integers in a record (seq, relevance, offsets) stay below this: exact in JSON
 
 
 @dataclass(frozen=True)
@@ -63,17 +70,38 @@ class Record:
     retracts: str | None = None
     evidence: dict[str, object] | None = None
     schema: int = SCHEMA
+    repairs: int | None = None  # byte offset of a torn line this record's newline completed
+    hash: str | None = None  # sha256 of the canonical content; None only in records of old writers
     file: str = field(default="", compare=False)  # where it was read from (not stored)
 
+    def _body(self) -> dict[str, object]:
+        body = {k: v for k, v in asdict(self).items() if k not in ("file", "hash")}
+        if body["repairs"] is None:
+            del body["repairs"]
+        return body
+
+    def content_hash(self) -> str:
+        """sha256 of the canonical JSON of every stored field but `hash`."""
+        canonical = json.dumps(self._body(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def sealed(self) -> Record:
+        """This record with its `hash` set."""
+        return replace(self, hash=self.content_hash())
+
     def line(self) -> bytes:
-        body = {k: v for k, v in asdict(self).items() if k != "file"}
+        body = {**self._body(), "hash": self.hash}
         return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
 
 
 class ProblemKind(StrEnum):
     TORN = "torn"  # an unterminated last line: a write cut short
     QUARANTINED = "quarantined"  # a complete line that is not a valid record
-    CHAIN = "chain"  # a valid record whose prev or seq does not follow the record before it
+    CHAIN = "chain"  # a record whose prev or seq does not follow the line before it
+    EDITED = "edited"  # a record whose content does not match its own hash: changed after writing
+    REPAIRED = "repaired"  # a torn line a later writer completed with a newline: not damage
+    DUPLICATE = "duplicate"  # one id with two different contents (copies with the same content merge)
+    SPECIAL = "special"  # not a regular file (a FIFO, a device, a socket): not read
     BASE = "base"  # a file written against another frozen label file
 
 
@@ -118,7 +146,7 @@ def session_file_name(reviewer: str) -> str:
     return f"{_safe(reviewer)}@{_safe(socket.gethostname())}.{stamp}-{secrets.token_hex(3)}.jsonl"
 
 
-def _parse(raw: bytes) -> Record:
+def parse(raw: bytes) -> Record:
     """One complete line to a Record, or ValueError naming what is wrong."""
     obj = json.loads(raw.decode("utf-8"))
     if not isinstance(obj, dict):
@@ -139,10 +167,15 @@ def _parse(raw: bytes) -> Record:
         if not isinstance(obj[key], str) or not obj[key]:
             raise ValueError(f"{key} must be a non-empty string")
     rel = obj.get("relevance", 1)
-    if isinstance(rel, bool) or not isinstance(rel, int) or rel < 1:
-        raise ValueError(f"relevance {rel!r} must be an integer ≥ 1")
-    if isinstance(obj["seq"], bool) or not isinstance(obj["seq"], int) or obj["seq"] < 1:
-        raise ValueError(f"seq {obj['seq']!r} must be a positive integer")
+    if isinstance(rel, bool) or not isinstance(rel, int) or not 1 <= rel < MAX_INT:
+        raise ValueError(f"relevance {_short(rel)} must be an integer from 1 to 2^53")
+    if isinstance(obj["seq"], bool) or not isinstance(obj["seq"], int) or not 1 <= obj["seq"] < MAX_INT:
+        raise ValueError(f"seq {_short(obj['seq'])} must be a positive integer below 2^53")
+    repairs = obj.get("repairs")
+    if repairs is not None and (isinstance(repairs, bool) or not isinstance(repairs, int) or repairs < 0):
+        raise ValueError(f"repairs {_short(repairs)} must be a byte offset")
+    if obj.get("hash") is not None and not isinstance(obj["hash"], str):
+        raise ValueError("hash must be a string")
     if obj.get("evidence") is not None and not isinstance(obj["evidence"], dict):
         raise ValueError("evidence must be an object")
     if obj.get("note") is not None and not isinstance(obj["note"], str):
@@ -165,7 +198,15 @@ def _parse(raw: bytes) -> Record:
         note=obj.get("note") or "",
         retracts=obj.get("retracts"),
         evidence=obj.get("evidence"),
+        repairs=repairs,
+        hash=obj.get("hash"),
     )
+
+
+def _short(value: object) -> str:
+    """A value for an error message, at most 40 characters (10**20 digits are not news)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _lines(data: bytes) -> tuple[list[tuple[int, bytes]], int | None]:
@@ -182,58 +223,101 @@ def _lines(data: bytes) -> tuple[list[tuple[int, bytes]], int | None]:
     return out, None
 
 
-def scan(data: bytes, name: str) -> tuple[list[Record], list[Problem], bytes | None]:
-    """Good records, problems, and the last line that parsed as a record (the chain's end).
+@dataclass(frozen=True)
+class Scan:
+    """What a file holds: good records, problems, and where its chain ends for the next writer.
 
-    The chain runs over lines that parse as records: an unreadable line is quarantined and
-    skipped by the chain; a readable one whose `prev` or `seq` does not follow is quarantined as
-    a chain break, and the chain goes on from it, so one lost line costs one record."""
+    last_line: the last complete non-blank line; last_seq: the highest seq read (0: none);
+    torn_at: the offset of an unterminated tail (None: the file ends with a newline)."""
+
+    records: list[Record]
+    problems: list[Problem]
+    last_line: bytes | None
+    last_seq: int
+    torn_at: int | None
+    torn: bytes = b""
+
+
+def scan(data: bytes, name: str) -> Scan:
+    """Read one session file's bytes. The chain runs over every complete line: a line that is not a
+    valid record (or is an edited one) is quarantined alone and the next record is checked against
+    it; a record whose `prev` does not follow a good line is kept if its own hash holds (the gap
+    before it is reported), and quarantined if it has no hash to prove itself (an old writer's)."""
     records: list[Record] = []
     problems: list[Problem] = []
     last: bytes | None = None
-    expected_seq = 1
+    last_bad = False  # the line before was quarantined: a mismatch at the next one is explained
+    last_seq = 0
     lines, torn_at = _lines(data)
     for offset, raw in lines:
+        want = line_hash(last) if last is not None else None
+        last, was_bad, last_bad = raw, last_bad, True
         try:
-            rec = _parse(raw)
+            rec = parse(raw)
         except (ValueError, UnicodeDecodeError) as e:
             problems.append(
                 Problem(name, offset, ProblemKind.QUARANTINED, f"unreadable record, quarantined: {e}")
             )
             continue
-        want = line_hash(last) if last is not None else None
-        if rec.prev != want:
+        if rec.hash is not None and rec.hash != rec.content_hash():
+            problems.append(
+                Problem(
+                    name,
+                    offset,
+                    ProblemKind.EDITED,
+                    "edited after it was written (its content does not match its hash); quarantined",
+                    rec.seq,
+                )
+            )
+            continue
+        follows = rec.prev == want and rec.seq == last_seq + 1
+        if not follows and not was_bad:
+            what = (
+                "prev is not the hash of the line before"
+                if rec.prev != want
+                else f"seq {rec.seq}, expected {last_seq + 1}"
+            )
+            if rec.hash is None:
+                problems.append(
+                    Problem(name, offset, ProblemKind.CHAIN, f"chain broken: {what}; quarantined", rec.seq)
+                )
+                last_seq = max(last_seq, rec.seq)
+                continue
             problems.append(
                 Problem(
                     name,
                     offset,
                     ProblemKind.CHAIN,
-                    "chain broken: prev is not the hash of the record before; quarantined",
+                    f"chain broken: {what} (a line before it was removed or changed); "
+                    "kept, its own hash holds",
                     rec.seq,
                 )
             )
-        elif rec.seq != expected_seq:
-            problems.append(
-                Problem(
-                    name,
-                    offset,
-                    ProblemKind.CHAIN,
-                    f"chain broken: seq {rec.seq}, expected {expected_seq}; quarantined",
-                    rec.seq,
-                )
-            )
-        else:
-            records.append(Record(**{**asdict(rec), "file": name}))
-        expected_seq = rec.seq + 1
-        last = raw
+        last_bad = False
+        last_seq = max(last_seq, rec.seq)
+        records.append(replace(rec, file=name))
+    repaired = {r.repairs for r in records if r.repairs is not None}
+    problems = [
+        replace(
+            p,
+            kind=ProblemKind.REPAIRED,
+            message="a write cut short (a crash or a full disk), completed by the next writer's newline: "
+            "never acknowledged, nothing lost",
+        )
+        if p.kind is ProblemKind.QUARANTINED and p.offset in repaired
+        else p
+        for p in problems
+    ]
+    torn = b""
     if torn_at is not None:
+        torn = data[torn_at:]
         problems.append(
             Problem(name, torn_at, ProblemKind.TORN, "unterminated last line (a write cut short); skipped")
         )
-    return records, problems, last
+    return Scan(records, problems, last, last_seq, torn_at, torn)
 
 
 def read_file(path: Path) -> tuple[list[Record], list[Problem]]:
     """Every good record of one file, and what was wrong with the rest."""
-    records, problems, _ = scan(path.read_bytes(), path.name)
-    return records, problems
+    found = scan(path.read_bytes(), path.name)
+    return found.records, found.problems

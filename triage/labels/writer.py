@@ -6,14 +6,13 @@ truncates or rewrites a file; a writer that finds an unterminated last line firs
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import secrets
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
 
 from triage.core.frozen import sha256_file
-from triage.labels.records import Op, Record, line_hash, now, scan, session_file_name
+from triage.labels.records import Op, Record, line_hash, now, parse, scan, session_file_name
 
 
 class FrozenFileChanged(Exception):
@@ -72,16 +71,21 @@ class Writer:
             if self._tail is not None and self._tail[0] == size:
                 # Nobody wrote since our last record: the chain's end is known without a re-read.
                 _, last_seq, prev = self._tail
-                seq, torn = last_seq + 1, False
+                seq, torn, repairs = last_seq + 1, False, None
             else:
-                data = _read_all(fd)
-                _, _, last = scan(data, self.path.name)
-                seq, prev = 1, None
-                if last is not None:
-                    prev = line_hash(last)
-                    seq = int(json.loads(last)["seq"]) + 1
-                torn = bool(data) and not data.endswith(b"\n")
-            done = Record(**{**asdict(record), "seq": seq, "prev": prev, "file": self.path.name})
+                found = scan(_read_all(fd), self.path.name)
+                seq = found.last_seq + 1
+                torn = found.torn_at is not None
+                # A torn tail becomes a complete line when our newline lands: the chain runs through it.
+                end = found.torn if torn else found.last_line
+                prev = line_hash(end) if end is not None else None
+                repairs = found.torn_at
+                if torn:  # all of a record but its newline may have landed: count its seq
+                    try:
+                        seq = max(seq, parse(found.torn).seq + 1)
+                    except (ValueError, UnicodeDecodeError):
+                        pass
+            done = replace(record, seq=seq, prev=prev, repairs=repairs, file=self.path.name).sealed()
             line = done.line()
             payload = (b"\n" if torn else b"") + line + b"\n"  # one write: the whole line
             written = os.write(fd, payload)
