@@ -63,6 +63,8 @@ def test_mcnemar_large_counts_use_logs_consistently() -> None:
 def brute(ranked: list[str], gold: dict[str, int], k: int, n_eligible: int | None) -> dict[str, float]:
     top = ranked[:k]
     inter = {c for c in top if c in gold}
+    if n_eligible is not None and n_eligible < len(inter):
+        n_eligible = None  # contradicts the gold found: not used (and an error check says so)
     first = next((i + 1 for i, c in enumerate(top) if c in gold), None)
     denom = min(k, len(gold)) if n_eligible is None else min(k, len(gold), n_eligible)
     dcg = sum(gold[c] / math.log2(i + 2) for i, c in enumerate(top) if c in gold)

@@ -186,11 +186,18 @@ def test_gate_holds_exit_0_and_a_named_floor_wins_over_star(tmp_path: Path, samp
     names = [f["name"] for f in d["gate"]["floors"]]
     assert names.count("tenant:acme-legal") == 1 and all(f["holds"] for f in d["gate"]["floors"])
     missing = next(f for f in d["gate"]["floors"] if f["name"] == "selectivity:<0.1%")
-    assert missing["n"] == 0 and missing["hit_rate"] is None  # no such slice: nothing to judge
+    assert missing["n"] == 0 and missing["hit_rate"] is None  # a band with no query: nothing to judge
 
 
 @pytest.mark.parametrize(
-    "text", ["overall = 0.7\n", "[floors]\noverall = 1.5\n", '[floors]\n"color:*" = 0.5\n', "[floors\n"]
+    "text",
+    [
+        "overall = 0.7\n",
+        "[floors]\noverall = 1.5\n",
+        '[floors]\n"color:*" = 0.5\n',
+        "[floors\n",
+        '[floors]\n"tenant:acme-legl" = 0.99\n',  # a typo must not "hold"
+    ],
 )
 def test_a_bad_gate_file_exits_2_naming_it(tmp_path: Path, sample: Path, capsys, text: str) -> None:
     gate = write_gate(tmp_path / "floors.toml", text)

@@ -146,7 +146,7 @@ def report(args: argparse.Namespace) -> int:
     if floors is not None:
         from triage.core.gate import judge_floors
 
-        data["gate"] = gate_section(judge_floors(snapshot.ev, floors), args.gate)
+        data["gate"] = gate_section(judge_floors(snapshot.ev, floors, args.gate), args.gate)
     if args.format == "json":
         from triage.report.jsonout import dumps
 

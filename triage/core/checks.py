@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.ids import absent_from
+from triage.core.metrics import inconsistent_eligible
 
 
 class Level(StrEnum):
@@ -150,8 +151,25 @@ def check_corpus(ev: Evaluation) -> list[Check]:
 def check_lists(ev: Evaluation) -> list[Check]:
     out = []
     for arm in ev.arms:
-        out.extend(_duplicates(arm) + _score_order(arm))
+        out.extend(_duplicates(arm) + _score_order(arm) + _eligible(ev, arm))
     return out
+
+
+def _eligible(ev: Evaluation, arm: Arm) -> list[Check]:
+    """n_eligible (documents the filter matched) below the gold found in the top k is impossible."""
+    bad = inconsistent_eligible(arm.hits, ev.k, arm.n_eligible)
+    if not bad.any():
+        return []
+    names = ev.ids_where(bad)
+    return [
+        Check(
+            ERROR,
+            "run.n_eligible",
+            f"{arm.run.path.name}: n_eligible is below the gold found in the top {ev.k} for "
+            f"{len(names)} queries (that n_eligible is not used for recall): {some(names)}",
+            {"count": len(names)},
+        )
+    ]
 
 
 def _duplicates(arm: Arm) -> list[Check]:

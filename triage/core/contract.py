@@ -61,10 +61,16 @@ _ARROW = {
 }
 
 
+MAX_INT = 2**53  # integers read (counts, grades) stay below this: exact as floats and in JSON
+
+
 def conform(
     loaded: Parsed, spec: dict[str, tuple[str, bool]], aliases: dict[str, str] | None = None
 ) -> pa.Table:
+    """The contract's columns of `loaded`, coerced to their kinds; a file with no rows is refused."""
     table = loaded.table
+    if table.num_rows == 0:
+        raise InputError(loaded.path, "holds no rows")
     if aliases:
         names = [
             aliases.get(n, n) if aliases.get(n) not in table.column_names else n for n in table.column_names
@@ -139,6 +145,17 @@ def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
                 raise InputError(loaded.path, f"{name!r} holds NaN or an infinite value", loaded.where(row))
         return out
     if kind == INT:
+        if pa.types.is_integer(t) or pa.types.is_floating(t):
+            v = col.to_numpy(zero_copy_only=False)
+            out_of_range = ~_nulls(col) & ((v < 0) | (v >= MAX_INT))
+            if out_of_range.any():
+                r = _first(out_of_range)
+                shown = f"{v[r]:.3g}" if abs(float(v[r])) >= 1e15 else str(v[r])
+                raise InputError(
+                    loaded.path,
+                    f"{name!r} is {shown}, expected an integer from 0 to 2^53",
+                    loaded.where(r),
+                )
         if pa.types.is_integer(t):
             return _cast(col, kind)
         if pa.types.is_floating(t):

@@ -60,9 +60,12 @@ class Arm:
     def aligned(self, column: str) -> pa.Array | None:
         """A run column with one value per query of the universe (null where the run lacks the
         query), or None when the run has no such column."""
-        if column not in self.run.table.column_names:
+        table = self.run.table
+        if column not in table.column_names:
             return None
-        values = self.run.table.column(column).take(pa.array(np.maximum(self.row, 0)))
+        if table.num_rows == 0:
+            return pa.nulls(len(self.row), table.schema.field(column).type)
+        values = table.column(column).take(pa.array(np.maximum(self.row, 0)))
         values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
         return pc.if_else(pa.array(self.row >= 0), values, pa.nulls(len(self.row), values.type))
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
-from triage.core.slices import KEYS, Slice, slices
+from triage.core.readers import regular_file
+from triage.core.slices import BANDS, KEYS, Slice, slices
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,11 @@ class Floor:
 
 
 def read_floors(path: Path) -> dict[str, float]:
+    regular_file(Path(path))
     try:
         doc = tomllib.loads(Path(path).read_text("utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, "file does not exist") from None
+    except RecursionError:
+        raise InputError(path, "not valid TOML: nested too deeply") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise InputError(path, f"not valid TOML: {e}") from None
     floors = doc.get("floors")
@@ -57,8 +59,12 @@ def read_floors(path: Path) -> dict[str, float]:
     return out
 
 
-def judge_floors(ev: Evaluation, floors: dict[str, float]) -> list[Floor]:
-    """One Floor per slice a floor applies to; a named slice's floor wins over its key's "*"."""
+def judge_floors(
+    ev: Evaluation, floors: dict[str, float], source: Path | str = "the gate file"
+) -> list[Floor]:
+    """One Floor per slice a floor applies to; a named slice's floor wins over its key's "*". A
+    floor naming a slice the evaluation does not have (a typo would otherwise "hold") is refused,
+    naming it and the slices there are; a selectivity band with no query holds with n 0."""
     out = []
     if "overall" in floors:
         m = ev.means(ev.b)
@@ -74,5 +80,13 @@ def judge_floors(ev: Evaluation, floors: dict[str, float]) -> list[Floor]:
             if value == s.value or (value == "*" and named not in floors):
                 out.append(Floor(named, floors[name], s.b.hit_rate, s.n, s.b.noise_band))
         if value != "*" and not any(s.value == value for s in cut):
-            out.append(Floor(name, floors[name], math.nan, 0, math.nan))  # no such slice: nothing to judge
+            if key == "selectivity" and value in BANDS:  # a band this evaluation has no query in
+                out.append(Floor(name, floors[name], math.nan, 0, math.nan))
+                continue
+            there = ", ".join(s.value for s in cut[:8]) + (", …" if len(cut) > 8 else "")
+            raise InputError(
+                source,
+                f"floor {name!r} names no slice of this evaluation ({key}: {there or 'no such column'})",
+                "[floors]",
+            )
     return out

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triage.core.errors import InputError
+from triage.core.readers import regular_file
 
 MANIFEST = "triage.toml"
 _KEYS = {
@@ -55,10 +56,13 @@ def from_manifest(path: Path) -> Spec:
         path = path / MANIFEST
     if not path.exists():
         raise InputError(path, "manifest does not exist")
+    regular_file(path)
     try:
         doc = tomllib.loads(path.read_text("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise InputError(path, f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise InputError(path, "not valid TOML: nested too deeply") from None
     root = path.parent
 
     def unknown(table: dict[str, object], allowed: set[str], section: str) -> None:

@@ -64,16 +64,24 @@ def hit_at(hits: GoldHits, k: int, n: int) -> np.ndarray:
 def recall_at(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None = None) -> np.ndarray:
     """|top ∩ gold| / min(k, |gold|[, n_eligible]); NaN where undefined (no gold, n_eligible = 0).
 
-    `n_eligible` is int64 per query with -1 where unknown (unfiltered)."""
+    `n_eligible` is int64 per query with -1 where unknown (unfiltered). An n_eligible below the
+    gold found in the top k contradicts itself (`inconsistent_eligible`, an error check) and is
+    not used: recall never exceeds 1."""
     n = len(gold.n_gold)
+    found = hits_at(hits, k, n)
     denom = np.minimum(gold.n_gold, k).astype(np.float64)
     if n_eligible is not None:
-        known = n_eligible >= 0
+        known = (n_eligible >= 0) & (n_eligible >= found)
         denom[known] = np.minimum(denom[known], n_eligible[known])
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = hits_at(hits, k, n) / denom
+        out = found / denom
     out[denom == 0] = np.nan
     return out
+
+
+def inconsistent_eligible(hits: GoldHits, k: int, n_eligible: np.ndarray) -> np.ndarray:
+    """Queries whose n_eligible is below the number of gold ids found in their top k (bool)."""
+    return (n_eligible >= 0) & (n_eligible < hits_at(hits, k, len(n_eligible)))
 
 
 def mrr_at(hits: GoldHits, k: int, n: int) -> np.ndarray:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,12 +50,31 @@ class Parsed:
         return f"row {row + 1}"
 
 
-def sniff(path: Path) -> bytes:
-    """Refuse missing, empty, LFS-pointer and compressed files before any parser sees them."""
-    if not path.exists():
-        raise InputError(path, "file does not exist")
-    if path.is_dir():
+def regular_file(path: Path) -> None:
+    """Refuse, at once, what is not a regular file: a reader would block on a FIFO or a socket, and
+    read a device such as /dev/zero until memory runs out."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(path, "file does not exist") from None
+    except OSError as e:
+        raise InputError(path, f"cannot be read: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
         raise InputError(path, "is a folder, expected a file")
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a FIFO (named pipe)"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a device"
+        )
+        raise InputError(path, f"is {kind}, not a regular file; triage reads only regular files")
+
+
+def sniff(path: Path) -> bytes:
+    """Refuse missing, special, empty, LFS-pointer and compressed files before any parser sees them."""
+    regular_file(path)
     with path.open("rb") as f:
         head = f.read(64)
     if not head:
@@ -141,6 +162,8 @@ def read_jsonl(path: Path) -> Parsed:
                 _check_str(obj)
         except UnicodeEncodeError:
             raise InputError(path, "holds a lone surrogate escape (invalid text)", f"line {n}") from None
+        except RecursionError:
+            raise InputError(path, "holds JSON nested too deeply to read", f"line {n}") from None
         except ValueError as e:
             raise InputError(path, f"not valid JSON: {e}", f"line {n}") from None
         if not isinstance(obj, dict):
@@ -295,10 +318,13 @@ def read_table(path: Path, trec: str | None = None, columns: list[str] | None = 
 
 
 def read_sidecar(path: Path) -> dict[str, str]:
+    regular_file(path)
     try:
         obj = json.loads(path.read_text("utf-8"), object_pairs_hook=_no_duplicate_keys)
     except (ValueError, UnicodeDecodeError) as e:
         raise InputError(path, f"not a valid JSON object: {e}") from None
+    except RecursionError:
+        raise InputError(path, "holds JSON nested too deeply to read") from None
     if not isinstance(obj, dict):
         raise InputError(path, "expected one JSON object of run metadata")
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in obj.items()}
