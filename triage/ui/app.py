@@ -16,7 +16,16 @@ from triage.core.bundled import bundled
 from triage.core.errors import InputError
 from triage.core.sanitize import visible
 from triage.core.slices import DEFAULT_FLOOR
-from triage.ui.messages import CorpusChecked, CorpusProgress, CorpusReady, LoadFailed, SessionReady
+from triage.ui.messages import (
+    Amended,
+    CorpusChecked,
+    CorpusProgress,
+    CorpusReady,
+    DetailClosed,
+    LoadFailed,
+    OpenQuery,
+    SessionReady,
+)
 from triage.ui.palette import QueryCommands
 from triage.ui.screens.overview import OverviewScreen
 from triage.workspace.session import Session, Source, flip_label, open_session
@@ -82,12 +91,18 @@ class TriageApp(App[None]):
     def load_corpus(self, path: Path) -> None:
         from triage.core.corpus import open_corpus
 
+        def progress(fraction: float) -> None:
+            self.post_message(CorpusProgress(fraction))
+
         try:
-            corpus = open_corpus(path, lambda f: self.post_message(CorpusProgress(f)))
+            corpus = open_corpus(path, progress)
         except InputError as e:
             self.post_message(CorpusReady(None, e.message))
             return
         self.post_message(CorpusReady(corpus, ""))
+
+    def on_amended(self, message: Amended) -> None:
+        self.prepare_soon()  # tenants and slices, once the keys rest
 
     def prepare_soon(self, delay: float = 1.5) -> None:
         """Recompute tenants and slices after amendments, once no key came for `delay` seconds
@@ -115,8 +130,8 @@ class TriageApp(App[None]):
         if self.session is not None:
             self.session.corpus_checked(message.checks)
             overview = self.screen_stack[0]
-            if self.screen is overview:
-                overview.on_screen_resume()  # type: ignore[attr-defined]
+            if self.screen is overview and isinstance(overview, OverviewScreen):
+                overview.on_screen_resume()
 
     def on_session_ready(self, message: SessionReady) -> None:
         self.session = message.session
@@ -212,6 +227,21 @@ class TriageApp(App[None]):
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def on_open_query(self, message: OpenQuery) -> None:
+        self.open_query(message.q)
+
+    def on_detail_closed(self, message: DetailClosed) -> None:
+        """Back from a detail: the list now on screen points at the query that was being read
+        (n/p may have walked on from the row it was opened at)."""
+        from triage.ui.screens.lists import QueryList
+        from triage.ui.table import VirtualTable
+
+        screen = self.screen
+        if isinstance(screen, QueryList):
+            where = np.flatnonzero(screen.rows() == message.q)  # the list as it is drawn now
+            if len(where):
+                screen.query_one(VirtualTable).cursor = int(where[0])
 
     def open_query(self, q: int) -> None:
         """Open query index `q`'s detail; n/p walk the flips when it is one, else nothing."""

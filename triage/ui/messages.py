@@ -1,4 +1,5 @@
-"""Messages workers post to the app (thread workers never touch widgets)."""
+"""Messages to the app: from thread workers (which never touch widgets), and from screens that
+ask the app to act (screens never call into the app)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from textual.message import Message
 
 from triage.core.checks import Check
 from triage.core.corpus import Corpus
+from triage.workspace.review import Change
 from triage.workspace.session import Session
 
 
@@ -37,3 +39,25 @@ class CorpusChecked(Message):
     """The deferred corpus check finished: its checks."""
 
     checks: list[Check]
+
+
+@dataclass
+class Amended(Message):
+    """A decision (add, grade, undo) swapped in a new snapshot: the app recomputes tenants and
+    slices once the keys rest."""
+
+    change: Change
+
+
+@dataclass
+class OpenQuery(Message):
+    """Open query index `q`'s detail."""
+
+    q: int
+
+
+@dataclass
+class DetailClosed(Message):
+    """The detail screen was left while showing query index `q`: the list below points at it."""
+
+    q: int

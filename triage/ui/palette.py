@@ -10,6 +10,7 @@ from textual.content import Content
 
 from triage.core.paired import Outcome
 from triage.core.sanitize import one_line
+from triage.ui.messages import OpenQuery
 
 
 class QueryCommands(Provider):
@@ -30,7 +31,9 @@ class QueryCommands(Provider):
             return
         for q in s.flips[:20].tolist():
             display, text = self._label(q)
-            yield DiscoveryHit(display, partial(self.app.open_query, q), text=text, help="open this flip")
+            yield DiscoveryHit(
+                display, partial(self.app.post_message, OpenQuery(q)), text=text, help="open this flip"
+            )
 
     async def search(self, query: str) -> Hits:
         s = self._session()
@@ -39,4 +42,10 @@ class QueryCommands(Provider):
         found = await asyncio.to_thread(s.searcher.search, query, None, 15)
         for rank, q in enumerate(found):
             display, text = self._label(q)
-            yield Hit(1.0 - rank / 20, display, partial(self.app.open_query, q), text=text, help="open query")
+            yield Hit(
+                1.0 - rank / 20,
+                display,
+                partial(self.app.post_message, OpenQuery(q)),
+                text=text,
+                help="open query",
+            )

@@ -141,6 +141,11 @@ class Session:
     def regrade(self, relevance: int) -> Change | None:
         return self._decided(self.review.regrade(self._snapshot, relevance))
 
+    @property
+    def grade_window(self) -> bool:
+        """Whether a grade given now applies to the add just made (see `Review.grade_window`)."""
+        return self._review is not None and self._review.grade_window
+
     def undo(self) -> Change | None:
         self.review.close()
         return self._decided(self.review.undo(self._snapshot))
@@ -163,17 +168,18 @@ class Session:
 
     def detail(self, q: int) -> QueryDetail:
         """Query `q`'s detail; one prepared ahead by `prefetch` is used while still current."""
-        key = f"detail:{q}:{self.corpus is not None}"
+        snapshot, corpus = self._snapshot, self.corpus
+        key = f"detail:{q}:{corpus is not None}"
         hit = self._cache.get("detail")
-        if hit is not None and hit[0] == self.version and hit[1][0] == key:
+        if hit is not None and hit[0] == snapshot.version and hit[1][0] == key:
             return hit[1][1]  # type: ignore[no-any-return]
-        return build_detail(self._snapshot, q, self.corpus)
+        return build_detail(snapshot, q, corpus)
 
     def prefetch(self, q: int) -> None:
         """Build query `q`'s detail ahead (in a worker): its chunks' pages are read meanwhile."""
-        snapshot = self._snapshot
-        key = f"detail:{q}:{self.corpus is not None}"
-        self.offer("detail", snapshot.version, (key, build_detail(snapshot, q, self.corpus)))
+        snapshot, corpus = self._snapshot, self.corpus  # read once: the key names what it was built on
+        key = f"detail:{q}:{corpus is not None}"
+        self.offer("detail", snapshot.version, (key, build_detail(snapshot, q, corpus)))
 
 
 def flip_label(position: int, n_regressions: int, n_flips: int) -> str:

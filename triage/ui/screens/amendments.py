@@ -11,6 +11,7 @@ from textual.widgets import Static
 from triage.labels.records import RETRACT
 from triage.ui.keys import Keys
 from triage.ui.literal import line
+from triage.ui.messages import OpenQuery
 from triage.ui.screens.live import LiveScreen
 from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session
@@ -101,4 +102,4 @@ class AmendmentsScreen(LiveScreen):
         records = list(reversed(self.session.labels.records))
         q = self.session.ev.query_index(records[event.index].query_id)
         if q >= 0:
-            self.app.open_query(q)  # type: ignore[attr-defined]
+            self.post_message(OpenQuery(q))

@@ -66,7 +66,7 @@ class SearchScreen(ModalScreen[int | None]):
                 Outcome(int(s.outcomes[found[i]])).label,
                 s.texts[found[i]].as_py(),
             ],
-            lambda i: TAGS.get(int(s.outcomes[found[i]])),
+            lambda i: TAGS.get(Outcome(int(s.outcomes[found[i]]))),
         )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

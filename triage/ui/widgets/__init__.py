@@ -1,0 +1,1 @@
+"""Widgets that draw part of a screen from headless data (never computing a metric)."""

@@ -1,0 +1,72 @@
+"""The two arm summaries: hit or miss, where the gold sits, the plan and the counts."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import Static
+
+from triage.ui.literal import line
+from triage.workspace.detail import ArmView, QueryDetail
+
+
+def _known(value: object) -> str:
+    return "–" if value is None else str(value)
+
+
+def summary(arm: ArmView, k: int, movement: int | None) -> Content:
+    side = arm.side.upper()
+    if not arm.present:
+        return line(
+            (f"{side} {arm.name}", "bold"), ("  did not answer this query (scored as a miss)", "$text-error")
+        )
+    if arm.gold_rank is None:
+        where = "absent from the stored list"
+    elif arm.inside(k):
+        where = f"rank {arm.gold_rank}, inside k"
+    else:
+        where = f"rank {arm.gold_rank}, outside k = {k}"
+    outcome = ("hit", "$text-success bold") if arm.hit else ("miss", "$text-error bold")
+    moved = ""
+    if arm.side == "b" and movement is not None and movement != 0:
+        moved = f"  ({'down' if movement > 0 else 'up'} {abs(movement)} from A)"
+    return line(
+        (f"{side} {arm.name}  ", "bold"),
+        outcome,
+        f"  gold {where}{moved}\n",
+        ("plan ", "$text-muted"),
+        _known(arm.plan),
+        ("   n_returned ", "$text-muted"),
+        _known(arm.n_returned),
+        ("   n_eligible ", "$text-muted"),
+        _known(arm.n_eligible),
+        ("   stored depth ", "$text-muted"),
+        str(arm.depth),
+    )
+
+
+class ArmSummary(Static):
+    """One arm's summary (`side` "a" or "b")."""
+
+    def __init__(self, side: str) -> None:
+        super().__init__(id=f"arm-{side}", classes="arm")
+        self.side = side
+
+    def show(self, d: QueryDetail) -> None:
+        self.update(summary(d.a if self.side == "a" else d.b, d.k, d.movement))
+
+
+class ArmSummaries(Horizontal):
+    """A's summary beside B's."""
+
+    def __init__(self) -> None:
+        super().__init__(id="arms")
+
+    def compose(self) -> ComposeResult:
+        yield ArmSummary("a")
+        yield ArmSummary("b")
+
+    def show(self, d: QueryDetail) -> None:
+        for arm in self.query(ArmSummary):
+            arm.show(d)

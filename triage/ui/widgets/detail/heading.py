@@ -1,0 +1,54 @@
+"""The top of the detail: the title line, the status line (what a decision did) and the query."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from triage.core.paired import Outcome
+from triage.ui.literal import line
+from triage.workspace.detail import QueryDetail
+
+TAGS = {Outcome.HIT_TO_MISS: "$text-error", Outcome.MISS_TO_HIT: "$text-success"}
+
+
+class DetailTitle(Static):
+    """ "regression 2 of 6  q113  hit→miss   k = 5"."""
+
+    def show(self, d: QueryDetail, label: str) -> None:
+        tag = TAGS.get(d.outcome, "")
+        self.update(
+            line(
+                (label, "bold $text-accent"),
+                "  ",
+                (d.query_id, "bold"),
+                "  ",
+                (d.outcome.label, f"bold {tag}".strip()),
+                f"   k = {d.k}",
+            )
+        )
+
+
+class StatusLine(Static):
+    """One line saying what the last key did (an amendment, or why nothing happened)."""
+
+    def say(self, content: Content | str) -> None:
+        self.update(content)
+
+    def clear(self) -> None:
+        self.update("")
+
+
+class QueryText(Static):
+    """The query's text and its slice fields."""
+
+    def show(self, d: QueryDetail) -> None:
+        fields = "   ".join(f"{k} {v}" for k, v in d.fields.items())
+        self.update(
+            line(
+                ("query  ", "bold"),
+                d.text if d.text is not None else "(no query text)",
+                "\n",
+                (fields, "$text-muted"),
+            )
+        )

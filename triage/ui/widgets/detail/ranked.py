@@ -1,0 +1,109 @@
+"""The two ranked lists, A beside B: each a title over a `VirtualTable` of its first rows."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
+from textual.widgets import Static
+
+from triage.ui.literal import line
+from triage.ui.table import Column, VirtualTable
+from triage.ui.widgets.detail.text import clip, short_header
+from triage.workspace.detail import ArmView, QueryDetail, Row
+
+SNIPPET = 160  # characters of a chunk shown in a list row
+COLUMNS = [
+    Column("#", 3, right=True),
+    Column("", 2),
+    Column("chunk", 18),
+    Column("other", 5, right=True),
+    Column("score", 7, right=True),
+    Column("header │ text", 0),
+]
+
+
+def mark(row: Row, d: QueryDetail) -> str:
+    """★2 frozen gold of grade 2, +1 gold by amendment, ≈ likely also gold, else nothing."""
+    if row.grade:
+        return ("+" if row.chunk_id in d.amended else "★") + str(row.grade)
+    return "≈" if row.chunk_id in d.suggestions else ""
+
+
+class RankedList(Vertical):
+    """One arm's list (`side` "a" or "b"): its title, then rank, mark, chunk, other arm's rank,
+    score and the start of the text; a rule under rank k."""
+
+    def __init__(self, side: str) -> None:
+        super().__init__(classes="arm-list")
+        self.side = side
+
+    def compose(self) -> ComposeResult:
+        yield Static(id=f"list-{self.side}-title", classes="list-title")
+        yield VirtualTable(COLUMNS, id=f"list-{self.side}")
+
+    @property
+    def table(self) -> VirtualTable:
+        return self.query_one(VirtualTable)
+
+    def arm(self, d: QueryDetail) -> ArmView:
+        return d.a if self.side == "a" else d.b
+
+    def show(self, d: QueryDetail, id_width: int, corpus_note: str, cursor: int | None) -> None:
+        """Draw this arm's rows of `d`; the cursor moves to `cursor` (None: stays)."""
+        arm = self.arm(d)
+        other = "B" if arm.side == "a" else "A"
+        self.query_one(Static).update(
+            line(
+                (f"{arm.side.upper()} {arm.name}", "bold"),
+                f"  {len(arm.rows)} of {arm.depth} shown",
+                ("  ★ gold +amended ≈ likely · other: " + other + "'s rank", "$text-muted"),
+            )
+        )
+        table = self.table
+        table.columns[2] = Column("chunk", id_width)
+        rows = arm.rows
+        table.rule_after = next((i for i, r in enumerate(rows) if r.rank == d.k), None)
+
+        def cells(i: int) -> list[object]:
+            r = rows[i]
+            score = "" if r.score is None else f"{r.score:.4f}"
+            other_rank = "–" if r.other_rank is None else str(r.other_rank)
+            if r.chunk is None:
+                body = "(" + corpus_note + ")"
+            else:
+                body = f"{short_header(r.chunk.header)} │ {clip(r.chunk.text, SNIPPET)}"
+            return [r.rank, mark(r, d), r.chunk_id, other_rank, score, body]
+
+        def tag(i: int) -> str | None:
+            if rows[i].grade:
+                return "gold"
+            return "suggest" if rows[i].chunk_id in d.suggestions else None
+
+        table.set_rows(len(rows), cells, tag, table.cursor if cursor is None else cursor)
+
+
+class RankedLists(Horizontal):
+    """A's list beside B's."""
+
+    def __init__(self) -> None:
+        super().__init__(id="lists")
+
+    def compose(self) -> ComposeResult:
+        yield RankedList("a")
+        yield RankedList("b")
+
+    def show(self, d: QueryDetail, corpus_note: str, cursor: int | None = None) -> None:
+        width = min(32, max([12] + [len(r.chunk_id) for arm in (d.a, d.b) for r in arm.rows]))
+        for ranked in self.query(RankedList):
+            ranked.show(d, width, corpus_note, cursor)
+
+    def list_of(self, widget: Widget | None) -> RankedList | None:
+        """The list whose table `widget` is (None: not one of these tables)."""
+        for ranked in self.query(RankedList):
+            if widget is ranked.table:
+                return ranked
+        return None
+
+    def table(self, side: str) -> VirtualTable:
+        return next(r.table for r in self.query(RankedList) if r.side == side)
