@@ -14,7 +14,7 @@ HEADLESS = [
     "triage.core.frozen",
     "triage.report.model",
     "triage.report.markdown",
-    "triage.report.jsonout",
+    "triage.report.cells",
 ]
 
 
