@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from enum import Enum
+from operator import attrgetter
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -90,7 +91,7 @@ class PairedSection:
     reconciles: bool  # the cells reproduce both hit rates
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Changed:
     query_id: str
     frozen: Outcome
@@ -118,7 +119,7 @@ class KCells:
         return list(self.a)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArmSliceRow:
     hit_rate: float | None
     recall: float | None
@@ -127,7 +128,7 @@ class ArmSliceRow:
     n_eligible_zero: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SliceRow:
     value: str
     n: int
@@ -149,7 +150,7 @@ class Partition:
     ok: bool  # sum == scored
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TenantRow:
     tenant: str
     n: int
@@ -181,7 +182,7 @@ class TenantsSection:
         return [r for r in self.rows if r.below(self.floor)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FlipRow:
     query_id: str
     direction: Outcome  # HIT_TO_MISS or MISS_TO_HIT
@@ -194,7 +195,7 @@ class FlipRow:
     tenant: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FloorRow:
     name: str
     floor: float
@@ -251,20 +252,22 @@ def dumps(report: Report) -> str:
     return json.dumps(report.to_json(), ensure_ascii=False, allow_nan=False)
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_PRIMITIVE = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]] = {}
 
 
-def _names(cls: type) -> tuple[str, ...]:
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
-    return names
+def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]:
+    got = _FIELDS.get(cls)
+    if got is None:
+        names = tuple(f.name for f in fields(cls))
+        got = _FIELDS[cls] = (names, attrgetter(*names, *names[:1]))  # ≥ 2 names: always a tuple
+    return got
 
 
 def _plain(x: object) -> object:
     """Fields by name, Outcome as its `.json`, other enums as their value, paths as text."""
     t = type(x)
-    if x is None or t is str or t is int or t is float or t is bool:
+    if t in _PRIMITIVE:
         return x
     if isinstance(x, Outcome):
         return x.json
@@ -275,7 +278,8 @@ def _plain(x: object) -> object:
     if isinstance(x, Path):
         return str(x)
     if is_dataclass(x):
-        return {name: _plain(getattr(x, name)) for name in _names(t)}
+        names, get = _fields(t)
+        return {n: v if type(v) in _PRIMITIVE else _plain(v) for n, v in zip(names, get(x), strict=False)}
     if isinstance(x, Mapping):
         return {str(k): _plain(v) for k, v in x.items()}
     if isinstance(x, tuple | list):
