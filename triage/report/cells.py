@@ -148,6 +148,11 @@ def flip_counts(p: PairedSection) -> str:
     return f"{p.a_hit_b_miss} hit→miss, {p.a_miss_b_hit} miss→hit"
 
 
+def regressions_and_wins(p: PairedSection) -> str:
+    """The overview's count of the flips: "6 regressions, 40 wins."."""
+    return f"{p.a_hit_b_miss} regressions, {p.a_miss_b_hit} wins."
+
+
 def label_state_rows(r: Report) -> list[tuple[str, str, str]] | None:
     """(what, on frozen labels, on amended labels) rows, or None when no amendment is in force."""
     if not r.labels.applied or not r.labels.in_force:

@@ -74,10 +74,9 @@ class OverviewScreen(Screen):
         below = ""
         if r.tenants is not None:
             below = f"\n{cells.below_floor_line(r.tenants)}   t: tenants   s: slices"
-        n = len(r.flips)
         self.query_one("#hint", Static).update(
             line(
-                (f"{session.n_regressions} regressions, {n - session.n_regressions} wins.", "bold"),
+                (cells.regressions_and_wins(r.paired), "bold"),
                 "  f: read the flips   a: all queries   /: search   ?: keys",
                 below,
             )
