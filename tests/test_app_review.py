@@ -78,7 +78,7 @@ async def test_g_on_the_flagged_near_duplicate_resolves_the_regression(copy: Pat
         assert dict(app.session.ev.gold_of(screen.detail.q))[NEAR_DUPLICATE] == 3
         await pilot.press("escape", "escape")  # the overview redraws with the amended numbers
         assert app.screen.shown_version == app.session.version
-        assert report(app.session)["paired"]["both_hit"] == 119
+        assert report(app.session).paired.both_hit == 119
     assert cells(capsys, copy) == (119, 36, 40, 5)
     assert cells(capsys, copy, "--label-state", "frozen") == (118, 36, 40, 6)
     assert (hashlib.sha256(labels.read_bytes()).hexdigest(), labels.stat().st_mtime_ns) == before
@@ -143,7 +143,7 @@ async def test_tenants_screen_lists_the_three_below_the_floor_first_then_their_r
         first = [str(table.render_line(i).text) for i in (1, 2, 3)]
         for line, name in zip(first, ("acme-legal", "borealis-health", "granite-insurance"), strict=True):
             assert name in line and "< floor" in line and "ann" in line
-        assert "scan 100%" in str(table.render_line(7).text) and "few" in str(table.render_line(7).text)
+        assert "scan (100%)" in str(table.render_line(7).text) and "few" in str(table.render_line(7).text)
         await pilot.press("b")
         assert "┃" in str(table.render_line(1).text)
         await pilot.press("b", "enter")

@@ -18,7 +18,7 @@ from conftest import RUN_SCHEMA, manifest, write_parquet
 
 
 def test_tiny_evaluation_by_hand(tiny: Path) -> None:
-    d = build(open_snapshot(from_manifest(tiny)))
+    d = build(open_snapshot(from_manifest(tiny))).to_json()
     assert d["k"] == 2
     assert (d["n_queries"], d["n_scored"], d["n_unlabelled"]) == (4, 3, 1)
     assert d["unlabelled"] == ["q4"]  # its only label row has relevance 0

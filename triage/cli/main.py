@@ -132,8 +132,9 @@ def spec_from(args: argparse.Namespace):  # -> Spec
 
 
 def report(args: argparse.Namespace) -> int:
+    from triage.core.checks import Level
     from triage.labels.state import LabelMode
-    from triage.report.model import build, gate_section
+    from triage.report.model import build, dumps, gate_section
     from triage.workspace.snapshot import open_snapshot
 
     floors = None
@@ -142,26 +143,24 @@ def report(args: argparse.Namespace) -> int:
 
         floors = read_floors(args.gate)  # a bad gate file fails before any loading
     snapshot = open_snapshot(spec_from(args), args.k, LabelMode(args.label_state), args.apply_stale)
-    data = build(snapshot, args.floor)
+    result = build(snapshot, args.floor)
     if floors is not None:
         from triage.core.gate import judge_floors
 
-        data["gate"] = gate_section(judge_floors(snapshot.ev, floors, args.gate), args.gate)
+        result = result.with_gate(gate_section(judge_floors(snapshot.ev, floors, args.gate), args.gate))
     if args.format == "json":
-        from triage.report.jsonout import dumps
-
-        sys.stdout.write(dumps(data) + "\n")
+        sys.stdout.write(dumps(result) + "\n")
     elif args.format == "markdown":
-        from triage.report.markdown import render
+        from triage.report import markdown
 
-        sys.stdout.write(render(data))
+        sys.stdout.write(markdown.render(result))
     else:
-        from triage.report.terminal import render
+        from triage.report import terminal
 
-        render(data)
-    if args.strict and any(c["level"] == "error" for c in data["checks"]):
+        terminal.render(result)
+    if args.strict and any(c.level is Level.ERROR for c in result.checks):
         return EXIT_CHECKS
-    if floors is not None and not all(f["holds"] for f in data["gate"]["floors"]):
+    if result.gate is not None and not result.gate.holds:
         return EXIT_CHECKS
     return EXIT_OK
 

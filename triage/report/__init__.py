@@ -1,1 +1,2 @@
-"""The headless report: one dict of numbers (`model`), printed as text, Markdown or JSON."""
+"""The headless report: one typed `Report` (`model`), its figures as strings (`cells`), printed as
+text (`terminal`), Markdown (`markdown`) or JSON (`model.dumps`)."""

@@ -1,129 +1,295 @@
-"""Number formats shared by the text and Markdown reports (and the UI)."""
+"""Every figure of the report as a string cell: the one place a number becomes text.
+
+The text and Markdown reports and the app's screens all take their cells from here, over the
+typed `model.Report`, so a screen and the report cannot disagree. Cells are plain strings; data
+text in them (ids, names, plans) is escaped or made visible by whoever draws them.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+
+from triage.core.checks import Check, Level
+from triage.core.paired import Outcome
+from triage.report.model import (
+    FlipRow,
+    FloorRow,
+    KCells,
+    PairedSection,
+    Report,
+    SliceRow,
+    TenantRow,
+    TenantsSection,
+)
+
+NONE = "–"  # an undefined number
+FLIP_CAP = 25  # flips listed per direction in text and Markdown (JSON lists all)
+SLICE_CAP = 25  # slices listed per key in text and Markdown (JSON lists all)
+BAR = 24  # cells of a full (1.0) bar
+
+# -- one figure ----------------------------------------------------------------------------------
 
 
 def rate(x: float | None) -> str:
     """A mean in [0, 1] to three decimals: enough to tell 0.620 from 0.625 at n = 200."""
-    return "–" if x is None else f"{x:.3f}"
+    return NONE if x is None else f"{x:.3f}"
 
 
 def p_value(p: float | None) -> str:
     if p is None:
-        return "–"
+        return NONE
     return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
 
 
 def band(x: float | None) -> str:
-    return "–" if x is None else f"±{x:.3f}"
+    return NONE if x is None else f"±{x:.3f}"
+
+
+def delta(a: float | None, b: float | None) -> str:
+    return NONE if a is None or b is None else f"{b - a:+.3f}"
 
 
 def rank(r: int | None, k: int) -> str:
-    """A gold rank with its side of the cut-off: "3", "12 (>k)", or "absent"."""
-    if r is None:
+    """A gold rank with its side of the cut-off: "3", "12 (>k)", or "absent" (None or 0)."""
+    if not r:
         return "absent"
     return f"{r}" if r <= k else f"{r} (>k)"
 
 
-def delta(a: float | None, b: float | None) -> str:
-    return "–" if a is None or b is None else f"{b - a:+.3f}"
+def floor(x: float) -> str:
+    """A hit-rate floor: "0.80"."""
+    return f"{x:.2f}"
 
 
-FLIP_CAP = 25  # flips listed per direction in text and Markdown (JSON lists all)
+def k_cell(x: float | None) -> str:
+    """An arm's hit rate at another k; None when its stored depth cannot show it."""
+    return "depth too short" if x is None else rate(x)
 
 
-def capped_flips(flips: list[dict]) -> tuple[list[dict], int]:
-    """The first FLIP_CAP flips of each direction (order kept) and how many were left out."""
-    seen: dict[str, int] = {}
-    shown = []
-    for f in flips:
-        seen[f["direction"]] = seen.get(f["direction"], 0) + 1
-        if seen[f["direction"]] <= FLIP_CAP:
-            shown.append(f)
-    return shown, len(flips) - len(shown)
+def plan(name: str | None, share: float) -> str:
+    """A tenant's dominant plan with its share: "scan (100%)"."""
+    return f"{name} ({share:.0%})" if name else NONE
 
 
-def label_state_rows(d: dict) -> list[tuple[str, str, str]] | None:
-    """(what, on frozen labels, on amended labels) rows, or None when no amendment is in force."""
-    if not d["labels"]["applied"] or not d["labels"]["in_force"]:
-        return None
-    fa, fb, fp = d["frozen"]["arms"]["a"], d["frozen"]["arms"]["b"], d["frozen"]["paired"]
-    a, b, p = d["arms"]["a"], d["arms"]["b"], d["paired"]
-    rows = [
-        ("hit_rate A", rate(fa["hit_rate"]), rate(a["hit_rate"])),
-        ("hit_rate B", rate(fb["hit_rate"]), rate(b["hit_rate"])),
-    ]
-    for key, name in (
-        ("both_hit", "both hit"),
-        ("both_miss", "both miss"),
-        ("a_miss_b_hit", "miss→hit"),
-        ("a_hit_b_miss", "hit→miss"),
-    ):
-        rows.append((name, str(fp[key]), str(p[key])))
-    rows.append(("McNemar p", p_value(fp["mcnemar_p"]), p_value(p["mcnemar_p"])))
-    by = d["labels"]["by_arm"]
-    rows.append(("amendments from A / B / no evidence", "", f"{by['a']} / {by['b']} / {by['none']}"))
-    for c in d["frozen"]["changed"][:FLIP_CAP]:
-        rows.append((f"  {c['query_id']}", c["frozen"], c["amended"]))
+def selectivity(x: float | None) -> str:
+    return NONE if x is None else f"{x:.2%}"
+
+
+def outcome(o: Outcome) -> str:
+    return o.label
+
+
+def text(value: object) -> str:
+    """A data value as a cell ("" for none); the drawer escapes it."""
+    return "" if value is None else str(value)
+
+
+def bar(x: float | None, floor_at: float) -> str:
+    """A hit rate as a bar of BAR cells (eighths for the last one) on a light track, with the
+    floor marked ┃ where the bar does not reach it."""
+    if x is None:
+        return NONE.ljust(BAR, "░")
+    eighths = round(x * BAR * 8)
+    filled = "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
+    track = list(filled.ljust(BAR, "░"))
+    at = min(BAR - 1, int(floor_at * BAR))
+    if at >= len(filled):
+        track[at] = "┃"
+    return "".join(track)
+
+
+# -- rows ----------------------------------------------------------------------------------------
+
+
+def check_rows(checks: Iterable[Check], compact: bool = False) -> list[list[str]]:
+    """[level, code, message] per check; `compact` folds the passing ones into one row."""
+    checks = list(checks)
+    passing = [c for c in checks if c.level is Level.OK]
+    rows = [[str(c.level), c.code, c.message] for c in checks if not (compact and c.level is Level.OK)]
+    if compact and passing:
+        codes = ", ".join(dict.fromkeys(c.code for c in passing))
+        rows.append([str(Level.OK), f"{len(passing)} checks", codes])
     return rows
 
 
-SLICE_CAP = 25  # slices listed per key in text and Markdown (JSON lists all)
+def metric_rows(r: Report) -> list[list[str]]:
+    """[metric, A, B, B − A] for each metric at k, then the noise band."""
+    a, b = r.arms.a, r.arms.b
+    rows = [
+        [f"{name}@{r.k}", rate(x), rate(y), delta(x, y)]
+        for name, x, y in (
+            ("hit_rate", a.hit_rate, b.hit_rate),
+            ("recall", a.recall, b.recall),
+            ("mrr", a.mrr, b.mrr),
+            ("ndcg", a.ndcg, b.ndcg),
+        )
+    ]
+    return [*rows, ["noise band (1 s.e.)", band(a.noise_band), band(b.noise_band), ""]]
+
+
+def k_cell_rows(c: KCells) -> list[tuple[str, list[str]]]:
+    """(arm, its hit rate at each of `c.ks`)."""
+    return [(side, [k_cell(x) for x in cells.values()]) for side, cells in (("a", c.a), ("b", c.b))]
+
+
+def paired_rows(p: PairedSection) -> list[list[str]]:
+    """The 2×2 table: rows A hit / A miss, columns B hit / B miss."""
+    return [
+        ["A hit", str(p.both_hit), str(p.a_hit_b_miss)],
+        ["A miss", str(p.a_miss_b_hit), str(p.both_miss)],
+    ]
+
+
+def mcnemar(p: PairedSection) -> str:
+    return f"McNemar exact p = {p_value(p.mcnemar_p)}"
+
+
+def flip_counts(p: PairedSection) -> str:
+    return f"{p.a_hit_b_miss} hit→miss, {p.a_miss_b_hit} miss→hit"
+
+
+def regressions_and_wins(p: PairedSection) -> str:
+    """The overview's count of the flips: "6 regressions, 40 wins."."""
+    return f"{p.a_hit_b_miss} regressions, {p.a_miss_b_hit} wins."
+
+
+def label_state_rows(r: Report) -> list[tuple[str, str, str]] | None:
+    """(what, on frozen labels, on amended labels) rows, or None when no amendment is in force."""
+    if not r.labels.applied or not r.labels.in_force:
+        return None
+    fa, fb, fp = r.frozen.arms.a, r.frozen.arms.b, r.frozen.paired
+    a, b, p = r.arms.a, r.arms.b, r.paired
+    rows = [
+        ("hit_rate A", rate(fa.hit_rate), rate(a.hit_rate)),
+        ("hit_rate B", rate(fb.hit_rate), rate(b.hit_rate)),
+        ("both hit", str(fp.both_hit), str(p.both_hit)),
+        ("both miss", str(fp.both_miss), str(p.both_miss)),
+        ("miss→hit", str(fp.a_miss_b_hit), str(p.a_miss_b_hit)),
+        ("hit→miss", str(fp.a_hit_b_miss), str(p.a_hit_b_miss)),
+        ("McNemar p", p_value(fp.mcnemar_p), p_value(p.mcnemar_p)),
+    ]
+    by = r.labels.by_arm
+    rows.append(("amendments from A / B / no evidence", "", f"{by['a']} / {by['b']} / {by['none']}"))
+    for c in r.frozen.changed[:FLIP_CAP]:
+        rows.append((f"  {c.query_id}", outcome(c.frozen), outcome(c.amended)))
+    return rows
+
+
+def capped_flips(flips: Iterable[FlipRow]) -> tuple[list[FlipRow], int]:
+    """The first FLIP_CAP flips of each direction (order kept) and how many were left out."""
+    seen: dict[Outcome, int] = {}
+    shown, total = [], 0
+    for f in flips:
+        total += 1
+        seen[f.direction] = seen.get(f.direction, 0) + 1
+        if seen[f.direction] <= FLIP_CAP:
+            shown.append(f)
+    return shown, total - len(shown)
+
+
+FLIP_HEAD = ["#", "query", "direction", "tenant", "gold A", "gold B", "plan A", "plan B"]
+
+
+def flip_cells(i: int, f: FlipRow, k: int) -> list[str]:
+    return [
+        str(i),
+        f.query_id,
+        outcome(f.direction),
+        text(f.tenant),
+        rank(f.gold_rank_a, k),
+        rank(f.gold_rank_b, k),
+        text(f.plan_a),
+        text(f.plan_b),
+    ]
+
+
 SLICE_HEAD = ["value", "n", "hit A", "hit B", "±B", "B−A", "rec A", "rec B", "h→m", "m→h", "short", "elig=0"]
 TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "±B", "h→m", "m→h", "plan", "sel.", ""]
+TENANT_BAR_HEAD = ["#", "tenant", "n", "A", "B", ""]
 LEGEND = (
     "±B: B's noise band; h→m, m→h: flips each way; short: lists shorter than k, A/B; elig=0: filter "
     "matched nothing (in n, not in the rates); sel.: median selectivity; rec: recall"
 )
 
 
-def slice_cells(s: dict) -> list[str]:
-    a, b = s["a"], s["b"]
-    zero = a["n_eligible_zero"] + b["n_eligible_zero"]
+def slice_cells(s: SliceRow) -> list[str]:
+    a, b = s.a, s.b
+    zero = a.n_eligible_zero + b.n_eligible_zero
     return [
-        s["value"],
-        str(s["n"]),
-        rate(a["hit_rate"]),
-        rate(b["hit_rate"]),
-        band(b["noise_band"]),
-        delta(a["hit_rate"], b["hit_rate"]),
-        rate(a["recall"]),
-        rate(b["recall"]),
-        str(s["hit_to_miss"]),
-        str(s["miss_to_hit"]),
-        f"{a['short_lists']}/{b['short_lists']}",
+        s.value,
+        str(s.n),
+        rate(a.hit_rate),
+        rate(b.hit_rate),
+        band(b.noise_band),
+        delta(a.hit_rate, b.hit_rate),
+        rate(a.recall),
+        rate(b.recall),
+        str(s.hit_to_miss),
+        str(s.miss_to_hit),
+        f"{a.short_lists}/{b.short_lists}",
         str(zero) if zero else "",
     ]
 
 
-def tenant_cells(i: int, t: dict, floor: float) -> list[str]:
-    share = f"{t['plan']} ({t['plan_share']:.0%})" if t["plan"] else "–"
-    sel = "–" if t["median_selectivity"] is None else f"{t['median_selectivity']:.2%}"
-    marks = []
-    if t["hit_rate_b"] is not None and t["hit_rate_b"] < floor:
-        marks.append("< floor")
-    if t["few"]:
-        marks.append("few")
+def tenant_marks(t: TenantRow, floor_at: float) -> str:
+    return ", ".join(m for m, on in (("< floor", t.below(floor_at)), ("few", t.few)) if on)
+
+
+def tenant_cells(i: int, t: TenantRow, floor_at: float) -> list[str]:
+    """The tenant at 1-based position `i`, under TENANT_HEAD."""
     return [
         str(i),
-        t["tenant"],
-        str(t["n"]),
-        rate(t["hit_rate_a"]),
-        rate(t["hit_rate_b"]),
-        delta(t["hit_rate_a"], t["hit_rate_b"]),
-        band(t["noise_band_b"]),
-        str(t["hit_to_miss"]),
-        str(t["miss_to_hit"]),
-        share,
-        sel,
-        ", ".join(marks),
+        t.tenant,
+        str(t.n),
+        rate(t.hit_rate_a),
+        rate(t.hit_rate_b),
+        delta(t.hit_rate_a, t.hit_rate_b),
+        band(t.noise_band_b),
+        str(t.hit_to_miss),
+        str(t.miss_to_hit),
+        plan(t.plan, t.plan_share),
+        selectivity(t.median_selectivity),
+        tenant_marks(t, floor_at),
     ]
 
 
-def tenant_summary(t: dict) -> str:
-    below = t["below_floor"]
+def tenant_bar_cells(i: int, t: TenantRow, floor_at: float) -> list[str]:
+    """The same tenant as bars, under TENANT_BAR_HEAD."""
+    return [
+        str(i),
+        t.tenant,
+        str(t.n),
+        f"{bar(t.hit_rate_a, floor_at)} {rate(t.hit_rate_a)}",
+        f"{bar(t.hit_rate_b, floor_at)} {rate(t.hit_rate_b)}",
+        tenant_marks(t, floor_at),
+    ]
+
+
+def below_floor(t: TenantsSection) -> str:
+    """ "2 below the floor 0.80 in A, 3 in B"."""
+    return f"{t.below_floor.a} below the floor {floor(t.floor)} in A, {t.below_floor.b} in B"
+
+
+def p5(t: TenantsSection) -> str:
+    return f"5th-percentile tenant hit rate A {rate(t.p5.a)}, B {rate(t.p5.b)}"
+
+
+def tenant_summary(t: TenantsSection) -> str:
     return (
-        f"floor {t['floor']:.2f}: {below['a']} tenants below it in A, {below['b']} in B; "
-        f"5th-percentile tenant hit rate A {rate(t['p5']['a'])}, B {rate(t['p5']['b'])}; "
-        f"{len(t['rows'])} tenants, worst first by B"
+        f"floor {floor(t.floor)}: {t.below_floor.a} tenants below it in A, {t.below_floor.b} in B; "
+        f"{p5(t)}; {len(t.rows)} tenants, worst first by B"
     )
+
+
+def below_floor_line(t: TenantsSection, show: int = 3) -> str:
+    """ "2 tenants below 0.80 in B: acme, globex": the overview's line, the first `show` named."""
+    names = [r.tenant for r in t.below()]
+    head = f"{len(names)} tenants below {floor(t.floor)} in B"
+    if not names:
+        return head
+    return f"{head}: {', '.join(names[:show])}{' …' if len(names) > show else ''}"
+
+
+def floor_cells(f: FloorRow) -> list[str]:
+    """[floor, B hit rate, minimum, n, noise band]."""
+    return [f.name, rate(f.hit_rate), floor(f.floor), str(f.n), band(f.noise_band)]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from triage.core.sanitize import one_line
-from triage.report import cells as fmt
+from triage.report import cells
+from triage.report.model import Report
 
 LEVEL = {"error": "❌ error", "warning": "⚠️ warning", "ok": "ok"}
 
@@ -16,124 +17,110 @@ def cell(value: object) -> str:
     return text
 
 
+def indented(value: str) -> str:
+    """A row name; one indented by leading spaces is a sub-row naming a query (data text)."""
+    body = value.lstrip(" ")
+    return value if body == value else value[: len(value) - len(body)] + cell(body)
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out + [""]
 
 
-def render(d: dict) -> str:
-    a, b, p, k = d["arms"]["a"], d["arms"]["b"], d["paired"], d["k"]
-    out = [f"# triage report: {cell(a['name'])} → {cell(b['name'])} at k = {k}", ""]
-    g = d.get("gate")
-    if g:
-        failed = [f for f in g["floors"] if not f["holds"]]
-        out += [f"**Gate**: {len(failed)} of {len(g['floors'])} floors broken by B.", ""]
-        if failed:
-            out += _table(
-                ["floor", "B hit rate", "minimum", "n", "noise band"],
-                [
-                    [
-                        cell(f["name"]),
-                        fmt.rate(f["hit_rate"]),
-                        f"{f['floor']:.2f}",
-                        str(f["n"]),
-                        fmt.band(f["noise_band"]),
-                    ]
-                    for f in failed
-                ],
-            )
-    out.append(
-        f"Labels: {d['labels']['state']}. Queries: {d['n_queries']}, scored {d['n_scored']}, "
-        f"unlabelled {d['n_unlabelled']}; missing from A {len(d['missing']['a'])}, "
-        f"from B {len(d['missing']['b'])}."
-    )
-    out.append("")
-    out.append("## Checks")
-    out.append("")
-    out += _table(
-        ["level", "code", "message"],
-        [[LEVEL[c["level"]], f"`{c['code']}`", cell(c["message"])] for c in d["checks"]],
-    )
-    out.append("## Metrics")
-    out.append("")
-    rows = []
-    for key in ("hit_rate", "recall", "mrr", "ndcg"):
-        rows.append([f"{key}@{k}", fmt.rate(a[key]), fmt.rate(b[key]), fmt.delta(a[key], b[key])])
-    rows.append(["noise band (1 s.e.)", fmt.band(a["noise_band"]), fmt.band(b["noise_band"]), ""])
-    out += _table(["metric", f"A {cell(a['name'])}", f"B {cell(b['name'])}", "B − A"], rows)
-    if d["k_cells"]:
-        ks = list(d["k_cells"]["a"])
+def _gate(r: Report) -> list[str]:
+    g = r.gate
+    if not g:
+        return []
+    failed = g.broken
+    out = [f"**Gate**: {len(failed)} of {len(g.floors)} floors broken by B.", ""]
+    if failed:
+        rows = [[cell(name), *figures] for name, *figures in map(cells.floor_cells, failed)]
+        out += _table(["floor", "B hit rate", "minimum", "n", "noise band"], rows)
+    return out
+
+
+def _numbers(r: Report) -> list[str]:
+    """Metrics, each arm at each k, the paired table, frozen beside amended."""
+    a, b, p = r.arms.a, r.arms.b, r.paired
+    out = ["## Metrics", ""]
+    out += _table(["metric", f"A {cell(a.name)}", f"B {cell(b.name)}", "B − A"], cells.metric_rows(r))
+    if r.k_cells:
+        names = {"a": a.name, "b": b.name}
         out += _table(
-            ["arm", *[f"hit_rate@{x}" for x in ks]],
-            [
-                [
-                    f"{side.upper()} {cell(d['arms'][side]['name'])}",
-                    *[fmt.rate(d["k_cells"][side][x]) for x in ks],
-                ]
-                for side in ("a", "b")
-            ],
+            ["arm", *[f"hit_rate@{x}" for x in r.k_cells.ks]],
+            [[f"{side.upper()} {cell(names[side])}", *row] for side, row in cells.k_cell_rows(r.k_cells)],
         )
-    out.append("## Paired outcomes")
-    out.append("")
-    out += _table(
-        ["", "B hit", "B miss"],
-        [
-            ["A hit", str(p["both_hit"]), str(p["a_hit_b_miss"])],
-            ["A miss", str(p["a_miss_b_hit"]), str(p["both_miss"])],
-        ],
-    )
-    out.append(
-        f"n = {p['n']}; McNemar exact p = {fmt.p_value(p['mcnemar_p'])}; "
-        f"flips: {p['a_hit_b_miss']} hit→miss, {p['a_miss_b_hit']} miss→hit."
-    )
-    out.append("")
-    states = fmt.label_state_rows(d)
+    out += ["## Paired outcomes", ""]
+    out += _table(["", "B hit", "B miss"], cells.paired_rows(p))
+    out += [f"n = {p.n}; {cells.mcnemar(p)}; flips: {cells.flip_counts(p)}.", ""]
+    states = cells.label_state_rows(r)
     if states:
-        out.append(f"## Frozen labels beside amended ({cell(d['labels']['state'])})")
-        out.append("")
-        out += _table(["", "frozen", "amended"], [list(r) for r in states])
-    shown, hidden = fmt.capped_flips(d["flips"])
-    out.append("## Flips (hit→miss first)")
-    out.append("")
+        out += [f"## Frozen labels beside amended ({cell(r.labels.state)})", ""]
+        out += _table(["", "frozen", "amended"], [[indented(x), y, z] for x, y, z in states])
+    return out
+
+
+def _flips(r: Report) -> list[str]:
+    shown, hidden = cells.capped_flips(r.flips)
+    out = ["## Flips (hit→miss first)", ""]
+    rows = []
+    for i, f in enumerate(shown, 1):
+        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b = cells.flip_cells(i, f, r.k)
+        rows.append([n, cell(query), direction, cell(tenant), rank_a, rank_b, cell(plan_a), cell(plan_b)])
     out += _table(
-        ["#", "query", "direction", "tenant", "gold rank A", "gold rank B", "plan A", "plan B"],
-        [
-            [
-                str(i),
-                cell(f["query_id"]),
-                f["direction"].replace("->", "→"),
-                cell(f["tenant"]),
-                fmt.rank(f["gold_rank_a"], k),
-                fmt.rank(f["gold_rank_b"], k),
-                cell(f["plan_a"]),
-                cell(f["plan_b"]),
-            ]
-            for i, f in enumerate(shown, 1)
-        ],
+        ["#", "query", "direction", "tenant", "gold rank A", "gold rank B", "plan A", "plan B"], rows
     )
     if hidden:
         out += [f"… {hidden} more flips (`--format json` lists them all).", ""]
-    t = d["tenants"]
+    return out
+
+
+def _slices(r: Report) -> list[str]:
+    out = []
+    t = r.tenants
     if t is not None:
-        out += ["## Tenants, worst first by B", "", cell(fmt.tenant_summary(t)), ""]
+        out += ["## Tenants, worst first by B", "", cell(cells.tenant_summary(t)), ""]
         out += _table(
-            fmt.TENANT_HEAD,
+            cells.TENANT_HEAD,
             [
-                [cell(c) for c in fmt.tenant_cells(i, r, t["floor"])]
-                for i, r in enumerate(t["rows"][: fmt.SLICE_CAP], 1)
+                [cell(c) for c in cells.tenant_cells(i, x, t.floor)]
+                for i, x in enumerate(t.rows[: cells.SLICE_CAP], 1)
             ],
         )
-    for key, rows in d["slices"].items():
-        part = d["partition"][key]
+    for key, rows in r.slices.items():
+        part = r.partition[key]
         out += [
             f"## By {key}",
             "",
-            f"n sums to {part['sum']} of {part['scored']} scored"
-            + ("." if part["ok"] else ": these slices do not partition the scored queries."),
+            f"n sums to {part.sum} of {part.scored} scored"
+            + ("." if part.ok else ": these slices do not partition the scored queries."),
             "",
         ]
-        out += _table(fmt.SLICE_HEAD, [[cell(c) for c in fmt.slice_cells(s)] for s in rows[: fmt.SLICE_CAP]])
-    if d["slices"] or t is not None:
-        out += [cell(fmt.LEGEND), ""]
+        out += _table(
+            cells.SLICE_HEAD, [[cell(c) for c in cells.slice_cells(s)] for s in rows[: cells.SLICE_CAP]]
+        )
+    if r.slices or t is not None:
+        out += [cell(cells.LEGEND), ""]
+    return out
+
+
+def render(r: Report) -> str:
+    a, b = r.arms.a, r.arms.b
+    out = [f"# triage report: {cell(a.name)} → {cell(b.name)} at k = {r.k}", ""]
+    out += _gate(r)
+    out += [
+        f"Labels: {r.labels.state}. Queries: {r.n_queries}, scored {r.n_scored}, "
+        f"unlabelled {r.n_unlabelled}; missing from A {len(r.missing.a)}, "
+        f"from B {len(r.missing.b)}.",
+        "",
+        "## Checks",
+        "",
+    ]
+    out += _table(
+        ["level", "code", "message"],
+        [[LEVEL[level], f"`{code}`", cell(message)] for level, code, message in cells.check_rows(r.checks)],
+    )
+    out += _numbers(r) + _flips(r) + _slices(r)
     return "\n".join(out)

@@ -1,15 +1,25 @@
-"""Everything `triage report` says, as one JSON-ready dict. Text and Markdown render this dict,
-so the three formats cannot disagree."""
+"""Everything `triage report` says, as one typed `Report`. Text, Markdown and the app's screens
+render its fields through `cells`, and `to_json` is its one JSON spelling, so no two can disagree.
+
+Undefined numbers (nothing to judge) are None here and null in the JSON, never NaN.
+"""
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields, is_dataclass, replace
+from enum import Enum
+from operator import attrgetter
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import numpy as np
 import pyarrow as pa
 
 from triage import __version__
+from triage.core.checks import Check
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
 from triage.core.metrics import Means, means
@@ -17,34 +27,310 @@ from triage.core.paired import Outcome, Paired, outcome_codes, paired
 from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
 from triage.workspace.snapshot import Snapshot
 
+SCHEMA = 1  # `to_json()["schema"]`: raised when a key changes name or meaning
+T = TypeVar("T")
 
-def _num(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+@dataclass(frozen=True)
+class ByArm(Generic[T]):
+    """One value per arm: `{"a": …, "b": …}` in the JSON."""
+
+    a: T
+    b: T
+
+    def items(self) -> Iterator[tuple[str, T]]:
+        yield "a", self.a
+        yield "b", self.b
 
 
-def _arm(ev: Evaluation, arm: Arm) -> dict[str, object]:
+@dataclass(frozen=True)
+class LabelsSection:
+    path: Path
+    frozen_sha256: str
+    amendments: int  # records merged from the amendment log
+    in_force: int  # adds in force
+    by_arm: Mapping[str, int]  # adds in force by the arm whose results they came from: a, b, none
+    head: str | None
+    applied: bool  # the numbers use the amendments (label state "amended")
+    state: str  # "frozen <sha12> + N amendments (head <sha12>)"
+
+
+@dataclass(frozen=True)
+class ArmMeans:
+    n: int
+    hit_rate: float | None
+    recall: float | None
+    mrr: float | None
+    ndcg: float | None
+
+
+@dataclass(frozen=True)
+class ArmSection:
+    name: str
+    path: Path
+    k: int | None  # the arm's own k, as its run records it
+    n: int
+    hit_rate: float | None
+    recall: float | None
+    mrr: float | None
+    ndcg: float | None
+    noise_band: float | None  # one standard error of the hit rate
+    n_recall_unscored: int  # scored queries without a recall (n_eligible = 0)
+    n_missing_scored: int  # scored queries the arm did not answer (scored as misses)
+    meta: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class PairedSection:
+    n: int
+    both_hit: int
+    both_miss: int
+    a_hit_b_miss: int
+    a_miss_b_hit: int
+    mcnemar_p: float | None
+    reconciles: bool  # the cells reproduce both hit rates
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    query_id: str
+    frozen: Outcome
+    amended: Outcome
+
+
+@dataclass(frozen=True)
+class FrozenView:
+    """The numbers on the frozen labels alone, and the queries whose outcome amendments changed."""
+
+    arms: ByArm[ArmMeans]
+    paired: PairedSection
+    changed: tuple[Changed, ...]
+
+
+@dataclass(frozen=True)
+class KCells:
+    """Each arm's hit rate at each k of either arm (None: depth too short); k ascending."""
+
+    a: Mapping[int, float | None]
+    b: Mapping[int, float | None]
+
+    @property
+    def ks(self) -> list[int]:
+        return list(self.a)
+
+
+@dataclass(frozen=True, slots=True)
+class ArmSliceRow:
+    hit_rate: float | None
+    recall: float | None
+    short_lists: int
+    noise_band: float | None
+    n_eligible_zero: int
+
+
+@dataclass(frozen=True, slots=True)
+class SliceRow:
+    value: str
+    n: int
+    a: ArmSliceRow
+    b: ArmSliceRow
+    hit_to_miss: int
+    miss_to_hit: int
+
+    @property
+    def b_below_a(self) -> bool:
+        a, b = self.a.hit_rate, self.b.hit_rate
+        return a is not None and b is not None and b < a
+
+
+@dataclass(frozen=True)
+class Partition:
+    sum: int  # the slices' n added up
+    scored: int
+    ok: bool  # sum == scored
+
+
+@dataclass(frozen=True, slots=True)
+class TenantRow:
+    tenant: str
+    n: int
+    hit_rate_a: float | None
+    hit_rate_b: float | None
+    delta: float | None  # B − A
+    hit_to_miss: int
+    miss_to_hit: int
+    plan: str | None  # B's most used plan for the tenant's queries
+    plan_share: float  # that plan's share of the tenant's scored queries
+    median_selectivity: float | None
+    few: bool
+    noise_band_b: float | None
+
+    def below(self, floor: float) -> bool:
+        return self.hit_rate_b is not None and self.hit_rate_b < floor
+
+
+@dataclass(frozen=True)
+class TenantsSection:
+    floor: float
+    below_floor: ByArm[int]
+    p5: ByArm[float | None]
+    worst: tuple[TenantRow, ...]  # the first three rows
+    rows: tuple[TenantRow, ...]  # every tenant, worst first by B
+
+    def below(self) -> list[TenantRow]:
+        """Tenants whose B hit rate is below the floor, worst first."""
+        return [r for r in self.rows if r.below(self.floor)]
+
+
+@dataclass(frozen=True, slots=True)
+class FlipRow:
+    query_id: str
+    direction: Outcome  # HIT_TO_MISS or MISS_TO_HIT
+    gold_rank_a: int | None  # None: absent from the stored depth
+    gold_rank_b: int | None
+    depth_a: int
+    depth_b: int
+    plan_a: str | None
+    plan_b: str | None
+    tenant: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FloorRow:
+    name: str
+    floor: float
+    hit_rate: float | None  # B's
+    n: int
+    noise_band: float | None
+    holds: bool
+
+
+@dataclass(frozen=True)
+class GateSection:
+    path: Path
+    holds: bool  # every floor holds
+    floors: tuple[FloorRow, ...]  # broken first
+
+    @property
+    def broken(self) -> list[FloorRow]:
+        return [f for f in self.floors if not f.holds]
+
+
+@dataclass(frozen=True)
+class Report:
+    triage: str  # the version that wrote it
+    k: int
+    n_queries: int
+    n_scored: int
+    n_unlabelled: int
+    unlabelled: tuple[str, ...]
+    missing: ByArm[tuple[str, ...]]
+    labels: LabelsSection
+    arms: ByArm[ArmSection]
+    paired: PairedSection
+    frozen: FrozenView
+    k_cells: KCells | None
+    slices: Mapping[str, tuple[SliceRow, ...]]
+    partition: Mapping[str, Partition]
+    tenants: TenantsSection | None
+    flips: tuple[FlipRow, ...]
+    checks: tuple[Check, ...]  # errors first
+    gate: GateSection | None = None
+
+    def with_gate(self, gate: GateSection) -> Report:
+        return replace(self, gate=gate)
+
+    def to_json(self) -> dict[str, object]:
+        """The JSON-ready dict: `schema` first, then every field under its own name."""
+        out = _plain(self)
+        assert isinstance(out, dict)
+        return {"schema": SCHEMA, **out}
+
+
+def dumps(report: Report) -> str:
+    """One compact, strict JSON object (the C encoder: fast even with 100,000 flips)."""
+    return json.dumps(report.to_json(), ensure_ascii=False, allow_nan=False)
+
+
+_PRIMITIVE = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]] = {}
+
+
+def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]:
+    got = _FIELDS.get(cls)
+    if got is None:
+        names = tuple(f.name for f in fields(cls))
+        got = _FIELDS[cls] = (names, attrgetter(*names, *names[:1]))  # ≥ 2 names: always a tuple
+    return got
+
+
+def _plain(x: object) -> object:
+    """Fields by name, Outcome as its `.json`, other enums as their value, paths as text."""
+    t = type(x)
+    if t in _PRIMITIVE:
+        return x
+    if isinstance(x, Outcome):
+        return x.json
+    if isinstance(x, Enum):
+        return x.value
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, Path):
+        return str(x)
+    if is_dataclass(x):
+        names, get = _fields(t)
+        return {n: v if type(v) in _PRIMITIVE else _plain(v) for n, v in zip(names, get(x), strict=False)}
+    if isinstance(x, Mapping):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, tuple | list):
+        return [_plain(v) for v in x]
+    raise TypeError(f"no JSON spelling for {t.__name__}")
+
+
+# -- building ------------------------------------------------------------------------------------
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
     m = ev.means(arm)
-    scored_absent = ev.scored & ~arm.present
-    return {
-        "name": arm.name,
-        "path": str(arm.run.path),
-        "k": arm.run.k,
-        "n": m.n,
-        "hit_rate": _num(m.hit_rate),
-        "recall": _num(m.recall),
-        "mrr": _num(m.mrr),
-        "ndcg": _num(m.ndcg),
-        "noise_band": _num(ev.noise_band(arm)),
-        "n_recall_unscored": m.n - m.n_recall,
-        "n_missing_scored": int(scored_absent.sum()),
-        "meta": dict(arm.run.meta),
-    }
+    return ArmSection(
+        name=arm.name,
+        path=arm.run.path,
+        k=arm.run.k,
+        n=m.n,
+        hit_rate=_num(m.hit_rate),
+        recall=_num(m.recall),
+        mrr=_num(m.mrr),
+        ndcg=_num(m.ndcg),
+        noise_band=_num(ev.noise_band(arm)),
+        n_recall_unscored=m.n - m.n_recall,
+        n_missing_scored=int((ev.scored & ~arm.present).sum()),
+        meta=dict(arm.run.meta),
+    )
 
 
-def _flips(ev: Evaluation) -> list[dict[str, object]]:
+def _arm_means(m: Means) -> ArmMeans:
+    return ArmMeans(m.n, _num(m.hit_rate), _num(m.recall), _num(m.mrr), _num(m.ndcg))
+
+
+def _paired(p: Paired, a: Means, b: Means) -> PairedSection:
+    return PairedSection(
+        p.n,
+        p.both_hit,
+        p.both_miss,
+        p.a_hit_b_miss,
+        p.a_miss_b_hit,
+        _num(p.mcnemar_p),
+        p.reconciles(a.hit_rate, b.hit_rate),
+    )
+
+
+def _flips(ev: Evaluation) -> tuple[FlipRow, ...]:
     order = ev.flips
     a, b = ev.a, ev.b
-    tenant = ev.query_column("tenant").take(pa.array(order)).to_pylist()  # queries file, else runs
     columns = zip(
         ev.query_ids.take(order).to_pylist(),
         a.judged.hit[order].tolist(),
@@ -54,186 +340,145 @@ def _flips(ev: Evaluation) -> list[dict[str, object]]:
         b.depth[order].tolist(),
         a.values("plan", order),
         b.values("plan", order),
-        tenant,
+        ev.query_column("tenant").take(pa.array(order)).to_pylist(),  # queries file, else runs
         strict=True,
     )
-    return [
-        {
-            "query_id": qid,
-            "direction": (Outcome.HIT_TO_MISS if hit_a else Outcome.MISS_TO_HIT).json,
-            "gold_rank_a": rank_a or None,
-            "gold_rank_b": rank_b or None,
-            "depth_a": depth_a,
-            "depth_b": depth_b,
-            "plan_a": plan_a,
-            "plan_b": plan_b,
-            "tenant": tenant_q,
-        }
-        for qid, hit_a, rank_a, rank_b, depth_a, depth_b, plan_a, plan_b, tenant_q in columns
-    ]
+    return tuple(
+        FlipRow(
+            qid,
+            Outcome.HIT_TO_MISS if hit_a else Outcome.MISS_TO_HIT,
+            rank_a or None,
+            rank_b or None,
+            depth_a,
+            depth_b,
+            plan_a,  # type: ignore[arg-type]
+            plan_b,  # type: ignore[arg-type]
+            tenant,
+        )
+        for qid, hit_a, rank_a, rank_b, depth_a, depth_b, plan_a, plan_b, tenant in columns
+    )
 
 
-def _paired(p: Paired) -> dict[str, object]:
-    return {
-        "n": p.n,
-        "both_hit": p.both_hit,
-        "both_miss": p.both_miss,
-        "a_hit_b_miss": p.a_hit_b_miss,
-        "a_miss_b_hit": p.a_miss_b_hit,
-        "mcnemar_p": p.mcnemar_p,
-    }
-
-
-def _frozen(ev: Evaluation) -> dict[str, object]:
-    """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside), and
-    the queries whose outcome the amendments changed."""
+def _frozen(ev: Evaluation) -> FrozenView:
+    """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside)."""
     ja, jb, scored = ev.frozen_view()
-    p = paired(ja.hit, jb.hit, scored)
+    ma, mb = means(ja, scored), means(jb, scored)
     before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes
     changed = np.flatnonzero(before != now)
-
-    def arm(m: Means) -> dict[str, object]:
-        return {
-            "n": m.n,
-            "hit_rate": _num(m.hit_rate),
-            "recall": _num(m.recall),
-            "mrr": _num(m.mrr),
-            "ndcg": _num(m.ndcg),
-        }
-
-    return {
-        "arms": {"a": arm(means(ja, scored)), "b": arm(means(jb, scored))},
-        "paired": _paired(p),
-        "changed": [
-            {"query_id": qid, "frozen": Outcome(int(before[q])).json, "amended": Outcome(int(now[q])).json}
-            for q, qid in zip(changed.tolist(), ev.query_ids.take(pa.array(changed)).to_pylist(), strict=True)
-        ],
-    }
+    ids = ev.query_ids.take(pa.array(changed)).to_pylist()
+    return FrozenView(
+        ByArm(_arm_means(ma), _arm_means(mb)),
+        _paired(paired(ja.hit, jb.hit, scored), ma, mb),
+        tuple(
+            Changed(qid, Outcome(int(before[q])), Outcome(int(now[q])))
+            for q, qid in zip(changed.tolist(), ids, strict=True)
+        ),
+    )
 
 
-def _k_cells(ev: Evaluation) -> dict[str, dict[str, float | None]] | None:
+def _k_cells(ev: Evaluation) -> KCells | None:
     ks = sorted({arm.run.k for arm in ev.arms if arm.run.k is not None} | {ev.k})
     if len(ks) < 2:
         return None
-    return {
-        side: {str(k): _num(ev.hit_rate_at(arm, k)) for k in ks} for side, arm in (("a", ev.a), ("b", ev.b))
-    }
+    return KCells(*({k: _num(ev.hit_rate_at(arm, k)) for k in ks} for arm in (ev.a, ev.b)))
 
 
-def _arm_slice(a: ArmSlice) -> dict[str, object]:
-    return {
-        "hit_rate": _num(a.hit_rate),
-        "recall": _num(a.recall),
-        "short_lists": a.short_lists,
-        "noise_band": _num(a.noise_band),
-        "n_eligible_zero": a.n_eligible_zero,
-    }
+def _arm_slice(a: ArmSlice) -> ArmSliceRow:
+    return ArmSliceRow(_num(a.hit_rate), _num(a.recall), a.short_lists, _num(a.noise_band), a.n_eligible_zero)
 
 
-def slice_row(s: Slice) -> dict[str, object]:
-    """One slice as the report (and the slices screen) shows it."""
-    return {
-        "value": s.value,
-        "n": s.n,
-        "a": _arm_slice(s.a),
-        "b": _arm_slice(s.b),
-        "hit_to_miss": s.hit_to_miss,
-        "miss_to_hit": s.miss_to_hit,
-    }
+def slice_row(s: Slice) -> SliceRow:
+    return SliceRow(s.value, s.n, _arm_slice(s.a), _arm_slice(s.b), s.hit_to_miss, s.miss_to_hit)
 
 
-def _slices(ev: Evaluation) -> tuple[dict[str, list[dict[str, object]]], dict[str, dict[str, object]]]:
+def _slices(ev: Evaluation) -> tuple[dict[str, tuple[SliceRow, ...]], dict[str, Partition]]:
     out, partition = {}, {}
     n_scored = int(ev.scored.sum())
     for key, rows in all_slices(ev).items():
-        out[key] = [slice_row(s) for s in rows]
+        out[key] = tuple(slice_row(s) for s in rows)
         total = sum(s.n for s in rows)
-        partition[key] = {"sum": total, "scored": n_scored, "ok": total == n_scored}
+        partition[key] = Partition(total, n_scored, total == n_scored)
     return out, partition
 
 
-def _tenants(ev: Evaluation, floor: float) -> dict[str, object] | None:
+def tenant_row(x: Tenant) -> TenantRow:
+    s = x.slice
+    return TenantRow(
+        tenant=x.name,
+        n=s.n,
+        hit_rate_a=_num(s.a.hit_rate),
+        hit_rate_b=_num(s.b.hit_rate),
+        delta=_num(x.delta),
+        hit_to_miss=s.hit_to_miss,
+        miss_to_hit=s.miss_to_hit,
+        plan=x.plan,
+        plan_share=x.plan_share,
+        median_selectivity=_num(x.median_selectivity),
+        few=x.few,
+        noise_band_b=_num(s.b.noise_band),
+    )
+
+
+def _tenants(ev: Evaluation, floor: float) -> TenantsSection | None:
     t = tenants(ev, floor)
     if t is None:
         return None
-
-    def row(x: Tenant) -> dict[str, object]:
-        s = x.slice
-        return {
-            "tenant": x.name,
-            "n": s.n,
-            "hit_rate_a": _num(s.a.hit_rate),
-            "hit_rate_b": _num(s.b.hit_rate),
-            "delta": _num(x.delta),
-            "hit_to_miss": s.hit_to_miss,
-            "miss_to_hit": s.miss_to_hit,
-            "plan": x.plan,
-            "plan_share": x.plan_share,
-            "median_selectivity": _num(x.median_selectivity),
-            "few": x.few,
-            "noise_band_b": _num(s.b.noise_band),
-        }
-
-    return {
-        "floor": floor,
-        "below_floor": t.below_floor,
-        "p5": {k: _num(v) for k, v in t.p5.items()},
-        "worst": [row(x) for x in t.worst],
-        "rows": [row(x) for x in t.rows],
-    }
+    rows = tuple(tenant_row(x) for x in t.rows)
+    return TenantsSection(
+        floor=floor,
+        below_floor=ByArm(t.below_floor["a"], t.below_floor["b"]),
+        p5=ByArm(_num(t.p5["a"]), _num(t.p5["b"])),
+        worst=rows[: len(t.worst)],
+        rows=rows,
+    )
 
 
-def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> dict[str, object]:
-    ev, labels = snapshot.ev, snapshot.labels
-    p = ev.paired()
-    ma, mb = ev.means(ev.a), ev.means(ev.b)
+def _labels(snapshot: Snapshot) -> LabelsSection:
+    labels = snapshot.labels
+    return LabelsSection(
+        path=labels.frozen.path,
+        frozen_sha256=labels.frozen.sha256,
+        amendments=len(labels.records),
+        in_force=len(labels.in_force),
+        by_arm=labels.by_arm(),
+        head=labels.head,
+        applied=labels.amended,
+        state=labels.describe(),
+    )
+
+
+def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> Report:
+    ev = snapshot.ev
     scored = ev.scored
     slice_rows, partition = _slices(ev)
-    return {
-        "triage": __version__,
-        "k": ev.k,
-        "n_queries": ev.n,
-        "n_scored": int(scored.sum()),
-        "n_unlabelled": int((~scored).sum()),
-        "unlabelled": ev.ids_where(~scored),
-        "missing": {"a": ev.ids_where(~ev.a.present), "b": ev.ids_where(~ev.b.present)},
-        "labels": {
-            "path": str(labels.frozen.path),
-            "frozen_sha256": labels.frozen.sha256,
-            "amendments": len(labels.records),
-            "in_force": len(labels.in_force),
-            "by_arm": labels.by_arm(),
-            "head": labels.head,
-            "applied": labels.amended,
-            "state": labels.describe(),
-        },
-        "arms": {"a": _arm(ev, ev.a), "b": _arm(ev, ev.b)},
-        "paired": {**_paired(p), "reconciles": p.reconciles(ma.hit_rate, mb.hit_rate)},
-        "frozen": _frozen(ev),
-        "k_cells": _k_cells(ev),
-        "slices": slice_rows,
-        "partition": partition,
-        "tenants": _tenants(ev, floor),
-        "flips": _flips(ev),
-        "checks": [{"level": str(c.level), "code": c.code, "message": c.message} for c in snapshot.checks],
-    }
+    return Report(
+        triage=__version__,
+        k=ev.k,
+        n_queries=ev.n,
+        n_scored=int(scored.sum()),
+        n_unlabelled=int((~scored).sum()),
+        unlabelled=tuple(ev.ids_where(~scored)),
+        missing=ByArm(tuple(ev.ids_where(~ev.a.present)), tuple(ev.ids_where(~ev.b.present))),
+        labels=_labels(snapshot),
+        arms=ByArm(_arm(ev, ev.a), _arm(ev, ev.b)),
+        paired=_paired(ev.paired(), ev.means(ev.a), ev.means(ev.b)),
+        frozen=_frozen(ev),
+        k_cells=_k_cells(ev),
+        slices=slice_rows,
+        partition=partition,
+        tenants=_tenants(ev, floor),
+        flips=_flips(ev),
+        checks=tuple(snapshot.checks),
+    )
 
 
-def gate_section(floors: list[Floor], path: Path) -> dict[str, object]:
+def gate_section(floors: list[Floor], path: Path) -> GateSection:
     """The gate's verdicts, broken floors first."""
     rows = sorted(floors, key=lambda f: f.holds)
-    return {
-        "path": str(path),
-        "holds": all(f.holds for f in rows),
-        "floors": [
-            {
-                "name": f.name,
-                "floor": f.floor,
-                "hit_rate": _num(f.hit_rate),
-                "n": f.n,
-                "noise_band": _num(f.noise_band),
-                "holds": f.holds,
-            }
-            for f in rows
-        ],
-    }
+    return GateSection(
+        path=path,
+        holds=all(f.holds for f in rows),
+        floors=tuple(
+            FloorRow(f.name, f.floor, _num(f.hit_rate), f.n, _num(f.noise_band), f.holds) for f in rows
+        ),
+    )

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from triage.core.paired import Outcome
 from triage.core.sanitize import one_line
-from triage.report import cells as fmt
+from triage.report import cells
+from triage.report.model import Report
 
 STYLE = {"error": "bold red", "warning": "dark_orange", "ok": "green"}
 
@@ -18,146 +20,140 @@ def plain(value: object, width: int = 80) -> Text:
     return Text(one_line("" if value is None else value, width))
 
 
-def checks_table(d: dict, compact: bool = False) -> Table:
+def indented(value: str, width: int = 80) -> Text:
+    """A row name; one indented by leading spaces is a sub-row naming a query (data text)."""
+    body = value.lstrip(" ")
+    return Text(value) if body == value else Text(value[: len(value) - len(body)]) + plain(body, width)
+
+
+def checks_table(r: Report, compact: bool = False) -> Table:
     """Every check, errors and warnings first; `compact` folds the passing ones into one row."""
     t = Table(title="Checks", title_justify="left", expand=False)
     t.add_column("level")
     t.add_column("code")
     t.add_column("message", overflow="fold")
-    passing = [c for c in d["checks"] if c["level"] == "ok"]
-    for c in d["checks"]:
-        if not (compact and c["level"] == "ok"):
-            t.add_row(Text(c["level"], STYLE[c["level"]]), Text(c["code"]), plain(c["message"], 400))
-    if compact and passing:
-        codes = ", ".join(dict.fromkeys(c["code"] for c in passing))
-        t.add_row(Text("ok", STYLE["ok"]), Text(f"{len(passing)} checks"), plain(codes, 400))
+    for level, code, message in cells.check_rows(r.checks, compact):
+        t.add_row(Text(level, STYLE[level]), Text(code), plain(message, 400))
     return t
 
 
-def metrics_table(d: dict) -> Table:
-    a, b, k = d["arms"]["a"], d["arms"]["b"], d["k"]
-    t = Table(title=f"Metrics at k = {k} over {d['n_scored']} scored queries", title_justify="left")
+def metrics_table(r: Report) -> Table:
+    a, b = r.arms.a, r.arms.b
+    t = Table(title=f"Metrics at k = {r.k} over {r.n_scored} scored queries", title_justify="left")
     t.add_column("metric")
-    t.add_column(Text("A ") + plain(a["name"], 30), justify="right")
-    t.add_column(Text("B ") + plain(b["name"], 30), justify="right")
+    t.add_column(Text("A ") + plain(a.name, 30), justify="right")
+    t.add_column(Text("B ") + plain(b.name, 30), justify="right")
     t.add_column("B − A", justify="right")
-    for key in ("hit_rate", "recall", "mrr", "ndcg"):
-        t.add_row(Text(f"{key}@{k}"), fmt.rate(a[key]), fmt.rate(b[key]), fmt.delta(a[key], b[key]))
-    t.add_row("noise band (1 s.e.)", fmt.band(a["noise_band"]), fmt.band(b["noise_band"]), "")
+    *rows, noise = cells.metric_rows(r)
+    for name, *figures in rows:
+        t.add_row(Text(name), *figures)
+    t.add_row(*noise)
     return t
 
 
-def k_cells_table(d: dict) -> Table | None:
-    if not d["k_cells"]:
+def k_cells_table(r: Report) -> Table | None:
+    if not r.k_cells:
         return None
-    ks = list(d["k_cells"]["a"])
     t = Table(title="Each arm at each k (hit rate)", title_justify="left")
     t.add_column("arm")
-    for x in ks:
+    for x in r.k_cells.ks:
         t.add_column(f"k = {x}", justify="right")
-    for side in ("a", "b"):
-        t.add_row(
-            Text(f"{side.upper()} ") + plain(d["arms"][side]["name"], 30),
-            *[
-                fmt.rate(d["k_cells"][side][x]) if d["k_cells"][side][x] is not None else "depth too short"
-                for x in ks
-            ],
-        )
+    for side, row in cells.k_cell_rows(r.k_cells):
+        name = r.arms.a.name if side == "a" else r.arms.b.name
+        t.add_row(Text(f"{side.upper()} ") + plain(name, 30), *row)
     return t
 
 
-def paired_view(d: dict) -> Group:
-    p = d["paired"]
-    t = Table(title=f"Paired outcomes (n = {p['n']})", title_justify="left")
+def paired_view(r: Report) -> Group:
+    p = r.paired
+    t = Table(title=f"Paired outcomes (n = {p.n})", title_justify="left")
     t.add_column("")
     t.add_column("B hit", justify="right")
     t.add_column("B miss", justify="right")
-    t.add_row("A hit", str(p["both_hit"]), Text(str(p["a_hit_b_miss"]), "red"))
-    t.add_row("A miss", Text(str(p["a_miss_b_hit"]), "green"), str(p["both_miss"]))
-    note = Text(
-        f"McNemar exact p = {fmt.p_value(p['mcnemar_p'])}; "
-        f"{p['a_hit_b_miss']} hit→miss, {p['a_miss_b_hit']} miss→hit"
-    )
-    return Group(t, note)
+    (hit, both_hit, down), (miss, up, both_miss) = cells.paired_rows(p)
+    t.add_row(hit, both_hit, Text(down, "red"))
+    t.add_row(miss, Text(up, "green"), both_miss)
+    return Group(t, Text(f"{cells.mcnemar(p)}; {cells.flip_counts(p)}"))
 
 
-def label_states_table(d: dict) -> Table | None:
+def label_states_table(r: Report) -> Table | None:
     """Frozen labels beside amended labels, when amendments are in force."""
-    rows = fmt.label_state_rows(d)
+    rows = cells.label_state_rows(r)
     if rows is None:
         return None
-    t = Table(title=f"Frozen labels beside amended ({d['labels']['state']})", title_justify="left")
+    t = Table(title=f"Frozen labels beside amended ({r.labels.state})", title_justify="left")
     t.add_column("")
     t.add_column("frozen", justify="right")
     t.add_column("amended", justify="right")
     for name, frozen, amended in rows:
-        t.add_row(name, frozen, amended)
+        t.add_row(indented(name), frozen, amended)
     return t
 
 
-def slices_view(d: dict) -> Group | None:
-    if not d["slices"]:
+def slices_view(r: Report) -> Group | None:
+    if not r.slices:
         return None
-    parts: list = []
-    for key, rows in d["slices"].items():
-        part = d["partition"][key]
-        check = "✓" if part["ok"] else "✗ does not partition"
+    parts: list[RenderableType] = []
+    for key, rows in r.slices.items():
+        part = r.partition[key]
+        check = "✓" if part.ok else "✗ does not partition"
         t = Table(
-            title=f"By {key}: n sums to {part['sum']} of {part['scored']} scored {check}",
+            title=f"By {key}: n sums to {part.sum} of {part.scored} scored {check}",
             title_justify="left",
         )
-        width = min(32, max(len(r["value"]) for r in rows))
-        for i, name in enumerate(fmt.SLICE_HEAD):
+        width = min(32, max(len(s.value) for s in rows))
+        for i, name in enumerate(cells.SLICE_HEAD):
             t.add_column(
                 name,
                 justify="left" if i == 0 else "right",
                 no_wrap=i == 0,
                 min_width=width if i == 0 else None,
             )
-        for s in rows[: fmt.SLICE_CAP]:
-            cells = fmt.slice_cells(s)
-            t.add_row(plain(cells[0], 40), *cells[1:])
-        if len(rows) > fmt.SLICE_CAP:
-            t.caption = f"… {len(rows) - fmt.SLICE_CAP} more (--format json lists all)"
+        for s in rows[: cells.SLICE_CAP]:
+            row = cells.slice_cells(s)
+            t.add_row(plain(row[0], 40), *row[1:])
+        if len(rows) > cells.SLICE_CAP:
+            t.caption = f"… {len(rows) - cells.SLICE_CAP} more (--format json lists all)"
         parts += [t, Text("")]
-    return Group(*parts, Text(fmt.LEGEND, "dim"))
+    return Group(*parts, Text(cells.LEGEND, "dim"))
 
 
-def tenants_view(d: dict) -> Group | None:
-    t = d["tenants"]
+def tenants_view(r: Report) -> Group | None:
+    t = r.tenants
     if t is None:
         return None
     table = Table(title="Tenants, worst first by B's hit rate", title_justify="left")
-    width = min(32, max(len(r["tenant"]) for r in t["rows"]))
-    for i, name in enumerate(fmt.TENANT_HEAD):
+    width = min(32, max(len(x.tenant) for x in t.rows))
+    for i, name in enumerate(cells.TENANT_HEAD):
         table.add_column(
             name,
             justify="left" if i in (1, 9, 11) else "right",
             no_wrap=i in (1, 9, 11),
             min_width=width if i == 1 else None,
         )
-    for i, row in enumerate(t["rows"][: fmt.SLICE_CAP], 1):
-        cells = fmt.tenant_cells(i, row, t["floor"])
-        style = (
-            "bold red"
-            if i <= 3 and row["hit_rate_b"] is not None and row["hit_rate_b"] < t["floor"]
-            else ("bold" if i <= 3 else "")
-        )
+    for i, x in enumerate(t.rows[: cells.SLICE_CAP], 1):
+        row = cells.tenant_cells(i, x, t.floor)
+        style = "bold red" if i <= 3 and x.below(t.floor) else ("bold" if i <= 3 else "")
         table.add_row(
-            cells[0], plain(cells[1], 40), *cells[2:9], plain(cells[9], 30), *cells[10:], style=style
+            row[0],
+            plain(row[1], 40),
+            *row[2:9],
+            plain(row[9], 30),
+            *row[10:],
+            style=style,
         )
-    if len(t["rows"]) > fmt.SLICE_CAP:
-        table.caption = f"… {len(t['rows']) - fmt.SLICE_CAP} more tenants (--format json lists all)"
-    return Group(Text(fmt.tenant_summary(t)), table)
+    if len(t.rows) > cells.SLICE_CAP:
+        table.caption = f"… {len(t.rows) - cells.SLICE_CAP} more tenants (--format json lists all)"
+    return Group(Text(cells.tenant_summary(t)), table)
 
 
-def gate_view(d: dict) -> Group | None:
-    g = d.get("gate")
+def gate_view(r: Report) -> Group | None:
+    g = r.gate
     if not g:
         return None
-    failed = [f for f in g["floors"] if not f["holds"]]
+    failed = g.broken
     head = Text(
-        f"Gate {g['path']}: {len(failed)} of {len(g['floors'])} floors broken by B",
+        f"Gate {g.path}: {len(failed)} of {len(g.floors)} floors broken by B",
         "bold red" if failed else "bold green",
     )
     t = Table(title_justify="left")
@@ -170,82 +166,72 @@ def gate_view(d: dict) -> Group | None:
         ("", "left"),
     ):
         t.add_column(name, justify=just)  # type: ignore[arg-type]
-    for f in failed + [f for f in g["floors"] if f["holds"]][: max(0, 25 - len(failed))]:
+    for f in failed + [f for f in g.floors if f.holds][: max(0, 25 - len(failed))]:
+        name, *figures = cells.floor_cells(f)
         t.add_row(
-            plain(f["name"], 60),
-            fmt.rate(f["hit_rate"]),
-            f"{f['floor']:.2f}",
-            str(f["n"]),
-            fmt.band(f["noise_band"]),
-            Text("BELOW", "bold red") if not f["holds"] else Text("ok", "green"),
+            plain(name, 60),
+            *figures,
+            Text("BELOW", "bold red") if not f.holds else Text("ok", "green"),
         )
     return Group(head, t)
 
 
-def flips_view(d: dict) -> Group:
-    k = d["k"]
-    shown, hidden = fmt.capped_flips(d["flips"])
+def flips_view(r: Report) -> Group:
+    shown, hidden = cells.capped_flips(r.flips)
     t = Table(title="Flips, hit→miss first", title_justify="left")
-    for name, just in (
-        ("#", "right"),
-        ("query", "left"),
-        ("direction", "left"),
-        ("tenant", "left"),
-        ("gold A", "right"),
-        ("gold B", "right"),
-        ("plan A", "left"),
-        ("plan B", "left"),
+    for name, just in zip(
+        cells.FLIP_HEAD, ("right", "left", "left", "left", "right", "right", "left", "left"), strict=True
     ):
         t.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
     for i, f in enumerate(shown, 1):
-        style = "red" if f["direction"] == "hit->miss" else "green"
+        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b = cells.flip_cells(i, f, r.k)
         t.add_row(
-            str(i),
-            plain(f["query_id"], 40),
-            Text(f["direction"].replace("->", "→"), style),
-            plain(f["tenant"], 24),
-            fmt.rank(f["gold_rank_a"], k),
-            fmt.rank(f["gold_rank_b"], k),
-            plain(f["plan_a"], 16),
-            plain(f["plan_b"], 16),
+            n,
+            plain(query, 40),
+            Text(direction, "red" if f.direction is Outcome.HIT_TO_MISS else "green"),
+            plain(tenant, 24),
+            rank_a,
+            rank_b,
+            plain(plan_a, 16),
+            plain(plan_b, 16),
         )
-    parts: list = [t]
+    parts: list[RenderableType] = [t]
     if hidden:
         parts.append(Text(f"… {hidden} more flips (--format json lists them all)"))
     return Group(*parts)
 
 
-def title(d: dict) -> Text:
-    a, b = d["arms"]["a"], d["arms"]["b"]
-    head = Text("triage report: ", "bold") + plain(a["name"], 40) + Text(" → ") + plain(b["name"], 40)
-    return head + Text(f" at k = {d['k']}")
+def title(r: Report) -> Text:
+    a, b = r.arms.a, r.arms.b
+    head = Text("triage report: ", "bold") + plain(a.name, 40) + Text(" → ") + plain(b.name, 40)
+    return head + Text(f" at k = {r.k}")
 
 
-def summary(d: dict) -> Text:
+def summary(r: Report) -> Text:
     """The label state and the query counts."""
     return Text(
-        f"labels: {d['labels']['state']}  ·  queries {d['n_queries']}, scored {d['n_scored']}, "
-        f"unlabelled {d['n_unlabelled']}, missing from A {len(d['missing']['a'])}, "
-        f"from B {len(d['missing']['b'])}"
+        f"labels: {r.labels.state}  ·  queries {r.n_queries}, scored {r.n_scored}, "
+        f"unlabelled {r.n_unlabelled}, missing from A {len(r.missing.a)}, "
+        f"from B {len(r.missing.b)}"
     )
 
 
-def render(d: dict, console: Console | None = None) -> None:
+def render(r: Report, console: Console | None = None) -> None:
     if console is None:
         # Piped or in CI there is no terminal width: use one that keeps ids whole.
         console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    console.print(title(d))
-    console.print(summary(d))
+    console.print(title(r))
+    console.print(summary(r))
     parts = (
-        gate_view(d),
-        checks_table(d),
-        metrics_table(d),
-        k_cells_table(d),
-        paired_view(d),
-        label_states_table(d),
-        flips_view(d),
-        tenants_view(d),
-        slices_view(d),
+        gate_view(r),
+        checks_table(r),
+        metrics_table(r),
+        k_cells_table(r),
+        paired_view(r),
+        label_states_table(r),
+        flips_view(r),
+        tenants_view(r),
+        slices_view(r),
     )
     for part in parts:
         if part is not None:

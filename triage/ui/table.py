@@ -106,6 +106,10 @@ class VirtualTable(ScrollView, can_focus=True):
         if count:
             self.post_message(self.Highlighted(self, self.cursor))
 
+    def cells(self, i: int) -> list[str]:
+        """Row `i`'s cells as it draws them, before they are fitted to the column widths."""
+        return ["" if value is None else str(value) for value in self._row(i)]
+
     def _total_width(self) -> int:
         return sum(c.width + 1 for c in self.columns)
 

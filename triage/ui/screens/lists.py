@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from triage.core.paired import Outcome
-from triage.report import cells as fmt
+from triage.report import cells
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.screens.live import LiveScreen
@@ -69,8 +69,8 @@ class QueryList(LiveScreen):
                 Outcome(int(s.outcomes[q])).label,
                 s.query_id(q),
                 s.tenant_of[q].as_py(),
-                fmt.rank(int(ev.a.judged.gold_rank[q]) or None, ev.k),
-                fmt.rank(int(ev.b.judged.gold_rank[q]) or None, ev.k),
+                cells.rank(int(ev.a.judged.gold_rank[q]), ev.k),
+                cells.rank(int(ev.b.judged.gold_rank[q]), ev.k),
                 ev.a.value("plan", q),
                 ev.b.value("plan", q),
                 s.texts[q].as_py(),
@@ -78,7 +78,7 @@ class QueryList(LiveScreen):
 
         table = self.query_one(VirtualTable)
         cursor = table.cursor if cursor is None else cursor
-        table.set_rows(len(order), row, lambda i: TAGS.get(int(s.outcomes[order[i]])), cursor)
+        table.set_rows(len(order), row, lambda i: TAGS.get(Outcome(int(s.outcomes[order[i]]))), cursor)
         self.update_title(cursor)
 
     def rows(self) -> np.ndarray:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
-from triage.report.model import build
+from triage.report.model import Report, build
 from triage.ui.table import VirtualTable
 from triage.workspace.session import Session
 
 
-def report(session: Session) -> dict:
+def report(session: Session) -> Report:
     """The report of the session's current snapshot, built once per version."""
     return session.cached("report", lambda snapshot: build(snapshot, session.floor))
 
 
 class LiveScreen(Screen):
     session: Session
-    shown_version = -1  # the session.version last drawn
+    shown_version: str | None = None  # the session.version last drawn
 
     def fill(self) -> None:
         raise NotImplementedError

@@ -10,6 +10,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
 
+from triage.report import cells
 from triage.report import terminal as report_text
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
@@ -36,7 +37,7 @@ class OverviewScreen(Screen):
             yield Static(id="hint")
         yield Keys()
 
-    shown_version = -1
+    shown_version: str | None = None
 
     def on_screen_resume(self) -> None:
         session = getattr(self.app, "session", None)
@@ -45,45 +46,37 @@ class OverviewScreen(Screen):
 
     def show(self, session: Session) -> None:
         self.shown_version = session.version
-        d = report(session)
+        r = report(session)
         self.query_one("#loading").display = False
-        a, b = d["arms"]["a"], d["arms"]["b"]
         self.query_one("#title", Static).update(
             line(
-                ("triage  ", "bold"), a["name"], ("  →  ", "bold"), b["name"], (f"  at k = {d['k']}", "bold")
+                ("triage  ", "bold"),
+                r.arms.a.name,
+                ("  →  ", "bold"),
+                r.arms.b.name,
+                (f"  at k = {r.k}", "bold"),
             )
         )
-        self.query_one("#summary", Static).update(report_text.summary(d))
-        self.query_one("#checks", Static).update(report_text.checks_table(d, compact=True))
-        self.query_one("#metrics", Static).update(report_text.metrics_table(d))
-        self.query_one("#paired", Static).update(report_text.paired_view(d))
-        cells = report_text.k_cells_table(d)
-        k_cells = self.query_one("#k-cells", Static)
-        k_cells.display = cells is not None
-        if cells is not None:
-            k_cells.update(cells)
-        states = report_text.label_states_table(d)
+        self.query_one("#summary", Static).update(report_text.summary(r))
+        self.query_one("#checks", Static).update(report_text.checks_table(r, compact=True))
+        self.query_one("#metrics", Static).update(report_text.metrics_table(r))
+        self.query_one("#paired", Static).update(report_text.paired_view(r))
+        k_cells = report_text.k_cells_table(r)
+        box = self.query_one("#k-cells", Static)
+        box.display = k_cells is not None
+        if k_cells is not None:
+            box.update(k_cells)
+        states = report_text.label_states_table(r)
         box = self.query_one("#label-states", Static)
         box.display = states is not None
         if states is not None:
             box.update(states)
-        tenants = d["tenants"]
         below = ""
-        if tenants is not None:
-            names = [
-                r["tenant"]
-                for r in tenants["rows"]
-                if r["hit_rate_b"] is not None and r["hit_rate_b"] < tenants["floor"]
-            ]
-            below = (
-                f"\n{len(names)} tenants below {tenants['floor']:.2f} in B"
-                + (f": {', '.join(names[:3])}{' …' if len(names) > 3 else ''}" if names else "")
-                + "   t: tenants   s: slices"
-            )
-        n = len(d["flips"])
+        if r.tenants is not None:
+            below = f"\n{cells.below_floor_line(r.tenants)}   t: tenants   s: slices"
         self.query_one("#hint", Static).update(
             line(
-                (f"{session.n_regressions} regressions, {n - session.n_regressions} wins.", "bold"),
+                (cells.regressions_and_wins(r.paired), "bold"),
                 "  f: read the flips   a: all queries   /: search   ?: keys",
                 below,
             )

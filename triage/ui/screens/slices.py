@@ -15,31 +15,25 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from triage.core.paired import Outcome
-from triage.core.slices import FEW, Slice, Tenant
-from triage.report import cells as fmt
-from triage.report.model import slice_row
+from triage.core.slices import FEW, Slice
+from triage.report import cells
+from triage.report.model import SliceRow
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.screens.lists import QueryList
-from triage.ui.screens.live import LiveScreen
+from triage.ui.screens.live import LiveScreen, report
 from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session
 
-BAR = 24  # cells of a full (1.0) bar
+
+def columns(head: list[str], widths: list[int], left: set[int]) -> list[Column]:
+    """A table's columns under a header of `cells`, right-aligned but for `left`."""
+    return [Column(h, w, right=i not in left) for i, (h, w) in enumerate(zip(head, widths, strict=True))]
 
 
-def bar(rate: float, floor: float) -> str:
-    """A hit rate as a bar of BAR cells (eighths for the last one) on a light track, with the
-    floor marked ┃ where the bar does not reach it."""
-    if rate != rate:  # NaN
-        return "–".ljust(BAR, "░")
-    eighths = round(rate * BAR * 8)
-    filled = "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
-    track = list(filled.ljust(BAR, "░"))
-    at = min(BAR - 1, int(floor * BAR))
-    if at >= len(filled):
-        track[at] = "┃"
-    return "".join(track)
+def slice_named(session: Session, key: str, value: str) -> Slice:
+    """The core slice behind a report row: its query indices, for drilling in."""
+    return next(s for s in session.slices[key] if s.value == value)
 
 
 class SliceQueries(QueryList):
@@ -75,28 +69,8 @@ class TenantsScreen(LiveScreen):
         Binding("escape", "app.pop_screen", "back"),
         Binding("b", "bars", "bars / table"),
     ]
-    COLUMNS = [
-        Column("#", 4, right=True),
-        Column("tenant", 24),
-        Column("n", 5, right=True),
-        Column("hit A", 6, right=True),
-        Column("hit B", 6, right=True),
-        Column("B−A", 7, right=True),
-        Column("±B", 6, right=True),
-        Column("h→m", 4, right=True),
-        Column("m→h", 4, right=True),
-        Column("plan", 16),
-        Column("sel.", 7, right=True),
-        Column("", 0),
-    ]
-    BARS = [
-        Column("#", 4, right=True),
-        Column("tenant", 24),
-        Column("n", 5, right=True),
-        Column("A", BAR + 7),
-        Column("B", BAR + 7),
-        Column("", 0),
-    ]
+    COLUMNS = columns(cells.TENANT_HEAD, [4, 24, 5, 6, 6, 7, 6, 4, 4, 16, 7, 0], left={1, 9, 11})
+    BARS = columns(cells.TENANT_BAR_HEAD, [4, 24, 5, cells.BAR + 7, cells.BAR + 7, 0], left={1, 3, 4, 5})
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -109,7 +83,7 @@ class TenantsScreen(LiveScreen):
         yield Keys()
 
     def fill(self) -> None:
-        t = self.session.tenants
+        t = report(self.session).tenants
         table = self.query_one(VirtualTable)
         if t is None:
             self.query_one("#tenants-title", Static).update(
@@ -117,16 +91,12 @@ class TenantsScreen(LiveScreen):
             )
             table.set_rows(0, lambda i: [])
             return
-        rows = t.rows
-        floor = t.floor
+        rows, floor = t.rows, t.floor
         self.query_one("#tenants-title", Static).update(
             line(
                 ("Tenants, worst first by B  ", "bold"),
-                (
-                    f"{t.below_floor['a']} below the floor {floor:.2f} in A, {t.below_floor['b']} in B",
-                    "$text-error bold",
-                ),
-                f"   5th-percentile tenant hit rate A {fmt.rate(t.p5['a'])}, B {fmt.rate(t.p5['b'])}",
+                (cells.below_floor(t), "$text-error bold"),
+                f"   {cells.p5(t)}",
                 (
                     "\nthe worst three are highlighted; few = fewer than "
                     f"{FEW} scored queries; b: bars (┃ marks the floor); enter: the tenant's queries",
@@ -134,61 +104,26 @@ class TenantsScreen(LiveScreen):
                 ),
             )
         )
-
-        def marks(x: Tenant) -> str:
-            out = []
-            if x.slice.b.hit_rate < floor:
-                out.append("< floor")
-            if x.few:
-                out.append("few")
-            return ", ".join(out)
-
-        def cells(i: int) -> list[object]:
-            x = rows[i]
-            s = x.slice
-            if self.show_bars:
-                return [
-                    i + 1,
-                    x.name,
-                    s.n,
-                    f"{bar(s.a.hit_rate, floor)} {fmt.rate(s.a.hit_rate)}",
-                    f"{bar(s.b.hit_rate, floor)} {fmt.rate(s.b.hit_rate)}",
-                    marks(x),
-                ]
-            plan = f"{x.plan} {x.plan_share:.0%}" if x.plan else "–"
-            sel = "–" if x.median_selectivity != x.median_selectivity else f"{x.median_selectivity:.2%}"
-            return [
-                i + 1,
-                x.name,
-                s.n,
-                fmt.rate(s.a.hit_rate),
-                fmt.rate(s.b.hit_rate),
-                fmt.delta(s.a.hit_rate, s.b.hit_rate),
-                fmt.band(s.b.noise_band),
-                s.hit_to_miss,
-                s.miss_to_hit,
-                plan,
-                sel,
-                marks(x),
-            ]
+        row = cells.tenant_bar_cells if self.show_bars else cells.tenant_cells
 
         def tag(i: int) -> str | None:
             x = rows[i]
             if i < 3:
-                return "bad" if x.slice.b.hit_rate < floor else "gold"
+                return "bad" if x.below(floor) else "gold"
             return "muted" if x.few else None
 
         table.columns = list(self.BARS if self.show_bars else self.COLUMNS)
-        table.set_rows(len(rows), cells, tag, table.cursor)
+        table.set_rows(len(rows), lambda i: row(i + 1, rows[i], floor), tag, table.cursor)
 
     def action_bars(self) -> None:
         self.show_bars = not self.show_bars
         self.fill()
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
-        t = self.session.tenants
+        t = report(self.session).tenants
         if t is not None:
-            self.app.push_screen(SliceQueries(self.session, t.rows[event.index].slice))
+            tenant = slice_named(self.session, "tenant", t.rows[event.index].tenant)
+            self.app.push_screen(SliceQueries(self.session, tenant))
 
 
 class SlicesScreen(LiveScreen):
@@ -197,6 +132,7 @@ class SlicesScreen(LiveScreen):
         Binding("right_square_bracket,right", "key(1)", "next key"),
         Binding("left_square_bracket,left", "key(-1)", "previous key"),
     ]
+    COLUMNS = [*columns(cells.SLICE_HEAD, [24, 6, 6, 6, 6, 7, 6, 6, 4, 4, 6, 6], left={0}), Column("", 0)]
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -205,47 +141,29 @@ class SlicesScreen(LiveScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="slices-title")
-        yield VirtualTable(
-            [
-                Column("value", 24),
-                Column("n", 6, right=True),
-                Column("hit A", 6, right=True),
-                Column("hit B", 6, right=True),
-                Column("±B", 6, right=True),
-                Column("B−A", 7, right=True),
-                Column("rec A", 6, right=True),
-                Column("rec B", 6, right=True),
-                Column("h→m", 4, right=True),
-                Column("m→h", 4, right=True),
-                Column("short", 6, right=True),
-                Column("elig=0", 6, right=True),
-                Column("", 0),
-            ],
-            id="slices",
-        )
-        yield Static(fmt.LEGEND, id="slices-legend")
+        yield VirtualTable(self.COLUMNS, id="slices")
+        yield Static(cells.LEGEND, id="slices-legend")
         yield Keys()
 
-    def current(self) -> tuple[str, list[Slice]]:
-        keys = list(self.session.slices)
-        key = keys[self.key_index % len(keys)]
-        return key, self.session.slices[key]
+    def current(self) -> tuple[str, tuple[SliceRow, ...]]:
+        slices = report(self.session).slices
+        key = list(slices)[self.key_index % len(slices)]
+        return key, slices[key]
 
     def fill(self) -> None:
-        if not self.session.slices:
+        r = report(self.session)
+        if not r.slices:
             self.query_one("#slices-title", Static).update(line(("no slice columns in the inputs", "bold")))
             return
         key, rows = self.current()
-        keys = list(self.session.slices)
-        scored = int(self.session.ev.scored.sum())
-        total = sum(s.n for s in rows)
+        part = r.partition[key]
         check = (
             ("✓ partitions the scored queries", "$text-success")
-            if total == scored
+            if part.ok
             else ("✗ does not partition the scored queries", "$text-error bold")
         )
         tabs: list[str | tuple[str, str]] = []
-        for k in keys:
+        for k in r.slices:
             tabs += [(f" {k} ", "reverse bold" if k == key else "$text-muted")]
         self.query_one("#slices-title", Static).update(
             line(
@@ -253,25 +171,24 @@ class SlicesScreen(LiveScreen):
                 *tabs,
                 ("   ←/→ or [ ]: key", "$text-muted"),
                 "\n",
-                f"by {key}: {len(rows)} slices, n sums to {total} of {scored} scored  ",
+                f"by {key}: {len(rows)} slices, n sums to {part.sum} of {part.scored} scored  ",
                 check,
             )
         )
-
-        def cells(i: int) -> list[object]:
-            return [*fmt.slice_cells(slice_row(rows[i])), ""]
-
-        def tag(i: int) -> str | None:
-            s = rows[i]
-            return "bad" if s.b.hit_rate < s.a.hit_rate else None
-
-        self.query_one(VirtualTable).set_rows(len(rows), cells, tag)
+        self.query_one(VirtualTable).set_rows(
+            len(rows),
+            lambda i: [*cells.slice_cells(rows[i]), ""],
+            lambda i: "bad" if rows[i].b_below_a else None,
+        )
 
     def action_key(self, step: int) -> None:
-        if self.session.slices:
-            self.key_index = (self.key_index + step) % len(self.session.slices)
+        n = len(report(self.session).slices)
+        if n:
+            self.key_index = (self.key_index + step) % n
             self.fill()
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
-        _, rows = self.current()
-        self.app.push_screen(SliceQueries(self.session, rows[event.index]))
+        key, rows = self.current()
+        self.app.push_screen(
+            SliceQueries(self.session, slice_named(self.session, key, rows[event.index].value))
+        )
