@@ -49,8 +49,12 @@ def test_unequal_strings_differ_at_the_start_the_end_and_in_length() -> None:
         base + "j",  # one byte longer, same first 8
         base[:-1],  # one byte shorter
         "j" + base,  # longer, same last 8
+        "a" * 16,
+        "a" * 17,  # the same first and last 8 bytes: only the length tells them apart
+        "a" * 9,
     ]
     assert len(set(fp(variants))) == len(variants)
+    assert len(set(fp(["ab", *variants]))) == len(variants) + 1  # beside a short string too
     # short strings: every distinct one of up to 7 bytes, even sharing bytes with its neighbours
     short = ["a", "b", "ab", "ba", "aa", "abc", "abcdefg", "bcdefg", "abcdef", "", "\x00", "\x00\x00"]
     assert len(set(fp(short))) == len(short)
@@ -178,6 +182,9 @@ def snapshot(ev: Evaluation) -> dict[str, object]:
             out[f"{side}.{name}"] = getattr(arm.judged, name).copy()
         out[f"{side}.hits"] = hits_of(ev, side)
     out["keys"], out["vocabulary"] = ev.gold.keys.copy(), ev.gold.vocabulary.to_pylist()
+    out["grade"], out["frozen_keys"] = ev.gold.grade.copy(), ev.gold.frozen_keys.copy()
+    for name in ("query", "grade", "code", "n_gold"):
+        out[f"sets.{name}"] = getattr(ev.gold.sets, name).copy()
     return out
 
 
@@ -378,6 +385,9 @@ def test_short_texts_are_not_flagged() -> None:
     long_text = "x" * (MIN_CHARS - 1)
     assert near_duplicates({"g": (None, long_text)}, {"c": (None, long_text)}) == {}
     exactly = "y" * MIN_CHARS
+    # one character short of the minimum, against a gold of exactly the minimum (similarity ~99)
+    assert near_duplicates({"g": (None, exactly)}, {"c": (None, exactly[1:])}) == {}
+    assert near_duplicates({"g": (None, exactly[1:])}, {"c": (None, exactly)}) == {}
     assert near_duplicates({"g": (None, exactly)}, {"c": (None, exactly)}) == {"c": ("g", 100.0)}
 
 

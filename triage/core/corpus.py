@@ -146,9 +146,7 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
     )
 
 
-def open_corpus(
-    path: Path, progress: Callable[[float], None] | None = None, small: int = SMALL
-) -> Corpus:
+def open_corpus(path: Path, progress: Callable[[float], None] | None = None, small: int = SMALL) -> Corpus:
     """Open a corpus file for look-ups: small ones in memory, large Parquet via the mapped cache.
 
     A file of fewer than `small` bytes counts as small. `progress(fraction)` is called while a
