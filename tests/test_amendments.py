@@ -34,13 +34,15 @@ from triage.labels.writer import FrozenFileChanged, Writer
 from triage.workspace.session import Session
 from triage.workspace.snapshot import open_snapshot
 
+import sample_story as story
+
 # The sample's story: q150 regressed (A hit, B missed) because B ranked first a near-duplicate of
 # the gold chunk that the frozen labels do not hold. Paired counts are
 # (both_hit, both_miss, a_miss_b_hit, a_hit_b_miss).
-Q, CHUNK = "q150", "driftwood/handbook-2023#009"
-EVIDENCE = {"arm": "b", "rank": 1}
-FROZEN = (118, 36, 40, 6)
-RESOLVED = (119, 36, 40, 5)
+Q, CHUNK = story.NEAR_DUP_QUERY, story.NEAR_DUP_CHUNK
+EVIDENCE = {"arm": "b", "rank": story.NEAR_DUP_RANK_B}
+FROZEN = story.FROZEN
+RESOLVED = story.AMENDED
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -823,7 +825,7 @@ def test_labels_suggest_on_the_pristine_sample(copy: Path, capsys: pytest.Captur
     assert rc == 0
     data = json.loads(out)
     assert [(s["query_id"], s["chunk_id"]) for s in data["suggestions"]] == [(Q, CHUNK)]
-    assert data["suggestions"][0]["gold_id"] == "driftwood/handbook-2024#009"
+    assert data["suggestions"][0]["gold_id"] == story.NEAR_DUP_GOLD
 
 
 # == 6. Ten thousand amendments =================================================================

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,28 @@ LABELS = [
     {"query_id": "q2", "chunk_id": "g2", "relevance": 1},
     {"query_id": "q3", "chunk_id": "g3", "relevance": 1},
 ]
+
+
+# GOOD judged at k = 2 against LABELS: q1 gold at rank 1, q2 at rank 2, q3 not retrieved.
+GOOD_NUMBERS = {
+    "hit_rate": pytest.approx(2 / 3),
+    "recall": pytest.approx(2 / 3),
+    "mrr": pytest.approx((1 + 1 / 2 + 0) / 3),
+    "ndcg": pytest.approx((1 + 1 / math.log2(3) + 0) / 3),
+}
+GOOD_CELLS = {"both_hit": 2, "both_miss": 1, "a_hit_b_miss": 0, "a_miss_b_hit": 0}
+
+
+def numbers(d: dict, arm: str) -> dict:
+    return {key: d["arms"][arm][key] for key in GOOD_NUMBERS}
+
+
+def cells(d: dict) -> dict:
+    return {key: d["paired"][key] for key in GOOD_CELLS}
+
+
+def problems(d: dict) -> list[tuple[str, str]]:
+    return [(c["level"], c["code"]) for c in d["checks"] if c["level"] != "ok"]
 
 
 @pytest.fixture
@@ -99,18 +122,20 @@ def test_duplicate_query_ids(ev: Path, capsys) -> None:
 
 
 def test_same_id_twice_in_a_ranked_list_is_an_error_check(ev: Path, capsys) -> None:
-    rows = [*GOOD[:2], {"query_id": "q3", "retrieved": ["x3", "x3"], "scores": [2.0, 1.0], "plan": "ann"}]
+    # q1's gold listed twice: counted once, at its first rank (recall 1, not 2; ndcg 1, not more)
+    rows = [dict(GOOD[0], retrieved=["g1", "g1"]), *GOOD[1:]]
     write_parquet(ev / "b.parquet", rows, {"k": "2"}, RUN_SCHEMA)
     rc, out, _ = run_cli(capsys, str(ev))
     assert rc == 0
-    check = next(
-        c for c in json.loads(out)["checks"] if c["code"] == "run.duplicates" and c["level"] == "error"
-    )
+    d = json.loads(out)
+    assert problems(d) == [("error", "run.duplicates")]  # B's check only; A's stays ok
+    check = next(c for c in d["checks"] if c["code"] == "run.duplicates" and c["level"] == "error")
     assert (
         "b.parquet" in check["message"]
-        and "row 3" in check["message"]
-        and "'x3' at ranks 1,2" in check["message"]
+        and "row 1" in check["message"]
+        and "'g1' at ranks 1,2" in check["message"]
     )
+    assert numbers(d, "b") == GOOD_NUMBERS and cells(d) == GOOD_CELLS  # the numbers are unchanged
     assert main(["report", str(ev), "--strict", "--format", "json"]) == 1
 
 
@@ -187,17 +212,34 @@ def test_query_whose_only_labels_have_relevance_zero_is_unlabelled(ev: Path, cap
     d = json.loads(out)
     assert rc == 0
     assert (d["n_queries"], d["n_scored"], d["n_unlabelled"], d["unlabelled"]) == (3, 2, 1, ["q3"])
-    assert d["paired"]["both_hit"] + d["paired"]["both_miss"] == 2  # q3 is not a scored miss
-    assert any(c["code"] == "labels.unlabelled" and "q3" in c["message"] for c in d["checks"])
+    # q3 (the miss) is not scored: q1 and q2 are two hits, at ranks 1 and 2.
+    assert cells(d) == {"both_hit": 2, "both_miss": 0, "a_hit_b_miss": 0, "a_miss_b_hit": 0}
+    assert d["paired"]["n"] == 2 and d["arms"]["a"]["n"] == 2
+    assert d["arms"]["a"]["hit_rate"] == 1.0 and d["arms"]["b"]["hit_rate"] == 1.0
+    assert d["arms"]["a"]["mrr"] == pytest.approx((1 + 1 / 2) / 2)
+    assert problems(d) == [("warning", "labels.unlabelled")]
+    check = next(c for c in d["checks"] if c["code"] == "labels.unlabelled")
+    assert check["message"].endswith(": q3") and check["message"].startswith("1 queries")
 
 
 def test_integer_ids_are_read_as_their_text(ev: Path, capsys) -> None:
-    rows = [{"query_id": int(r["query_id"][1:]), "retrieved": [7, 8], "scores": [2.0, 1.0]} for r in GOOD]
-    write_parquet(ev / "a.parquet", rows, {"k": "2"})
-    write_parquet(ev / "labels.parquet", [{"query_id": "1", "chunk_id": "7"}])
+    # Runs with integer query and chunk ids; labels spelling them as text. A: q1 gold at 1, q2 at
+    # 2, q3 missed; B: q1 at 2, q2 at 1, q3 at 1.
+    lists_a, lists_b = {1: [7, 8], 2: [7, 8], 3: [7, 8]}, {1: [8, 7], 2: [8, 7], 3: [9, 7]}
+    for arm, lists in (("a", lists_a), ("b", lists_b)):
+        rows = [{"query_id": q, "retrieved": r, "scores": [2.0, 1.0]} for q, r in lists.items()]
+        write_parquet(ev / f"{arm}.parquet", rows, {"k": "2"})
+    gold = [("1", "7"), ("2", "8"), ("3", "9")]
+    write_parquet(ev / "labels.parquet", [{"query_id": q, "chunk_id": c} for q, c in gold])
     rc, out, _ = run_cli(capsys, str(ev))
     d = json.loads(out)
-    assert rc == 0 and d["arms"]["a"]["hit_rate"] == 1.0  # int 1 / 7 met "1" / "7"
+    assert rc == 0
+    assert (d["n_queries"], d["n_scored"], d["unlabelled"]) == (3, 3, [])  # int 1 met "1", 7 met "7"
+    assert d["missing"] == {"a": [], "b": []} and problems(d) == []
+    assert d["arms"]["a"]["hit_rate"] == pytest.approx(2 / 3) and d["arms"]["b"]["hit_rate"] == 1.0
+    assert d["arms"]["a"]["mrr"] == pytest.approx((1 + 1 / 2) / 3)
+    assert d["arms"]["b"]["mrr"] == pytest.approx((1 / 2 + 1 + 1) / 3)
+    assert [(f["query_id"], f["gold_rank_a"], f["gold_rank_b"]) for f in d["flips"]] == [("3", None, 1)]
 
 
 def test_no_traceback_at_the_process_level(ev: Path) -> None:
@@ -224,13 +266,21 @@ def test_unknown_manifest_key_is_named(ev: Path, capsys) -> None:
     refused(capsys, ev, "triage.toml", "unknown key 'paht'")
 
 
-def test_arrow_schema_kinds_round_trip(ev: Path) -> None:
+def test_arrow_schema_kinds_round_trip(ev: Path, capsys) -> None:
     # large_string ids and large_list lists are the same contract as string / list.
     schema = pa.schema([("query_id", pa.large_string()), ("retrieved", pa.large_list(pa.large_string()))])
     write_parquet(
         ev / "b.parquet", [{k: r[k] for k in ("query_id", "retrieved")} for r in GOOD], {"k": "2"}, schema
     )
-    assert main(["report", str(ev), "--format", "json"]) == 0
+    labels = pa.schema(
+        [("query_id", pa.large_string()), ("chunk_id", pa.large_string()), ("relevance", pa.int8())]
+    )
+    write_parquet(ev / "labels.parquet", LABELS, schema=labels)
+    rc, out, _ = run_cli(capsys, str(ev))
+    d = json.loads(out)
+    assert rc == 0 and problems(d) == []
+    assert numbers(d, "b") == GOOD_NUMBERS and numbers(d, "a") == GOOD_NUMBERS
+    assert cells(d) == GOOD_CELLS and d["n_scored"] == 3
 
 
 def test_jsonl_and_parquet_give_the_same_numbers(ev: Path, capsys) -> None:
@@ -240,8 +290,10 @@ def test_jsonl_and_parquet_give_the_same_numbers(ev: Path, capsys) -> None:
     manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=None)
     rc2, jsonl_out, _ = run_cli(capsys, str(ev))
     assert rc == rc2 == 0
-    assert json.loads(parquet_out)["arms"]["a"]["hit_rate"] == json.loads(jsonl_out)["arms"]["a"]["hit_rate"]
-    assert json.loads(jsonl_out)["arms"]["a"]["k"] == 2
+    parquet, jsonl = json.loads(parquet_out), json.loads(jsonl_out)
+    assert numbers(parquet, "a") == numbers(jsonl, "a") == GOOD_NUMBERS
+    assert cells(parquet) == cells(jsonl) == GOOD_CELLS
+    assert jsonl["arms"]["a"]["k"] == 2
 
 
 def test_an_error_naming_a_hostile_path_shows_its_escapes_as_tokens(tmp_path: Path, capsys) -> None:

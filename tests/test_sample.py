@@ -14,6 +14,8 @@ import pytest
 from triage.cli.main import main
 from triage.core.bundled import bundled
 
+import sample_story as story
+
 TABLES = [
     "labels.parquet",
     "chunks.parquet",
@@ -22,7 +24,6 @@ TABLES = [
     "runs/headers.parquet",
     "runs/headers_k10.parquet",
 ]
-REGRESSIONS = {"q155", "q113", "q061", "q150", "q031", "q046"}
 
 
 def _generator():
@@ -65,37 +66,96 @@ def report(capsys, *args: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+def test_the_story_adds_up() -> None:
+    # The story's own numbers agree with each other: cells sum to n, rates reconcile with cells,
+    # the tenants partition the queries and their hits sum to each arm's hits.
+    assert sum(story.PAIRED.values()) == story.N_QUERIES
+    assert story.HIT_RATE_A * story.N_QUERIES == story.BOTH_HIT + story.A_HIT_B_MISS
+    assert story.HIT_RATE_B * story.N_QUERIES == story.BOTH_HIT + story.A_MISS_B_HIT
+    n, a, b = (sum(t[i] for t in story.TENANTS.values()) for i in range(3))
+    assert (n, a, b) == (
+        story.N_QUERIES,
+        story.BOTH_HIT + story.A_HIT_B_MISS,
+        story.BOTH_HIT + story.A_MISS_B_HIT,
+    )
+    below = [t for t in story.TENANTS if story.tenant_rate(t, "b") < story.FLOOR]
+    assert sorted(below) == sorted(story.BELOW_FLOOR_B)
+    assert len(story.REGRESSIONS) == story.A_HIT_B_MISS
+
+
 def test_sample_report_tells_the_story(capsys) -> None:
     d = report(capsys)
     p = d["paired"]
-    assert (p["both_hit"], p["both_miss"], p["a_miss_b_hit"], p["a_hit_b_miss"]) == (118, 36, 40, 6)
-    assert (d["arms"]["a"]["hit_rate"], d["arms"]["b"]["hit_rate"]) == (0.62, 0.79)
+    assert {key: p[key] for key in story.PAIRED} == story.PAIRED
+    assert (d["arms"]["a"]["hit_rate"], d["arms"]["b"]["hit_rate"]) == (story.HIT_RATE_A, story.HIT_RATE_B)
     assert p["reconciles"] and p["mcnemar_p"] < 1e-6
-    first_six = d["flips"][:6]
-    assert {f["query_id"] for f in first_six} == REGRESSIONS
+    first_six = d["flips"][: story.A_HIT_B_MISS]
+    assert {f["query_id"] for f in first_six} == set(story.REGRESSIONS)
     assert all(f["direction"] == "hit->miss" for f in first_six)
-    assert all(f["direction"] == "miss->hit" for f in d["flips"][6:])
+    assert all(f["direction"] == "miss->hit" for f in d["flips"][story.A_HIT_B_MISS :])
+    assert len(d["flips"]) == story.A_HIT_B_MISS + story.A_MISS_B_HIT
+    for f in first_six:
+        assert f["tenant"] == story.REGRESSIONS[f["query_id"]][0], f
+        assert (f["gold_rank_a"], f["gold_rank_b"]) == story.REGRESSION_RANKS[f["query_id"]], f
     assert all(c["level"] == "ok" for c in d["checks"]), d["checks"]
-    postfilter = next(f for f in first_six if f["query_id"] == "q031")
+    postfilter = next(f for f in first_six if f["query_id"] == story.POSTFILTER_QUERY)
     assert postfilter["plan_b"] == "postfilter" and postfilter["gold_rank_b"] is None
-    assert postfilter["depth_b"] < d["k"]
+    assert postfilter["depth_b"] == story.POSTFILTER_DEPTH_B < d["k"] == story.K
 
 
 def test_k10_run_trips_the_k_check_and_shows_four_cells(capsys) -> None:
     d = report(capsys, str(bundled("sample_runs") / "k10.toml"))
-    assert d["k"] == 5
+    assert d["k"] == story.K
     check = next(c for c in d["checks"] if c["code"] == "k.mismatch")
     assert check["level"] == "error" and "k=5" in check["message"] and "k=10" in check["message"]
-    cells = d["k_cells"]
-    assert set(cells["a"]) == set(cells["b"]) == {"5", "10"}
-    assert cells["b"]["5"] == 0.79 and cells["b"]["10"] > cells["b"]["5"]
+    assert d["k_cells"] == story.K10_CELLS
     assert main(["report", str(bundled("sample_runs") / "k10.toml"), "--strict", "--format", "json"]) == 1
+
+
+def rows(out: str) -> list[list[str]]:
+    """Every table row of a text or Markdown report, in order: its cells, stripped. Rows are read
+    from the `|` (Markdown) or `│` (text) separators; rule lines are skipped."""
+    found = []
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith(("|", "│")) and not set(line) <= set("|-─│ "):
+            found.append([c.strip() for c in line.replace("│", "|").strip("|").split("|")])
+    return found
+
+
+def starting(table: list[list[str]], first: str) -> list[list[str]]:
+    return [r for r in table if r[0] == first]
+
+
+def rank(r: int | None) -> str:
+    return "absent" if r is None else f"{r} (>k)" if r > story.K else str(r)
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown"])
 def test_text_and_markdown_carry_the_same_numbers(capsys, fmt: str) -> None:
     assert main(["report", "--format", fmt]) == 0
     out = capsys.readouterr().out
-    for needle in ("118", "36", "40", "0.620", "0.790", "q155", "q031", "postfilter", "3.1e-07"):
-        assert needle in out, needle
-    assert out.index("q046") < out.index("q005")  # regressions come before wins
+    table = rows(out)
+    # The paired table: rows A hit / A miss, columns B hit / B miss.
+    assert starting(table, "A hit") == [["A hit", str(story.BOTH_HIT), str(story.A_HIT_B_MISS)]]
+    assert starting(table, "A miss") == [["A miss", str(story.A_MISS_B_HIT), str(story.BOTH_MISS)]]
+    # The metrics table: hit rate in A, in B, and the difference.
+    delta = f"{story.HIT_RATE_B - story.HIT_RATE_A:+.3f}"
+    assert starting(table, f"hit_rate@{story.K}") == [
+        [f"hit_rate@{story.K}", f"{story.HIT_RATE_A:.3f}", f"{story.HIT_RATE_B:.3f}", delta]
+    ]
+    assert f"p = {story.MCNEMAR_P}" in out
+    # The flips: the six regressions first, each with its tenant, its gold ranks and B's plan.
+    flips = [r for r in table if len(r) == 8 and r[0].isdigit()]
+    assert {r[1] for r in flips[: story.A_HIT_B_MISS]} == set(story.REGRESSIONS)
+    for r in flips[: story.A_HIT_B_MISS]:
+        ranks = story.REGRESSION_RANKS[r[1]]
+        assert r[2:6] == ["hit→miss", story.REGRESSIONS[r[1]][0], rank(ranks[0]), rank(ranks[1])], r
+    assert flips[story.A_HIT_B_MISS][1] == story.FIRST_WIN
+    postfilter = next(r for r in flips if r[1] == story.POSTFILTER_QUERY)
+    assert postfilter[7] == "postfilter"
+    # The tenants: n and both hit rates on the tenant's own row.
+    for name, (n, _, _) in story.TENANTS.items():
+        got = next(r for r in table if len(r) > 4 and r[1] == name)
+        rates = [f"{float(story.tenant_rate(name, arm)):.3f}" for arm in "ab"]
+        assert got[2:5] == [str(n), *rates], got

@@ -14,6 +14,7 @@ from triage.core.manifest import from_manifest
 from triage.core.slices import BANDS, all_slices, band, filter_shape, tenants
 from triage.workspace.snapshot import open_snapshot
 
+import sample_story as story
 from conftest import frozen_evaluation, manifest, write_parquet
 
 K = 5
@@ -150,10 +151,15 @@ def test_slices_and_tenants_in_the_json_report(tmp_path: Path, capsys) -> None:
 
 def test_sample_tenants_below_floor_and_the_scan_tenant(sample: Path) -> None:
     t = tenants(frozen_evaluation(sample))
-    assert [x.name for x in t.worst] == ["acme-legal", "borealis-health", "granite-insurance"]
-    assert t.below_floor["b"] == 3
-    assert all(x.slice.b.hit_rate < 0.8 for x in t.worst)
-    harbor = next(x for x in t.rows if x.name == "harbor-clinic")
+    assert [x.name for x in t.worst] == story.BELOW_FLOOR_B
+    assert t.below_floor["b"] == len(story.BELOW_FLOOR_B)
+    assert all(x.slice.b.hit_rate < story.FLOOR for x in t.worst)
+    for row in t.rows:
+        n, _, _ = story.TENANTS[row.name]
+        rates = (row.slice.a.hit_rate, row.slice.b.hit_rate)
+        assert row.slice.n == n and rates == pytest.approx([story.tenant_rate(row.name, arm) for arm in "ab"])
+    assert {x.name for x in t.rows} == set(story.TENANTS)
+    harbor = next(x for x in t.rows if x.name == story.SCAN_TENANT)
     assert harbor.plan == "scan" and harbor.few
 
 
@@ -167,12 +173,14 @@ def test_gate_exits_1_naming_each_broken_floor(tmp_path: Path, sample: Path, cap
     assert main(["report", str(sample), "--gate", str(gate), "--format", "json"]) == 1
     d = json.loads(capsys.readouterr().out)
     broken = [f["name"] for f in d["gate"]["floors"] if not f["holds"]]
-    assert broken == ["tenant:acme-legal", "tenant:borealis-health", "tenant:granite-insurance"]
+    assert broken == [f"tenant:{t}" for t in story.BELOW_FLOOR_B]
     f = d["gate"]["floors"][0]
-    assert f["n"] == 34 and f["noise_band"] > 0 and f["hit_rate"] < 0.8
+    worst = story.BELOW_FLOOR_B[0]
+    assert f["n"] == story.TENANTS[worst][0] and f["noise_band"] > 0
+    assert f["hit_rate"] == pytest.approx(story.tenant_rate(worst, "b"))
     assert main(["report", str(sample), "--gate", str(gate)]) == 1
     text = capsys.readouterr().out
-    assert "3 of" in text and "tenant:acme-legal" in text and "BELOW" in text
+    assert f"{len(story.BELOW_FLOOR_B)} of" in text and f"tenant:{worst}" in text and "BELOW" in text
 
 
 def test_gate_holds_exit_0_and_a_named_floor_wins_over_star(tmp_path: Path, sample: Path, capsys) -> None:
@@ -218,4 +226,5 @@ def test_a_run_and_the_queries_file_disagreeing_on_a_tenant_is_an_error(tmp_path
     )
     conflict = [c for c in open_snapshot(from_manifest(copy)).checks if c.code == "queries.conflict"]
     assert len(conflict) == 1 and conflict[0].level == "error"
-    assert "headers.parquet" in conflict[0].message and "166 queries" in conflict[0].message
+    others = story.N_QUERIES - story.TENANTS["acme-legal"][0]  # the queries of the seven other tenants
+    assert "headers.parquet" in conflict[0].message and f"{others} queries" in conflict[0].message

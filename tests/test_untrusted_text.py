@@ -693,31 +693,73 @@ async def test_unreadable_corpus_notice_is_literal(tmp_path: Path) -> None:
 
 
 # -- `triage report` -------------------------------------------------------------------------------
-def md(s: str) -> str:
-    """A Markdown table cell as the report must write it: visible controls, escaped specials."""
-    text = shown(s)
-    for ch in "\\|`*_[]<>":
-        text = text.replace(ch, "\\" + ch)
-    return text
+# How the Markdown report must write the payloads, spelled out by hand: control characters as
+# tokens (␛, ␇, <U+202E>), then every Markdown special (\ | ` * _ [ ] < >) escaped with a backslash
+# — the token `<U+202E>` included, its angle brackets being specials too.
+MD_NAME_A = r"\[bold\]A\[/bold\]␛\]0;pwned␇"
+MD_NAME_B = r"\[@click=app.quit\]B\[/\]\<U+202E\>"
+MD_Q1, MD_Q5 = r"q\[/x\]", r"\[@click=app.quit\]q5\[/\]"
+MD_GONE = r"\[@click=app.quit\]gone\[/\]"
+MD_VAR, MD_CLS, MD_PIPE = r"\[$accent\]styled", r"\[CLS\] token \[SEP\]", r"A\[/foo\]Z\|pipe"
+MD_LINK, MD_PLAN_A2 = r"\[link='file:///etc/passwd'\]x\[/link\]", r"␛\]52;c;aGVsbG8=␇plan"
+MD_POSTFILTER = r"\[$accent\]postfilter"
+MD_QTYPE = r"\[@click=app.quit\]howto\[/\]␛\]0;pwned␇"
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown"])
-def test_report_prints_payloads_literally(evaluation: Path, capsys, fmt: str) -> None:
-    assert main(["report", str(evaluation), "--format", fmt]) == 0
+def md_tables(out: str) -> dict[str, list[list[str]]]:
+    """The Markdown report's tables by the `## ` section holding them: rows of cells, split on
+    unescaped pipes (the header row included, the `|---|` rule left out)."""
+    found: dict[str, list[list[str]]] = {}
+    section = ""
+    for line in out.splitlines():
+        if line.startswith("## "):
+            section = line[3:]
+        elif line.startswith("|") and not line.startswith("|---"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            found.setdefault(section, []).append(cells)
+    return found
+
+
+def test_markdown_report_escapes_payloads_in_their_cells(evaluation: Path, capsys) -> None:
+    assert main(["report", str(evaluation), "--format", "markdown"]) == 0
     out = capsys.readouterr().out
     assert not CONTROLS.findall(out.replace("\n", "")), "raw control characters in the report"
-    literal = [NAME_A, NAME_B, Q1, Q5, GONE, VAR, CLS, BAIT + "|pipe", "[$accent]postfilter"]
-    if fmt == "text":
-        for s in [*literal[:-1], LINK[:15], PLAN_A2[:15], "[$accent]postfilter"[:15]]:
-            assert shown(s) in out, shown(s)
-        return
-    for s in [*literal, LINK, PLAN_A2]:
-        assert md(s) in out, md(s)
     assert not re.search(r"(?<!\\)[\[\]]", out), "an unescaped bracket: Markdown link syntax"
-    flips = out[out.index("## Flips") :].split("\n## ")[0].splitlines()  # up to the next section
-    assert len([line for line in flips if line.startswith("|")]) == 2 + 3  # header, rule, 3 flips
-    tables = re.findall(r"(?:^\|.*\n)+", out, re.M)
-    assert len(tables) >= 4  # checks, metrics, paired, flips, and whatever else the report holds
-    for t in tables:  # a pipe from the data must not add a column to any table
-        widths = {len(re.findall(r"(?<!\\)\|", line)) for line in t.splitlines()}
-        assert len(widths) == 1, t
+    assert out.splitlines()[0] == f"# triage report: {MD_NAME_A} → {MD_NAME_B} at k = 5"
+    tables = md_tables(out)
+    assert tables["Metrics"][0] == ["metric", f"A {MD_NAME_A}", f"B {MD_NAME_B}", "B − A"]
+    messages = {row[1]: row[2] for row in tables["Checks"][1:]}
+    assert messages["`labels.unlabelled`"].endswith(f"are not scored: {MD_Q5}")
+    assert messages["`corpus.retrieved`"] == (
+        f"1 ids retrieved by {MD_NAME_B} are absent from the corpus: {MD_GONE}"
+    )
+    # The flips, whole rows: # | query | direction | tenant | gold rank A | gold rank B | plan A | plan B
+    flips = tables["Flips (hit→miss first)"]
+    assert flips[1:] == [
+        ["1", MD_Q1, "hit→miss", MD_VAR, "1", "7 (>k)", "ann", MD_LINK],
+        ["2", "q2", "hit→miss", MD_CLS, "1", "absent", MD_PLAN_A2, MD_POSTFILTER],
+        ["3", "q3", "miss→hit", MD_PIPE, "6 (>k)", "1", "ann", "ann"],
+    ]
+    assert [row[1] for row in tables["Tenants, worst first by B"][1:]] == [MD_VAR, MD_CLS, MD_PIPE, "acme"]
+    assert {row[0] for row in tables["By plan"][1:]} == {"ann", MD_POSTFILTER, MD_LINK}
+    assert {row[0] for row in tables["By query_type"][1:]} == {"faq", MD_QTYPE}
+    for section, rows in tables.items():  # a pipe from the data adds no column to any table
+        assert len({len(r) for r in rows}) == 1, (section, rows)
+
+
+def test_text_report_shows_payloads_as_visible_tokens(evaluation: Path, capsys) -> None:
+    assert main(["report", str(evaluation), "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert not CONTROLS.findall(out.replace("\n", "")), "raw control characters in the report"
+    assert "triage report: [bold]A[/bold]␛]0;pwned␇ → [@click=app.quit]B[/]<U+202E> at k = 5" in out
+    for literal in [
+        "q[/x]",
+        "[@click=app.quit]q5[/]",
+        "[@click=app.quit]gone[/]",
+        "[$accent]styled",
+        "[CLS] token [SEP]",
+        "A[/foo]Z|pipe",
+        "␛]52;c;aGVsbG8",  # plan A of q2, cut to its column
+        "[link='file:///",  # plan B of q1, cut to its column
+    ]:
+        assert literal in out, literal

@@ -146,13 +146,14 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
     )
 
 
-def open_corpus(path: Path, progress: Callable[[float], None] | None = None) -> Corpus:
+def open_corpus(path: Path, progress: Callable[[float], None] | None = None, small: int = SMALL) -> Corpus:
     """Open a corpus file for look-ups: small ones in memory, large Parquet via the mapped cache.
 
-    `progress(fraction)` is called while a cache is built (once per corpus file version)."""
+    A file of fewer than `small` bytes counts as small. `progress(fraction)` is called while a
+    cache is built (once per corpus file version)."""
     path = Path(path)
     size = path.stat().st_size if path.exists() else 0
-    if size < SMALL or path.suffix.lower() not in (".parquet", ".pq", ".parq"):
+    if size < small or path.suffix.lower() not in (".parquet", ".pq", ".parq"):
         loaded = read_table(path)
         return Corpus(_normalise(conform(loaded, CORPUS, ALIASES)), path)
     folder = _cache_folder(path)

@@ -1,0 +1,465 @@
+"""Unit tests of the core's building blocks: id fingerprints and duplicate screening, re-judging
+one query's gold, the query searcher, the near-duplicate rule and the memory-mapped corpus cache."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from triage.core import corpus as corpus_mod
+from triage.core.corpus import open_corpus
+from triage.core.evaluation import Evaluation, evaluate
+from triage.core.ids import duplicate_rows, fingerprint
+from triage.core.inputs import load_inputs
+from triage.core.manifest import from_manifest
+from triage.core.search import Searcher
+from triage.core.suggest import MIN_CHARS, THRESHOLD, near_duplicates
+
+# == ids.fingerprint =============================================================================
+
+
+def fp(values: list[str]) -> list[int]:
+    return fingerprint(pa.array(values, pa.string())).tolist()
+
+
+def test_equal_strings_have_equal_fingerprints_wherever_they_sit() -> None:
+    # Each value twice: once near the start of the data buffer, once far from it; short (< 8 bytes,
+    # some at the very start, where no 8-byte word ends on them), exactly 8, and long; non-ASCII.
+    values = ["a", "ab", "", "abcdefg", "abcdefgh", "abcdefghi", "x" * 40, "größe", "日本語のテキスト"]
+    got = fp(values + ["filler-" * 5] + values[::-1])
+    first, second = got[: len(values)], got[len(values) + 1 :][::-1]
+    assert first == second
+    assert len(set(first)) == len(values)  # and these distinct values all differ
+
+
+def test_unequal_strings_differ_at_the_start_the_end_and_in_length() -> None:
+    base = "0123456789abcdefghij"
+    variants = [
+        base,
+        "X" + base[1:],  # the first byte
+        base[:-1] + "X",  # the last byte
+        base + "j",  # one byte longer, same first 8
+        base[:-1],  # one byte shorter
+        "j" + base,  # longer, same last 8
+        "a" * 16,
+        "a" * 17,  # the same first and last 8 bytes: only the length tells them apart
+        "a" * 9,
+    ]
+    assert len(set(fp(variants))) == len(variants)
+    assert len(set(fp(["ab", *variants]))) == len(variants) + 1  # beside a short string too
+    # short strings: every distinct one of up to 7 bytes, even sharing bytes with its neighbours
+    short = ["a", "b", "ab", "ba", "aa", "abc", "abcdefg", "bcdefg", "abcdef", "", "\x00", "\x00\x00"]
+    assert len(set(fp(short))) == len(short)
+    assert len(set(fp(["zzzzzzzzzz", *short]))) == len(short) + 1  # and away from the buffer's start
+
+
+def test_strings_differing_only_in_the_middle_share_a_fingerprint() -> None:
+    # By design the fingerprint reads only the first and last 8 bytes and the length: a screen,
+    # confirmed exactly by duplicate_rows (below) before anything is reported.
+    a, b = "prefix--" + "A" * 10 + "--suffix", "prefix--" + "B" * 10 + "--suffix"
+    assert fp([a])[0] == fp([b])[0]
+    assert duplicate_rows(pa.array([[a, b], [a, a]])) == {1: {a: [1, 2]}}
+
+
+def test_a_sliced_array_has_the_fingerprints_of_its_values() -> None:
+    values = ["q1", "abc", "a-much-longer-identifier", "x", "hello world", "zz", "chunk#0001", "é"]
+    arr = pa.array(values * 3, pa.string())
+    for offset in (1, 3, 5, 9):
+        part = arr.slice(offset, 10)
+        assert fingerprint(part).tolist() == fp(part.to_pylist()), offset
+        assert fingerprint(part).tolist() == fingerprint(arr).tolist()[offset : offset + 10]
+
+
+def test_large_string_input_equals_string_input() -> None:
+    values = ["a", "abcdefgh", "driftwood/handbook-2024#009", "", "日本"]
+    assert fingerprint(pa.array(values, pa.large_string())).tolist() == fp(values)
+    sliced = pa.array(["pad", *values], pa.large_string()).slice(1)
+    assert fingerprint(sliced).tolist() == fp(values)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=20), min_size=1, max_size=30))
+def test_a_fingerprint_depends_on_the_string_alone(values: list[str]) -> None:
+    # The same strings in another order, behind other strings: the same fingerprint per string,
+    # whatever its place in the buffer. (Both buffers hold at least 8 bytes: below that the
+    # fingerprint is Python's hash, consistent within one array only.)
+    here_list = ["a padding string", *values]
+    there_list = ["another, longer padding string", *values[::-1]]
+    here = dict(zip(here_list, fp(here_list), strict=True))
+    there = dict(zip(there_list, fp(there_list), strict=True))
+    assert all(here[v] == there[v] for v in values)
+    for v, w in zip(values, values[1:], strict=False):
+        if here[v] == here[w]:  # equal fingerprints: equal length and equal first/last 8 bytes
+            bv, bw = v.encode(), w.encode()
+            assert len(bv) == len(bw) and bv[:8] == bw[:8] and bv[-8:] == bw[-8:]
+
+
+# == ids.duplicate_rows ==========================================================================
+
+
+def brute_duplicates(lists: list[list[str]]) -> dict[int, dict[str, list[int]]]:
+    out = {}
+    for r, row in enumerate(lists):
+        seen: dict[str, list[int]] = {}
+        for i, v in enumerate(row, 1):
+            seen.setdefault(v, []).append(i)
+        dups = {v: p for v, p in seen.items() if len(p) > 1}
+        if dups:
+            out[r] = dups
+    return out
+
+
+def test_duplicates_in_ragged_lists() -> None:
+    lists = [["a", "b", "a"], ["x"], [], ["p", "q", "r", "p", "q", "p"], ["a", "b"]]
+    assert duplicate_rows(pa.array(lists)) == {0: {"a": [1, 3]}, 3: {"p": [1, 4, 6], "q": [2, 5]}}
+
+
+def test_duplicates_in_equally_deep_lists() -> None:
+    lists = [["a", "b", "c"], ["c", "b", "c"], ["x", "y", "z"], ["z", "z", "z"]]
+    assert duplicate_rows(pa.array(lists)) == {1: {"c": [1, 3]}, 3: {"z": [1, 2, 3]}}
+    assert duplicate_rows(pa.array([["a", "b"], ["b", "a"]])) == {}
+    assert duplicate_rows(pa.array([[], []], pa.list_(pa.string()))) == {}
+
+
+def test_a_deep_outlier_row_is_checked_on_its_own() -> None:
+    # 200 rows of depth 3, one of depth 500 (far past 4 × median + 16): its duplicate is found,
+    # and an equally deep outlier without one is not reported.
+    lists = [[f"r{r}-{i}" for i in range(3)] for r in range(200)]
+    deep = [f"d{i}" for i in range(500)]
+    lists[50] = deep[:499] + ["d7"]
+    lists[120] = deep
+    lists[199] = ["r199-0", "r199-0", "r199-1"]
+    assert duplicate_rows(pa.array(lists)) == {50: {"d7": [8, 500]}, 199: {"r199-0": [1, 2]}}
+
+
+def test_batches_and_a_sliced_list_array_give_the_same_rows() -> None:
+    rng = random.Random(7)
+    lists = [[f"c{rng.randrange(40)}" for _ in range(rng.randrange(0, 9))] for _ in range(300)]
+    want = brute_duplicates(lists)
+    assert want  # the draw holds duplicates
+    arr = pa.array(lists)
+    for batch in (1, 5, 64, 1 << 20):
+        assert duplicate_rows(arr, batch=batch) == want, batch
+    part = arr.slice(37, 100)
+    assert duplicate_rows(part, batch=16) == brute_duplicates(lists[37:137])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(["a", "b", "abcdefgh", "abcdefgh-", "x" * 12, "xx"]), max_size=8)),
+    st.integers(1, 50),
+)
+def test_duplicate_rows_equal_a_literal_reading(lists: list[list[str]], batch: int) -> None:
+    arr = pa.array(lists, pa.list_(pa.string()))
+    assert duplicate_rows(arr, batch=batch) == brute_duplicates(lists)
+
+
+# == Evaluation.rejudged =========================================================================
+
+
+@pytest.fixture(scope="module")
+def sample_ev(sample: Path) -> Evaluation:
+    inputs = load_inputs(from_manifest(sample))
+    return evaluate(inputs, inputs.frozen.table)
+
+
+PER_QUERY = ("gold_rank", "hit", "recall", "mrr", "ndcg")
+
+
+def snapshot(ev: Evaluation) -> dict[str, object]:
+    """Copies of every per-query array and the gold, to tell later whether anything changed."""
+    out: dict[str, object] = {"golds": [ev.gold_of(q) for q in range(ev.n)]}
+    for side, arm in (("a", ev.a), ("b", ev.b)):
+        for name in PER_QUERY:
+            out[f"{side}.{name}"] = getattr(arm.judged, name).copy()
+        out[f"{side}.hits"] = hits_of(ev, side)
+    out["keys"], out["vocabulary"] = ev.gold.keys.copy(), ev.gold.vocabulary.to_pylist()
+    out["grade"], out["frozen_keys"] = ev.gold.grade.copy(), ev.gold.frozen_keys.copy()
+    for name in ("query", "grade", "code", "n_gold"):
+        out[f"sets.{name}"] = getattr(ev.gold.sets, name).copy()
+    return out
+
+
+def hits_of(ev: Evaluation, side: str) -> set[tuple[int, int, int, str]]:
+    h = getattr(ev, side).hits
+    names = ev.gold.vocabulary.take(pa.array(h.code)).to_pylist()
+    return set(zip(h.query.tolist(), h.rank.tolist(), h.grade.tolist(), names, strict=True))
+
+
+def gold_table(ev: Evaluation, amended: dict[int, list[tuple[str, int]]]) -> pa.Table:
+    """The frozen gold with each amended query's gold replaced by its pairs."""
+    rows = []
+    for q in range(ev.n):
+        qid = ev.query_ids[q].as_py()
+        pairs = amended[q] if q in amended else frozen_gold(ev, q)
+        rows += [{"query_id": qid, "chunk_id": c, "relevance": g} for c, g in pairs]
+    return pa.Table.from_pylist(
+        rows, pa.schema([("query_id", pa.string()), ("chunk_id", pa.string()), ("relevance", pa.int64())])
+    )
+
+
+def frozen_gold(ev: Evaluation, q: int) -> list[tuple[str, int]]:
+    """Query q's pairs as the frozen file has them."""
+    t = ev.inputs.frozen.table
+    part = t.filter(pc.equal(t.column("query_id"), ev.query_ids[q].as_py()))
+    return list(zip(part.column("chunk_id").to_pylist(), part.column("relevance").to_pylist(), strict=True))
+
+
+def assert_same_judgement(got: Evaluation, want: Evaluation) -> None:
+    assert got.query_ids.equals(want.query_ids) and got.k == want.k
+    for side in ("a", "b"):
+        for name in PER_QUERY:
+            g, w = getattr(getattr(got, side).judged, name), getattr(getattr(want, side).judged, name)
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, equal_nan=True, err_msg=f"{side}.{name}")
+        assert hits_of(got, side) == hits_of(want, side), side
+    np.testing.assert_array_equal(got.scored, want.scored)
+    np.testing.assert_array_equal(got.outcomes, want.outcomes)
+    np.testing.assert_array_equal(got.flips, want.flips)
+    assert got.paired() == want.paired()
+    for q in range(got.n):
+        assert sorted(got.gold_of(q)) == sorted(want.gold_of(q)), q
+    assert got.amended == want.amended
+
+
+def random_amendment(ev: Evaluation, rng: random.Random, q: int) -> list[tuple[str, int]]:
+    """q's gold plus a few ids — retrieved by A or B (so the numbers move), or never seen — with
+    grades 1–3; sometimes a frozen gold regraded."""
+    pairs = dict(ev.gold_of(q))
+    retrieved = ev.a.retrieved(q) + ev.b.retrieved(q)
+    for _ in range(rng.randrange(1, 4)):
+        pick = rng.random()
+        chunk = rng.choice(retrieved) if pick < 0.6 and retrieved else f"new/{rng.randrange(10**6)}"
+        pairs[chunk] = rng.randint(1, 3)
+    if pairs and rng.random() < 0.3:
+        pairs[rng.choice(list(pairs))] = rng.randint(1, 3)
+    return list(pairs.items())
+
+
+def test_rejudged_equals_a_fresh_evaluation_of_the_amended_gold(sample_ev: Evaluation) -> None:
+    rng = random.Random(20261130)
+    before = snapshot(sample_ev)
+    ev, amended = sample_ev, {}
+    for _ in range(12):  # a chain of amendments, some to the same query twice
+        q = rng.choice([*ev.flips.tolist()[:10], rng.randrange(ev.n)])
+        pairs = random_amendment(ev, rng, q)
+        previous = snapshot(ev)
+        new = ev.rejudged(q, pairs)
+        amended[q] = pairs
+        fresh = evaluate(sample_ev.inputs, gold_table(sample_ev, amended), sample_ev.k)
+        assert_same_judgement(new, fresh)
+        assert_unchanged(ev, previous)  # the evaluation it came from is untouched
+        ev = new
+    assert_unchanged(sample_ev, before)
+    assert ev.amended and not sample_ev.amended
+
+
+def test_rejudging_a_query_to_its_own_gold_changes_nothing(sample_ev: Evaluation) -> None:
+    q = sample_ev.flips[0]
+    same = sample_ev.rejudged(int(q), sample_ev.gold_of(int(q)))
+    assert_same_judgement(same, sample_ev)
+
+
+def assert_unchanged(ev: Evaluation, before: dict[str, object]) -> None:
+    after = snapshot(ev)
+    for key, value in before.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(after[key], value, err_msg=key)
+        else:
+            assert after[key] == value, key
+
+
+# == Searcher ====================================================================================
+
+IDS = ["q1", "q100", "q10", "x-q1-y", "leave", "q2", "q3", "q4", "q5"]
+TEXTS = [
+    "how much parental leave do I get",
+    "reset a password",
+    "expense report deadline",
+    "card reader declined",
+    "office opening hours",
+    "remote work days per week",
+    "remote work days per week",
+    "annual leave carry over",
+    None,
+]
+
+
+@pytest.fixture(scope="module")
+def searcher() -> Searcher:
+    return Searcher(pa.array(IDS), pa.array(TEXTS, pa.string()))
+
+
+def names(hits: list[int]) -> list[str]:
+    return [IDS[i] for i in hits]
+
+
+def test_search_exact_id_first_then_id_substrings_by_length(searcher: Searcher) -> None:
+    got = names(searcher.search("q1"))
+    assert got[:4] == ["q1", "q10", "q100", "x-q1-y"]
+    assert names(searcher.search("Q100")) == ["q100"]  # case does not matter; no text holds it
+
+
+def test_search_word_matches_rank_texts(searcher: Searcher) -> None:
+    # texts holding any of the needle's words, best first: both words, then one ("annual leave")
+    assert names(searcher.search("parental leave")) == ["q1", "q4"]
+    # an id holding the needle comes before every text match
+    assert names(searcher.search("leave")) == ["leave", "q1", "q4"]
+    assert names(searcher.search("leave", limit=2)) == ["leave", "q1"]
+
+
+def test_search_falls_back_to_qratio_on_a_typo(searcher: Searcher) -> None:
+    # no word of these is in any text (or id): QRatio over every text ranks them instead
+    for typo, want in (
+        ("pasword resett", "q100"),
+        ("expnse reprot dedline", "q10"),
+        ("ofice opning", "leave"),
+    ):
+        assert not any(w in t for w in typo.split() for t in TEXTS if t)
+        assert names(searcher.search(typo))[0] == want, typo
+
+
+def test_search_within_limits_the_queries(searcher: Searcher) -> None:
+    within = np.array([IDS.index("q10"), IDS.index("q4"), IDS.index("q3")])
+    got = names(searcher.search("q1", within=within))
+    assert got[0] == "q10" and set(got) <= {"q10", "q4", "q3"}
+    assert names(searcher.search("remote work", within=np.array([IDS.index("q3")]))) == ["q3"]
+    assert searcher.search("   ") == [] and searcher.search("") == []
+
+
+def test_search_prefer_breaks_ties(searcher: Searcher) -> None:
+    q2, q3 = IDS.index("q2"), IDS.index("q3")  # the very same text: an equal score
+    assert names(searcher.search("remote work days", prefer=np.array([q3])))[:2] == ["q3", "q2"]
+    assert names(searcher.search("remote work days", prefer=np.array([q2])))[:2] == ["q2", "q3"]
+    assert names(searcher.search("remote work days"))[:2] == ["q2", "q3"]  # no preference: universe order
+    assert len(searcher.search("remote work days", limit=1)) == 1
+
+
+# == suggest.near_duplicates =====================================================================
+
+PARA_2024 = (
+    "Employees may work from home up to three days a week, agreed in advance with their manager's "
+    "approval and recorded in the team calendar."
+)
+PARA_2023 = PARA_2024.replace("manager's", "line manager's")
+CLAUSE = (
+    "Neither party shall be liable for any indirect or consequential loss arising out of or in "
+    "connection with this agreement, however caused."
+)
+
+
+def test_the_same_passage_in_another_edition_is_flagged() -> None:
+    golds = {"hb-2024#009": ("Handbook 2024 > Working hours > Remote work", PARA_2024)}
+    candidates = {
+        "hb-2023#009": ("Handbook 2023 > Working hours > Remote work", PARA_2023),
+        "hb-2024#010": ("Handbook 2024 > Working hours > Overtime", "Overtime is paid at 1.5x " * 4),
+    }
+    got = near_duplicates(golds, candidates)
+    assert set(got) == {"hb-2023#009"}
+    gold, score = got["hb-2023#009"]
+    assert gold == "hb-2024#009" and THRESHOLD <= score < 100
+
+
+def test_a_boilerplate_clause_under_another_heading_path_is_not_flagged() -> None:
+    golds = {"acme/msa#12": ("Acme master services agreement > Liability > Exclusions", CLAUSE)}
+    other = {"fjord/msa#30": ("Fjord support contract > Termination > Effect of termination", CLAUSE)}
+    assert near_duplicates(golds, other) == {}
+    # the same body with no heading path on one side: the body alone decides
+    assert near_duplicates(golds, {"x#1": (None, CLAUSE)}) == {"x#1": ("acme/msa#12", 100.0)}
+
+
+def test_short_texts_are_not_flagged() -> None:
+    short = "Paid leave: 14 weeks."
+    assert len(short) < MIN_CHARS
+    same_header = "Handbook > Leave"
+    assert near_duplicates({"g": (same_header, short)}, {"c": (same_header, short)}) == {}
+    # a long candidate against a short gold, and the other way round
+    assert near_duplicates({"g": (same_header, short)}, {"c": (same_header, short + " " * 40)}) == {}
+    long_text = "x" * (MIN_CHARS - 1)
+    assert near_duplicates({"g": (None, long_text)}, {"c": (None, long_text)}) == {}
+    exactly = "y" * MIN_CHARS
+    # one character short of the minimum, against a gold of exactly the minimum (similarity ~99)
+    assert near_duplicates({"g": (None, exactly)}, {"c": (None, exactly[1:])}) == {}
+    assert near_duplicates({"g": (None, exactly[1:])}, {"c": (None, exactly)}) == {}
+    assert near_duplicates({"g": (None, exactly)}, {"c": (None, exactly)}) == {"c": ("g", 100.0)}
+
+
+def test_the_best_of_several_golds_is_chosen_and_golds_are_not_candidates() -> None:
+    header = "Handbook > Working hours > Remote work"
+    near = PARA_2024.replace("three", "two")  # one word off PARA_2024, further off PARA_2023
+    golds = {"g-2023": (header, PARA_2023), "g-2024": (header, PARA_2024)}
+    got = near_duplicates(golds, {"c": (header, near), "g-2023": (header, PARA_2024)})
+    assert set(got) == {"c"}  # a gold id is never its own suggestion
+    assert got["c"][0] == "g-2024"
+    golds_reversed = dict(reversed(golds.items()))  # whichever gold comes first
+    assert near_duplicates(golds_reversed, {"c": (header, near)})["c"][0] == "g-2024"
+
+
+# == corpus.open_corpus: the memory-mapped cache =================================================
+
+
+def write_corpus(path: Path, n: int = 60, row_group: int = 7) -> list[str]:
+    """A Parquet corpus of `n` chunks in row groups of `row_group`, ids in no particular order,
+    an extra column the corpus does not use, and BEIR's `title` for the header."""
+    rng = random.Random(5)
+    ids = [f"doc{rng.randrange(10**6):06d}#{i:03d}" for i in range(n)]
+    table = pa.table(
+        {
+            "chunk_id": ids,
+            "title": [f"Doc {i} > Section" if i % 5 else None for i in range(n)],
+            "text": [f"body of chunk {i} " + "é" * (i % 4) for i in range(n)],
+            "doc_id": [f"doc{i // 10}" for i in range(n)],
+            "tenant": ["t"] * n,
+        }
+    )
+    pq.write_table(table, path, row_group_size=row_group)
+    assert pq.ParquetFile(path).num_row_groups == -(-n // row_group)
+    return ids
+
+
+def test_the_cache_gives_the_same_chunks_as_the_in_memory_corpus(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path)
+    progress: list[float] = []
+    cached = open_corpus(path, progress.append, small=0)
+    in_memory = open_corpus(path)
+    assert progress == [pytest.approx((i + 1) / 9) for i in range(9)]  # one call per row group
+    assert list((tmp_path / "cache" / "triage").glob("corpus-*/index.arrow"))  # the cache is there
+    assert len(cached) == len(in_memory) == len(ids)
+    assert cached.ids.to_pylist() == in_memory.ids.to_pylist() == ids
+    wanted = [*ids[::-1], "absent#1", "", "zzzz", "doc"]
+    got, want = cached.get(wanted), in_memory.get(wanted)
+    assert got == want and list(got) == ids[::-1]  # in the order asked; absent ids absent
+    assert got[ids[3]].header == "Doc 3 > Section" and got[ids[5]].header is None
+    assert got[ids[3]].text == "body of chunk 3 ééé" and got[ids[3]].source_type is None
+    assert cached.get(["absent#1"]) == {} and cached.get([]) == {}
+
+
+def test_the_cache_is_built_once_and_reused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path, n=30, row_group=4)
+    builds: list[Path] = []
+    real = corpus_mod._build_cache
+
+    def counting(p: Path, folder: Path, progress: object) -> None:
+        builds.append(folder)
+        real(p, folder, progress)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(corpus_mod, "_build_cache", counting)
+    first = open_corpus(path, small=0)
+    second = open_corpus(path, small=0)
+    assert len(builds) == 1
+    assert second.get(ids) == first.get(ids) and len(second.get(ids)) == len(ids)
+    assert open_corpus(path, small=1 << 40).get(ids) == first.get(ids)  # large threshold: in memory
+    assert len(builds) == 1
+    write_corpus(path, n=31, row_group=4)  # a new version of the file: a new cache
+    assert len(open_corpus(path, small=0)) == 31 and len(builds) == 2 and builds[0] != builds[1]
