@@ -148,11 +148,12 @@ def assert_chain(records: list[Record], problems: list[Problem], n: int) -> None
 # The tests run as root, so chmod stops no write. Used: a small tmpfs mounted on the amendments
 # folder (`mount -t tmpfs -o size=64k`, then filled: the kernel answers ENOSPC; `mount -o
 # remount,ro`: EROFS) — root here holds CAP_SYS_ADMIN, so mounting works and these are real
-# filesystem refusals. Where mount is not permitted, the full disk falls back to the real device
-# /dev/full (the session file is a symlink to it: every write fails with ENOSPC), the read-only
-# folder to `os.open` raising EROFS, and a write cut short to `os.write` writing only part; the
-# fallback is announced with a warning, never skipped. The /dev/full and os.open variants also
-# run as parameters of their own, so the fallbacks stay tested where mounting works.
+# filesystem refusals. Where mount is not permitted, the full disk falls back to `os.write`
+# raising ENOSPC (a link to /dev/full would be refused: session files are opened without following
+# links), the read-only folder to `os.open` raising EROFS, and a write cut short to `os.write`
+# writing only part; the fallback is announced with a warning, never skipped. The os.write and
+# os.open variants also run as parameters of their own, so the fallbacks stay tested where
+# mounting works.
 
 
 def _run(*argv: str) -> bool:
@@ -366,10 +367,12 @@ def test_an_amendments_folder_linked_to_the_frozen_file_is_refused(copy: Path) -
     folder_of(copy).symlink_to(frozen)
     ev = evaluate(copy)  # reading finds no folder: frozen labels only
     assert ev_counts(ev) == FROZEN and ev.labels.records == ()
-    with pytest.raises(FrozenFileChanged, match="frozen label file"):
-        ev.review  # noqa: B018 - opening the session's writer is refused
+    change = ev.add(Q, CHUNK, evidence=EVIDENCE)  # refused, kept in memory: never a crash
+    assert not change.saved and "frozen label file" in change.error
+    assert [r.chunk_id for r in ev.labels.unsaved] == [CHUNK]
+    w = Writer(folder_of(copy), frozen, sha256(frozen), "ana")
     with pytest.raises(FrozenFileChanged):
-        Writer(folder_of(copy), frozen, sha256(frozen), "ana")
+        w.append(w.new_record(ADD, Q, CHUNK))
     assert fingerprint(frozen) == before
 
 
@@ -388,8 +391,9 @@ def test_a_session_file_linked_to_the_frozen_file_is_refused(copy: Path, link: s
 
     folder_of(copy).mkdir()
     make_link()  # present when the writer starts
+    early = writer(copy, file_name=name)
     with pytest.raises(FrozenFileChanged):
-        writer(copy, file_name=name)
+        early.append(early.new_record(ADD, Q, CHUNK))
     (folder_of(copy) / name).unlink()
 
     w = writer(copy, file_name=name)
@@ -634,9 +638,9 @@ def _assert_written_after_fix(ev: Session, review: Session, copy: Path, capsys, 
     assert ev_counts(evaluate(copy)) == RESOLVED  # nothing lost: on disk now
 
 
-@pytest.mark.parametrize("mechanism", ["tmpfs", "/dev/full"])
+@pytest.mark.parametrize("mechanism", ["tmpfs", "os.write-ENOSPC"])
 def test_a_full_disk_keeps_the_amendment_in_memory(
-    copy: Path, mechanism: str, capsys: pytest.CaptureFixture[str]
+    copy: Path, mechanism: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = folder_of(copy)
     with tmpfs(folder, wanted=mechanism == "tmpfs") as mounted:
@@ -645,9 +649,13 @@ def test_a_full_disk_keeps_the_amendment_in_memory(
         if mounted:
             fill(folder / "filler")
             fix: Callable[[], None] = (folder / "filler").unlink
-        else:  # the real device: every write fails with ENOSPC
-            review.review.writer.path.symlink_to("/dev/full")
-            fix = review.review.writer.path.unlink
+        else:  # every write fails as on a full disk (a link to /dev/full is refused: no links)
+
+            def full(fd: int, data: bytes) -> int:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+            monkeypatch.setattr(amendments.os, "write", full)
+            fix = monkeypatch.undo
         change = review.add(Q, CHUNK, evidence=EVIDENCE)
         _assert_kept_in_memory(ev, change, os.strerror(errno.ENOSPC))
         assert review.retry() == 0 and len(ev.labels.unsaved) == 1  # still full: kept

@@ -7,14 +7,11 @@ note or an id reaches the terminal.
 from __future__ import annotations
 
 import json
-import os
-from datetime import UTC, datetime
 from pathlib import Path
-
-import pyarrow.parquet as pq
 
 from triage.core.errors import InputError
 from triage.core.sanitize import visible
+from triage.labels.export import export as export_labels
 from triage.labels.records import RETRACT, ProblemKind, read_file
 from triage.workspace.snapshot import Snapshot
 
@@ -83,37 +80,8 @@ def verify(snapshot: Snapshot) -> int:
 
 def export(snapshot: Snapshot, out: Path) -> int:
     """Frozen + amendments as a new label file: Parquet, or TREC qrels for .qrels/.txt/.trec."""
-    state = snapshot.labels
-    table = state.gold_table()
-    provenance = {
-        "triage_base_sha256": state.frozen.sha256,
-        "triage_head": state.head or "",
-        "triage_amendments": str(len(state.records)),
-        "triage_in_force": str(len(state.in_force)),
-        "triage_state": state.describe(),
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-    }
-    if out.resolve() == state.frozen.path.resolve() or (
-        out.exists() and os.path.samefile(out, state.frozen.path)  # a hard link to it
-    ):
-        raise InputError(out, "is the frozen label file: export writes a new file, never the frozen one")
-    if out.suffix.lower() in (".qrels", ".txt", ".trec"):
-        # trec_eval reads no comments: the provenance goes to the sidecar triage reads with any table.
-        lines = [
-            f"{q} 0 {c} {r}"
-            for q, c, r in zip(
-                table.column("query_id").to_pylist(),
-                table.column("chunk_id").to_pylist(),
-                table.column("relevance").to_pylist(),
-                strict=True,
-            )
-        ]
-        out.write_text("\n".join(lines) + "\n", "utf-8")
-        out.with_name(out.name + ".meta.json").write_text(json.dumps(provenance, indent=2) + "\n", "utf-8")
-    else:
-        meta = {k.encode(): v.encode() for k, v in provenance.items()}
-        pq.write_table(table.replace_schema_metadata(meta), out)
-    print(visible(f"wrote {out}: {table.num_rows} gold rows, {state.describe()}"))
+    table = export_labels(snapshot.labels, out, snapshot.spec.inputs())
+    print(visible(f"wrote {out}: {table.num_rows} gold rows, {snapshot.labels.describe()}"))
     return 0
 
 

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 
 from triage.core.contract import ALIASES, CORPUS, conform, single
 from triage.core.errors import InputError
+from triage.core.files import Identity, protect, write_new
 from triage.core.readers import Parsed, read_table
 
 COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
@@ -104,16 +106,17 @@ def _cache_folder(path: Path) -> Path:
     return cache_dir() / f"corpus-{hashlib.sha256(key).hexdigest()[:24]}"
 
 
-def _write_ipc(target: Path, tables: Iterable[pa.Table], schema: pa.Schema) -> None:
-    """Write record batches to `target` atomically (a temporary file, then a rename)."""
-    tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
-    try:
-        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+def _write_ipc(
+    target: Path, tables: Iterable[pa.Table], schema: pa.Schema, protected: frozenset[Identity]
+) -> None:
+    """Write record batches to `target` atomically, never through a link nor onto `protected`."""
+
+    def fill(f: BinaryIO) -> None:
+        with pa.ipc.new_file(f, schema) as writer:
             for t in tables:
                 writer.write_table(t.cast(schema))
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    write_new(target, fill, protected)
 
 
 def _read_ipc(path: Path) -> pa.Table:
@@ -137,12 +140,14 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
             if progress:
                 progress((i + 1) / pf.num_row_groups)
 
-    _write_ipc(folder / "chunks.arrow", parts(), pa.schema([(c, pa.string()) for c in COLUMNS]))
+    protected = protect([path])
+    _write_ipc(folder / "chunks.arrow", parts(), pa.schema([(c, pa.string()) for c in COLUMNS]), protected)
     ids = single(_read_ipc(folder / "chunks.arrow").column("chunk_id"))
     _write_ipc(
         folder / "index.arrow",
         [sorted_index(ids)],
         pa.schema([("chunk_id", pa.string()), ("row", pa.int64())]),
+        protected,
     )
 
 

@@ -121,6 +121,7 @@ def load_corpus_ids(path: Path) -> pa.Array:
     """The corpus's chunk ids only: a corpus may hold millions of chunks, never all loaded."""
     loaded = read_table(path, columns=["chunk_id", "_id"])
     table = conform(loaded, {"chunk_id": CORPUS["chunk_id"]}, ALIASES)
+    unique_ids(loaded, table, "chunk_id")  # one id, one chunk: a look-up must not pick one of two
     return single(table.column("chunk_id"))
 
 

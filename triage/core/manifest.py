@@ -41,6 +41,13 @@ class Spec:
     k: int | None = None
     manifest: Path | None = None
 
+    def inputs(self) -> list[Path]:
+        """Every file this evaluation reads (its sidecars included): files triage never writes."""
+        files = [self.a.path, self.b.path, self.labels, self.corpus, self.queries, self.manifest]
+        present = [p for p in files if p is not None]
+        sidecars = [p.with_name(p.name + ".meta.json") for p in present]
+        return present + [p for p in sidecars if p.exists()]
+
 
 def _check_k(k: object, where: Path | str) -> int | None:
     if k is None:

@@ -1,8 +1,10 @@
 """Untrusted text made safe to show: control characters visible, length capped.
 
 Queries, chunks, headers, notes and file contents come from data. Before any display they pass
-through `visible`, which replaces C0 controls (but tab and newline), DEL, C1 controls and bidi
-overrides with visible tokens such as `␛` or `<U+202E>`, so no escape sequence reaches a terminal.
+through `visible`, which replaces C0 controls (but tab and newline), DEL, C1 controls, bidi
+overrides and invisible characters (zero-width spaces and joiners, the byte-order mark, word
+joiners, tag characters) with visible tokens such as `␛` or `<U+200D>`: no escape sequence reaches
+a terminal, and `q1\u200b` is never shown as `q1`.
 Markup safety is the renderer's job: it must wrap the result as plain text, never parse it.
 """
 
@@ -10,8 +12,13 @@ from __future__ import annotations
 
 import re
 
-# C0 except \t \n, DEL, C1, bidi embeddings/overrides/isolates, and the line/paragraph separators.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# C0 except \t \n, DEL, C1, zero-width space/joiners and LRM/RLM (U+200B–U+200F), the line and
+# paragraph separators, bidi embeddings/overrides/isolates, word joiner and invisible operators
+# (U+2060–U+2064), the byte-order mark, and the tag characters (U+E0000–U+E007F).
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
 _NAMES = {"\x1b": "␛", "\x00": "␀", "\r": "␍", "\x07": "␇", "\x08": "␈"}
 
 DISPLAY_CAP = 20_000  # characters shown of one text before "… N more characters"

@@ -11,6 +11,7 @@ import secrets
 from dataclasses import replace
 from pathlib import Path
 
+from triage.core.files import open_append, protect
 from triage.core.frozen import sha256_file
 from triage.labels.records import Op, Record, line_hash, now, parse, scan, session_file_name
 
@@ -22,13 +23,23 @@ class FrozenFileChanged(Exception):
 class Writer:
     """Appends records to this session's file; one record per call, durable when it returns."""
 
-    def __init__(self, folder: Path, frozen: Path, base: str, reviewer: str, file_name: str | None = None):
+    def __init__(
+        self,
+        folder: Path,
+        frozen: Path,
+        base: str,
+        reviewer: str,
+        file_name: str | None = None,
+        inputs: list[Path] | None = None,
+    ):
+        """`inputs`: the evaluation's files, never to be written (the frozen file always is one).
+        Nothing is checked or created until the first `append`."""
         self.folder = folder
         self.frozen = frozen
         self.base = base
         self.reviewer = reviewer
         self.path = folder / (file_name or session_file_name(reviewer))
-        refuse_frozen_path(self.folder, self.path, frozen)
+        self.protected = protect([frozen, *(inputs or [])])
         self._tail: tuple[int, int, str | None] | None = None  # (file size, last seq, its line hash)
 
     def new_record(
@@ -62,9 +73,9 @@ class Writer:
         """Write `record` as the next line of the chain; OSError if the disk refuses."""
         if sha256_file(self.frozen) != self.base:
             raise FrozenFileChanged(f"{self.frozen} changed since triage started; refusing to write")
-        self.folder.mkdir(parents=True, exist_ok=True)
         refuse_frozen_path(self.folder, self.path, self.frozen)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = open_append(self.path, self.protected)  # a link at the file's name is refused
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # another process appending to this file waits here
             size = os.fstat(fd).st_size

@@ -57,6 +57,7 @@ class Review:
             frozen.path,
             frozen.sha256,
             reviewer_name(reviewer),
+            inputs=snapshot.spec.inputs(),
         )
         self.last_add: Record | None = None  # the add a grade refers to: the grade window
 

@@ -1,0 +1,107 @@
+"""Files triage writes: created without following links, and never landing on an input.
+
+Every write goes through here (exports and their sidecars, the corpus cache, amendment files). A
+new file is written to a fresh temporary name in the target folder (`O_CREAT | O_EXCL |
+O_NOFOLLOW`: a planted link there fails the open), flushed, then renamed over the target — a rename
+replaces a name, it never writes through a link. Before that, the target is refused when it is a
+symbolic link, or when it is (same device and inode: a hard link counts) one of the files to
+protect: the frozen label file and every other input of the evaluation.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import BinaryIO
+
+from triage.core.errors import InputError
+
+Identity = tuple[int, int]  # (st_dev, st_ino)
+
+
+def identity(path: Path, follow: bool = True) -> Identity | None:
+    """The file's (device, inode), or None when nothing is there."""
+    try:
+        st = os.stat(path) if follow else os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def protect(paths: Iterable[Path | None]) -> frozenset[Identity]:
+    """The identities of the files a write must never land on."""
+    return frozenset(i for p in paths if p is not None and (i := identity(p)) is not None)
+
+
+def refuse_target(path: Path, protected: frozenset[Identity]) -> None:
+    """InputError naming `path` when writing there would follow a link or land on an input."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        onto = (
+            " to an input of this evaluation (the frozen labels or a run)"
+            if identity(path) in protected
+            else ""
+        )
+        raise InputError(path, f"is a symbolic link{onto}; triage never writes through links")
+    if (st.st_dev, st.st_ino) in protected:
+        raise InputError(path, "is an input of this evaluation (the frozen labels or a run); never written")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(path, "exists and is not a regular file; not written")
+
+
+def write_new(path: Path, fill: Callable[[BinaryIO], None], protected: frozenset[Identity]) -> None:
+    """Write a file at `path` by `fill(file)`, atomically: a temporary file in the same folder,
+    created exclusively without following links, fsynced, then renamed over `path`."""
+    path = Path(path)
+    refuse_target(path, protected)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fill(f)
+            f.flush()
+            os.fsync(f.fileno())
+        refuse_target(path, protected)  # again: a link planted meanwhile is refused, not replaced
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _sync_folder(path.parent)
+
+
+def write_bytes(path: Path, data: bytes, protected: frozenset[Identity]) -> None:
+    def fill(f: BinaryIO) -> None:
+        f.write(data)
+
+    write_new(path, fill, protected)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (best effort: some filesystems refuse a folder fsync)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def open_append(path: Path, protected: frozenset[Identity]) -> int:
+    """A descriptor appending to `path` (created if absent), opened without following a link at its
+    name; refused (OSError) when what it opened is a protected file."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) in protected or not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is an input of this evaluation (or not a regular file); refusing to write")
+    return fd
