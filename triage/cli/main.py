@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_CHECKS, EXIT_INPUT = 0, 1, 2
+EXIT_OK, EXIT_CHECKS, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _evaluation_args(p: argparse.ArgumentParser) -> None:
@@ -25,14 +25,36 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--labels", type=Path, help="frozen gold labels (with RUN_A RUN_B)")
     p.add_argument("--corpus", type=Path, help="chunks file (with RUN_A RUN_B)")
     p.add_argument("--queries", type=Path, help="queries file (with RUN_A RUN_B)")
-    p.add_argument("--k", type=int, help="judge both arms at this cut-off")
+    p.add_argument("--k", type=positive_int, help="judge both arms at this cut-off (a positive integer)")
+
+
+def positive_int(text: str) -> int:
+    """--k: a whole number ≥ 1 ("0", "-1", "1.5" and "5x" are refused, naming the flag)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive: k counts the ids judged")
+    return value
+
+
+def rate(text: str) -> float:
+    """--floor: a hit rate in [0, 1] ("nan", "inf" and 1.5 are refused, naming the flag)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text} is not a hit rate between 0 and 1")
+    return value
 
 
 def _floor_arg(p: argparse.ArgumentParser) -> None:
     from triage.core.slices import DEFAULT_FLOOR
 
     p.add_argument(
-        "--floor", type=float, default=DEFAULT_FLOOR, help=f"tenant hit-rate floor (default {DEFAULT_FLOOR})"
+        "--floor", type=rate, default=DEFAULT_FLOOR, help=f"tenant hit-rate floor (default {DEFAULT_FLOOR})"
     )
 
 
@@ -197,8 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"triage: error: {visible(e.message, newlines=False)}", file=sys.stderr)
         return EXIT_INPUT
+    except KeyboardInterrupt:  # ctrl+c while loading: stop cleanly, no traceback
+        print("triage: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (ArrowException, OSError) as e:
         if os.environ.get("TRIAGE_DEBUG"):
             raise
-        print(f"triage: error: cannot read input: {visible(str(e), newlines=False)}", file=sys.stderr)
+        what = (
+            "cannot write" if isinstance(e, OSError) and getattr(e, "filename", None) else "cannot read input"
+        )
+        print(f"triage: error: {what}: {visible(str(e), newlines=False)}", file=sys.stderr)
         return EXIT_INPUT

@@ -55,6 +55,26 @@ def some(values: list[str], total: int | None = None) -> str:
 
 
 def check_k(ev: Evaluation) -> list[Check]:
+    return _k_agreement(ev) + _k_depth(ev)
+
+
+def _k_depth(ev: Evaluation) -> list[Check]:
+    """A cut-off deeper than every stored list judges nothing more than the stored depth."""
+    deepest = max(int(arm.depth.max(initial=0)) for arm in ev.arms)
+    if ev.k <= deepest:
+        return []
+    return [
+        Check(
+            WARNING,
+            "k.depth",
+            f"judged at k={ev.k}, but no run stores more than {deepest} ids per query: the numbers "
+            f"are those at depth {deepest}",
+            {"k": ev.k, "depth": deepest},
+        )
+    ]
+
+
+def _k_agreement(ev: Evaluation) -> list[Check]:
     a, b = ev.a.run, ev.b.run
     if a.k is not None and b.k is not None and a.k != b.k:
         return [

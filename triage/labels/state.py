@@ -58,6 +58,10 @@ class LabelState:
         """The first len(written) unsaved records, now on disk as `written`."""
         return replace(self, saved=self.saved + tuple(written), unsaved=self.unsaved[len(written) :])
 
+    def without_unsaved(self) -> LabelState:
+        """This state with the records held in memory dropped (the reviewer discarded them)."""
+        return replace(self, unsaved=())
+
     @cached_property
     def in_force(self) -> tuple[Record, ...]:
         """Adds not retracted, in merge order (none in frozen mode); for one pair the latest add

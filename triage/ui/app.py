@@ -38,6 +38,7 @@ class TriageApp(App[None]):
     COMMANDS = App.COMMANDS | {QueryCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit", id="quit"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "keys", id="help"),
         Binding("f", "flips", "flips", id="flips"),
         Binding("a", "all", "all queries", id="all"),
@@ -60,6 +61,24 @@ class TriageApp(App[None]):
         self.reviewer = reviewer
         self.floor = floor
         self.session: Session | None = None
+        self.load_failed = False  # then only the keys that still work are offered (q, ?)
+
+    async def action_quit(self) -> None:
+        """Quit; with decisions held in memory, first ask what to do with them."""
+        session = self.session
+        if session is None or not session.unsaved:
+            self.exit()
+            return
+        from triage.ui.screens.unsaved import UnsavedScreen
+
+        if isinstance(self.screen, UnsavedScreen):
+            return
+
+        def chosen(leave: bool | None) -> None:
+            if leave:
+                self.exit()
+
+        self.push_screen(UnsavedScreen(session, session.refusal or "see the amendments screen (L)"), chosen)
 
     def get_default_screen(self) -> Screen:
         return OverviewScreen()
@@ -148,6 +167,8 @@ class TriageApp(App[None]):
             self.check_corpus(message.session)
 
     def on_load_failed(self, message: LoadFailed) -> None:
+        self.load_failed = True
+        self.refresh_bindings()
         overview = self.screen_stack[0]
         assert isinstance(overview, OverviewScreen)
         overview.show_error(message.message)
@@ -171,8 +192,8 @@ class TriageApp(App[None]):
 
     # -- navigation ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("flips", "all", "amendments", "tenants", "slices") and self.session is None:
-            return None  # shown disabled until loaded
+        if action in ("flips", "all", "amendments", "tenants", "slices", "overview") and self.session is None:
+            return False if self.load_failed else None  # hidden after a failed load, disabled until loaded
         return True
 
     def _to_base(self) -> None:

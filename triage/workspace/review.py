@@ -10,6 +10,7 @@ the record is applied and held in memory (unsaved); the next decision, or `retry
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from triage.core.paired import Outcome
 from triage.labels.log import default_folder
@@ -151,6 +152,21 @@ class Review:
         )
         snapshot, change = self._apply(snapshot, retract)
         return snapshot, replace(change, action=f"amendment undone ({last.chunk_id})")
+
+    def write_elsewhere(self, snapshot: Snapshot, folder: Path) -> tuple[Snapshot, Path]:
+        """Write the records held in memory, in order, to a new session file in `folder` (when the
+        amendments folder refuses them); OSError if that folder refuses too."""
+        elsewhere = Writer(
+            folder, self.writer.frozen, self.writer.base, self.reviewer, inputs=snapshot.spec.inputs()
+        )
+        written = [elsewhere.append(r) for r in snapshot.labels.unsaved]
+        return replace(snapshot, labels=snapshot.labels.with_unsaved_written(written)), elsewhere.path
+
+    def discard(self, snapshot: Snapshot) -> Snapshot:
+        """Drop the records held in memory; the queries they named are judged again without them."""
+        names = [r.query_id for r in snapshot.labels.unsaved]
+        self.last_add = None
+        return snapshot.with_labels(snapshot.labels.without_unsaved(), names)
 
     def retry(self, snapshot: Snapshot) -> tuple[Snapshot, int]:
         """Write the records held in memory, in order; the snapshot that knows, and how many."""

@@ -44,6 +44,7 @@ class Session:
         self.tenant_of: pa.Array = ev.query_column("tenant")
         self.searcher = Searcher(ev.query_ids, self.texts)
         self._review: Review | None = None
+        self.refusal = ""  # why the disk refused the last decision held in memory
         self._cache: dict[str, tuple[str, Any]] = {}  # name -> (version, value)
         self._lock = threading.Lock()
 
@@ -129,6 +130,8 @@ class Session:
         if result is None:
             return None
         self._snapshot, change = result
+        if not change.saved:
+            self.refusal = change.error
         return change
 
     def add(
@@ -153,6 +156,19 @@ class Session:
     def retry(self) -> int:
         self._snapshot, written = self.review.retry(self._snapshot)
         return written
+
+    @property
+    def unsaved(self) -> int:
+        """Decisions applied but not on disk (the disk refused them)."""
+        return len(self.labels.unsaved)
+
+    def write_elsewhere(self, folder: Path) -> Path:
+        """Write the unsaved decisions to a new session file in `folder`; the file written."""
+        self._snapshot, path = self.review.write_elsewhere(self._snapshot, folder)
+        return path
+
+    def discard_unsaved(self) -> None:
+        self._snapshot = self.review.discard(self._snapshot)
 
     # -- reading ---------------------------------------------------------------------------------
     @property

@@ -82,6 +82,11 @@ class OverviewScreen(Screen):
             )
         )
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "search" and getattr(self.app, "session", None) is None:
+            return False if getattr(self.app, "load_failed", False) else None
+        return True
+
     def action_search(self) -> None:
         session = getattr(self.app, "session", None)
         if session is None:

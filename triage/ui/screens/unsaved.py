@@ -1,0 +1,96 @@
+"""Quitting with decisions held in memory (the disk refused them): retry, write them to another
+folder, or discard them — never lost without a word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from triage.core.sanitize import visible
+from triage.ui.literal import line
+from triage.workspace.session import Session
+
+
+class UnsavedScreen(ModalScreen[bool]):
+    """Dismissed with True when the app may quit (nothing unsaved is left, or the reader chose to
+    discard), False to stay."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "retry", "retry"),
+        Binding("w", "elsewhere", "write elsewhere"),
+        Binding("d", "discard", "discard and quit"),
+        Binding("escape", "stay", "stay"),
+    ]
+
+    def __init__(self, session: Session, error: str) -> None:
+        super().__init__()
+        self.session = session
+        self.error = error
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="unsaved-box"):
+            yield Static(id="unsaved-text")
+
+    def on_mount(self) -> None:
+        self.say()
+
+    def say(self, outcome: str = "") -> None:
+        n = self.session.unsaved
+        self.query_one("#unsaved-text", Static).update(
+            line(
+                (f"{n} decisions are not saved", "bold $text-error"),
+                f" — the disk refused them: {self.error}\n",
+                (outcome + "\n" if outcome else "", "$text-warning"),
+                ("r", "bold"),
+                " retry   ",
+                ("w", "bold"),
+                " write them to another folder   ",
+                ("d", "bold"),
+                " discard them and quit   ",
+                ("esc", "bold"),
+                " stay",
+            )
+        )
+
+    def action_retry(self) -> None:
+        self.session.retry()
+        if not self.session.unsaved:
+            self.dismiss(True)
+        else:
+            self.say("still refused")
+
+    def action_elsewhere(self) -> None:
+        """Ask for the folder (the box is mounted only now: until then r, w and d are keys)."""
+        if self.query(Input):
+            return
+        box = Input(
+            str(Path.cwd() / "triage-unsaved"), placeholder="a folder, then enter", id="unsaved-folder"
+        )
+        self.query_one("#unsaved-box").mount(box)
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            path = self.session.write_elsewhere(Path(event.value).expanduser())
+        except OSError as e:
+            self.say(f"that folder refused them too: {e}")
+            return
+        self.app.notify(
+            visible(f"written to {path}; move it into the amendments folder to apply it"),
+            markup=False,
+            timeout=10,
+        )
+        self.dismiss(True)
+
+    def action_discard(self) -> None:
+        self.session.discard_unsaved()
+        self.dismiss(True)
+
+    def action_stay(self) -> None:
+        self.dismiss(False)
