@@ -7,13 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_app_review import SIZE, open_q150, text_of
 
 from triage.core.bundled import bundled
 from triage.labels.records import read_file
 from triage.ui.app import TriageApp
 from triage.ui.screens.unsaved import UnsavedScreen
-
-from test_app_review import SIZE, open_q150, text_of
 
 
 @pytest.fixture
@@ -48,7 +47,9 @@ async def test_retry_writes_them_once_the_disk_takes_them(refused: Path) -> None
     async with app.run_test(size=SIZE) as pilot:
         await refused_decision(pilot)
         await pilot.press("q", "r")
-        assert isinstance(app.screen, UnsavedScreen) and "still refused" in text_of(app.screen, "#unsaved-text")
+        assert isinstance(app.screen, UnsavedScreen) and "still refused" in text_of(
+            app.screen, "#unsaved-text"
+        )
         (refused / "labels.amendments").unlink()
         await pilot.press("r")
         await pilot.pause()

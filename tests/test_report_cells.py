@@ -17,7 +17,8 @@ from triage.core.checks import Level
 from triage.core.manifest import from_manifest
 from triage.core.paired import Outcome
 from triage.report import cells, markdown
-from triage.report.model import Report, build, dumps
+from triage.report.build import build
+from triage.report.model import Report, dumps
 from triage.ui.app import TriageApp
 from triage.ui.screens.slices import SlicesScreen, TenantsScreen
 from triage.ui.table import VirtualTable

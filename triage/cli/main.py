@@ -156,7 +156,8 @@ def spec_from(args: argparse.Namespace):  # -> Spec
 def report(args: argparse.Namespace) -> int:
     from triage.core.checks import Level
     from triage.labels.state import LabelMode
-    from triage.report.model import build, dumps, gate_section
+    from triage.report.build import build, gate_section
+    from triage.report.model import dumps
     from triage.workspace.snapshot import open_snapshot
 
     floors = None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
-from triage.report.model import Report, build
+from triage.report.build import build
+from triage.report.model import Report
 from triage.ui.table import VirtualTable
 from triage.workspace.session import Session
 

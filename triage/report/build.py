@@ -1,0 +1,231 @@
+"""The report built from a snapshot: every section of `model.Report`, computed from the core's
+arrays (metrics, paired table, flips, slices, tenants) and the label state."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from triage import __version__
+from triage.core.evaluation import Arm, Evaluation
+from triage.core.gate import Floor
+from triage.core.metrics import Means, means
+from triage.core.paired import Outcome, Paired, outcome_codes, paired
+from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
+from triage.report.model import (
+    ArmMeans,
+    ArmSection,
+    ArmSliceRow,
+    ByArm,
+    Changed,
+    FlipRow,
+    FloorRow,
+    FrozenView,
+    GateSection,
+    KCells,
+    LabelsSection,
+    PairedSection,
+    Partition,
+    Report,
+    SliceRow,
+    TenantRow,
+    TenantsSection,
+)
+from triage.workspace.snapshot import Snapshot
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
+    m = ev.means(arm)
+    return ArmSection(
+        name=arm.name,
+        path=arm.run.path,
+        k=arm.run.k,
+        n=m.n,
+        hit_rate=_num(m.hit_rate),
+        recall=_num(m.recall),
+        mrr=_num(m.mrr),
+        ndcg=_num(m.ndcg),
+        noise_band=_num(ev.noise_band(arm)),
+        n_recall_unscored=m.n - m.n_recall,
+        n_missing_scored=int((ev.scored & ~arm.present).sum()),
+        meta=dict(arm.run.meta),
+    )
+
+
+def _arm_means(m: Means) -> ArmMeans:
+    return ArmMeans(m.n, _num(m.hit_rate), _num(m.recall), _num(m.mrr), _num(m.ndcg))
+
+
+def _paired(p: Paired, a: Means, b: Means) -> PairedSection:
+    return PairedSection(
+        p.n,
+        p.both_hit,
+        p.both_miss,
+        p.a_hit_b_miss,
+        p.a_miss_b_hit,
+        _num(p.mcnemar_p),
+        p.reconciles(a.hit_rate, b.hit_rate),
+    )
+
+
+def _flips(ev: Evaluation) -> tuple[FlipRow, ...]:
+    order = ev.flips
+    a, b = ev.a, ev.b
+    columns = zip(
+        ev.query_ids.take(order).to_pylist(),
+        a.judged.hit[order].tolist(),
+        a.judged.gold_rank[order].tolist(),
+        b.judged.gold_rank[order].tolist(),
+        a.depth[order].tolist(),
+        b.depth[order].tolist(),
+        a.values("plan", order),
+        b.values("plan", order),
+        ev.query_column("tenant").take(pa.array(order)).to_pylist(),  # queries file, else runs
+        strict=True,
+    )
+    return tuple(
+        FlipRow(
+            qid,
+            Outcome.HIT_TO_MISS if hit_a else Outcome.MISS_TO_HIT,
+            rank_a or None,
+            rank_b or None,
+            depth_a,
+            depth_b,
+            plan_a,  # type: ignore[arg-type]
+            plan_b,  # type: ignore[arg-type]
+            tenant,
+        )
+        for qid, hit_a, rank_a, rank_b, depth_a, depth_b, plan_a, plan_b, tenant in columns
+    )
+
+
+def _frozen(ev: Evaluation) -> FrozenView:
+    """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside)."""
+    ja, jb, scored = ev.frozen_view()
+    ma, mb = means(ja, scored), means(jb, scored)
+    before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes
+    changed = np.flatnonzero(before != now)
+    ids = ev.query_ids.take(pa.array(changed)).to_pylist()
+    return FrozenView(
+        ByArm(_arm_means(ma), _arm_means(mb)),
+        _paired(paired(ja.hit, jb.hit, scored), ma, mb),
+        tuple(
+            Changed(qid, Outcome(int(before[q])), Outcome(int(now[q])))
+            for q, qid in zip(changed.tolist(), ids, strict=True)
+        ),
+    )
+
+
+def _k_cells(ev: Evaluation) -> KCells | None:
+    ks = sorted({arm.run.k for arm in ev.arms if arm.run.k is not None} | {ev.k})
+    if len(ks) < 2:
+        return None
+    return KCells(*({k: _num(ev.hit_rate_at(arm, k)) for k in ks} for arm in (ev.a, ev.b)))
+
+
+def _arm_slice(a: ArmSlice) -> ArmSliceRow:
+    return ArmSliceRow(_num(a.hit_rate), _num(a.recall), a.short_lists, _num(a.noise_band), a.n_eligible_zero)
+
+
+def slice_row(s: Slice) -> SliceRow:
+    return SliceRow(s.value, s.n, _arm_slice(s.a), _arm_slice(s.b), s.hit_to_miss, s.miss_to_hit)
+
+
+def _slices(ev: Evaluation) -> tuple[dict[str, tuple[SliceRow, ...]], dict[str, Partition]]:
+    out, partition = {}, {}
+    n_scored = int(ev.scored.sum())
+    for key, rows in all_slices(ev).items():
+        out[key] = tuple(slice_row(s) for s in rows)
+        total = sum(s.n for s in rows)
+        partition[key] = Partition(total, n_scored, total == n_scored)
+    return out, partition
+
+
+def tenant_row(x: Tenant) -> TenantRow:
+    s = x.slice
+    return TenantRow(
+        tenant=x.name,
+        n=s.n,
+        hit_rate_a=_num(s.a.hit_rate),
+        hit_rate_b=_num(s.b.hit_rate),
+        delta=_num(x.delta),
+        hit_to_miss=s.hit_to_miss,
+        miss_to_hit=s.miss_to_hit,
+        plan=x.plan,
+        plan_share=x.plan_share,
+        median_selectivity=_num(x.median_selectivity),
+        few=x.few,
+        noise_band_b=_num(s.b.noise_band),
+    )
+
+
+def _tenants(ev: Evaluation, floor: float) -> TenantsSection | None:
+    t = tenants(ev, floor)
+    if t is None:
+        return None
+    rows = tuple(tenant_row(x) for x in t.rows)
+    return TenantsSection(
+        floor=floor,
+        below_floor=ByArm(t.below_floor["a"], t.below_floor["b"]),
+        p5=ByArm(_num(t.p5["a"]), _num(t.p5["b"])),
+        worst=rows[: len(t.worst)],
+        rows=rows,
+    )
+
+
+def _labels(snapshot: Snapshot) -> LabelsSection:
+    labels = snapshot.labels
+    return LabelsSection(
+        path=labels.frozen.path,
+        frozen_sha256=labels.frozen.sha256,
+        amendments=len(labels.records),
+        in_force=len(labels.in_force),
+        by_arm=labels.by_arm(),
+        head=labels.head,
+        applied=labels.amended,
+        state=labels.describe(),
+    )
+
+
+def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> Report:
+    ev = snapshot.ev
+    scored = ev.scored
+    slice_rows, partition = _slices(ev)
+    return Report(
+        triage=__version__,
+        k=ev.k,
+        n_queries=ev.n,
+        n_scored=int(scored.sum()),
+        n_unlabelled=int((~scored).sum()),
+        unlabelled=tuple(ev.ids_where(~scored)),
+        missing=ByArm(tuple(ev.ids_where(~ev.a.present)), tuple(ev.ids_where(~ev.b.present))),
+        labels=_labels(snapshot),
+        arms=ByArm(_arm(ev, ev.a), _arm(ev, ev.b)),
+        paired=_paired(ev.paired(), ev.means(ev.a), ev.means(ev.b)),
+        frozen=_frozen(ev),
+        k_cells=_k_cells(ev),
+        slices=slice_rows,
+        partition=partition,
+        tenants=_tenants(ev, floor),
+        flips=_flips(ev),
+        checks=tuple(snapshot.checks),
+    )
+
+
+def gate_section(floors: list[Floor], path: Path) -> GateSection:
+    """The gate's verdicts, broken floors first."""
+    rows = sorted(floors, key=lambda f: f.holds)
+    return GateSection(
+        path=path,
+        holds=all(f.holds for f in rows),
+        floors=tuple(
+            FloorRow(f.name, f.floor, _num(f.hit_rate), f.n, _num(f.noise_band), f.holds) for f in rows
+        ),
+    )
