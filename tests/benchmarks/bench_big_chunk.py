@@ -111,9 +111,8 @@ async def through_the_app(folder: Path) -> None:
         judged = time.perf_counter() - t
         base = statistics.median(idle)
         shown = max(opened - base, 0) * 1e3
-        print(
-            f"app:   enter → detail of {QUERY}       {shown:7.1f} ms  (Pilot idle {base * 1e3:.0f} ms subtracted)"
-        )
+        note = f"(Pilot idle {base * 1e3:.0f} ms subtracted)"
+        print(f"app:   enter → detail of {QUERY}       {shown:7.1f} ms  {note}")
         print(f"app:   g on B's 20 MB row            {max(judged - base, 0) * 1e3:7.1f} ms")
 
 
