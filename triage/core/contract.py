@@ -144,6 +144,11 @@ def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
                 row = _first(pc.list_parent_indices(out).to_numpy()[bad])
                 raise InputError(loaded.path, f"{name!r} holds NaN or an infinite value", loaded.where(row))
         return out
+    if kind in (INT, FLOAT) and name in loaded.oversize:  # an integer too large for Arrow
+        r, value = loaded.oversize[name]
+        raise InputError(
+            loaded.path, f"{name!r} is {value:.3g}, expected a number below 2^53", loaded.where(r)
+        )
     if kind == INT:
         if pa.types.is_integer(t) or pa.types.is_floating(t):
             v = col.to_numpy(zero_copy_only=False)

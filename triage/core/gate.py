@@ -36,7 +36,7 @@ class Floor:
 def read_floors(path: Path) -> dict[str, float]:
     regular_file(Path(path))
     try:
-        doc = tomllib.loads(Path(path).read_text("utf-8"))
+        doc = tomllib.loads(Path(path).read_text("utf-8-sig"))  # a BOM (Windows editors) is tolerated
     except RecursionError:
         raise InputError(path, "not valid TOML: nested too deeply") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

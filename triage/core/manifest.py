@@ -65,7 +65,7 @@ def from_manifest(path: Path) -> Spec:
         raise InputError(path, "manifest does not exist")
     regular_file(path)
     try:
-        doc = tomllib.loads(path.read_text("utf-8"))
+        doc = tomllib.loads(path.read_text("utf-8-sig"))  # a BOM (Windows editors) is tolerated
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise InputError(path, f"not valid TOML: {e}") from None
     except RecursionError:

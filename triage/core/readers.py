@@ -42,6 +42,9 @@ class Parsed:
     table: pa.Table
     meta: dict[str, str] = field(default_factory=dict)
     lines: np.ndarray | None = None  # 1-based line number per row (text formats), else None
+    # column -> (row, value) of its first integer too large for Arrow (JSON Lines): such a column
+    # is kept as text (an id stays an id) and the contract names the row if it wanted a number
+    oversize: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def where(self, row: int) -> str:
         """Human place of 0-based row `row`: "line N" for text files, "row N" for Parquet."""
@@ -95,6 +98,7 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
         table = pf.read(columns=wanted, use_threads=True)
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot read Parquet (truncated or corrupt?): {e}") from None
+    _valid_text(path, table)
     raw = table.schema.metadata or {}
     meta = {
         k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
@@ -102,6 +106,38 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
         if not k.startswith(b"ARROW:") and k != b"pandas"
     }
     return Parsed(path, table.replace_schema_metadata(None), meta)
+
+
+def _valid_text(path: Path, table: pa.Table) -> None:
+    """Parquet readers do not check that strings are UTF-8: a bad byte would surface later as a
+    traceback wherever the value is first turned into text. Refuse it here, naming the row."""
+    try:
+        table.validate(full=True)
+        return
+    except pa.ArrowInvalid as e:
+        problem = str(e)
+    for name in table.column_names:
+        col = table.column(name)
+        try:
+            col.validate(full=True)
+        except pa.ArrowInvalid:
+            pass
+        else:
+            continue
+        row = 0
+        for chunk in col.chunks:
+            for i in range(len(chunk)):
+                try:
+                    chunk[i].as_py()
+                except UnicodeDecodeError as e:
+                    raise InputError(
+                        path,
+                        f"column {name!r} holds text that is not UTF-8 ({e.reason})",
+                        f"row {row + i + 1}",
+                    ) from None
+            row += len(chunk)
+        raise InputError(path, f"column {name!r} is corrupt: {problem}")
+    raise InputError(path, f"corrupt data: {problem}")
 
 
 def _text_lines(path: Path) -> list[tuple[int, str]]:
@@ -177,7 +213,19 @@ def read_jsonl(path: Path) -> Parsed:
         names.update(dict.fromkeys(r))
     line_arr = np.asarray(lines, dtype=np.int64)
     columns = {name: _column(path, name, [r.get(name) for r in records], line_arr) for name in names}
-    return Parsed(path, pa.table(columns), {}, line_arr)
+    oversize = {}
+    for name, col in columns.items():
+        if pa.types.is_string(col.type):  # a number column kept as text: was an integer too large?
+            big = next(
+                (i for i, r in enumerate(records) if _kind(v := r.get(name)) == "int" and _huge(v)), None
+            )
+            if big is not None:
+                oversize[name] = (big, records[big][name])
+    return Parsed(path, pa.table(columns), {}, line_arr, oversize)
+
+
+def _huge(v: object) -> bool:
+    return isinstance(v, int) and not -(2**63) <= v < 2**63
 
 
 def _column(path: Path, name: str, values: list[object], lines: np.ndarray) -> pa.Array:
@@ -281,6 +329,10 @@ def read_trec_qrels(path: Path) -> Parsed:
             rel = int(f[3])
         except ValueError:
             raise InputError(path, f"relevance {f[3]!r} is not an integer", f"line {n}") from None
+        if rel >= 2**53:  # the contract's bound (contract.MAX_INT); Arrow's int64 ends at 2^63
+            raise InputError(
+                path, f"relevance {rel:.3g} is too large, expected an integer from 0 to 2^53", f"line {n}"
+            )
         cols["query_id"].append(f[0])
         cols["chunk_id"].append(f[2])
         cols["relevance"].append(rel)
@@ -319,8 +371,12 @@ def read_table(path: Path, trec: str | None = None, columns: list[str] | None = 
 
 def read_sidecar(path: Path) -> dict[str, str]:
     regular_file(path)
-    try:
-        obj = json.loads(path.read_text("utf-8"), object_pairs_hook=_no_duplicate_keys)
+    try:  # a BOM is tolerated, NaN and a key twice are not: the rules of a JSON Lines line
+        text = path.read_text("utf-8-sig")
+        obj = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+        _check_str(obj)
+    except UnicodeEncodeError:
+        raise InputError(path, "holds a lone surrogate escape (invalid text)") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise InputError(path, f"not a valid JSON object: {e}") from None
     except RecursionError:
