@@ -136,20 +136,20 @@ def toml(change: Callable[[str], str]) -> Make:
     return raw("triage.toml", lambda b: change(b.decode()).encode())
 
 
-def sidecar(data: str | bytes) -> Make:
+def write(rel: str, data: str | bytes, *extra: str) -> Make:
     def make(ev: Path) -> list[str]:
-        (ev / (RUN + ".meta.json")).write_bytes(data.encode() if isinstance(data, str) else data)
-        return [str(ev)]
+        (ev / rel).write_bytes(data.encode() if isinstance(data, str) else data)
+        return [str(ev), *(x.format(ev=ev) for x in extra)]
 
     return make
+
+
+def sidecar(data: str | bytes) -> Make:
+    return write(RUN + ".meta.json", data)
 
 
 def gate(floors: str) -> Make:
-    def make(ev: Path) -> list[str]:
-        (ev / "floors.toml").write_text(floors)
-        return [str(ev), "--gate", str(ev / "floors.toml")]
-
-    return make
+    return write("floors.toml", floors, "--gate", "{ev}/floors.toml")
 
 
 def special(kind: str) -> Make:
@@ -231,17 +231,9 @@ def good(name: str, make: Make) -> Case:
     return Case(name, make, None, None)
 
 
-H, HJ, HR, HM, LJ, LQ, TOML = (
-    "headers.parquet",
-    "headers.jsonl",
-    "headers.run",
-    "headers.parquet.meta.json",
-    "labels.jsonl",
-    "labels.qrels",
-    "triage.toml",
-)
+H, HJ, HR, HM = "headers.parquet", "headers.jsonl", "headers.run", "headers.parquet.meta.json"
+LJ, LQ, TOML = "labels.jsonl", "labels.qrels", "triage.toml"
 U64 = pa.schema([("query_id", pa.string()), ("chunk_id", pa.string()), ("relevance", pa.uint64())])
-PAIR = '{"k": 5, "k": 6}'
 # fmt: off
 CASES = [
     # runs, Parquet
@@ -337,7 +329,7 @@ CASES = [
     bad("a missing file", lambda ev: [str(ev / "nowhere")], "nowhere", None, "does not exist"),
     # the run's sidecar
     bad("sidecar not JSON", sidecar("{k: 5}"), HM, None, "not a valid JSON object"),
-    bad("sidecar key twice", sidecar(PAIR), HM, None, "'k' appears twice"),
+    bad("sidecar key twice", sidecar('{"k": 5, "k": 6}'), HM, None, "'k' appears twice"),
     bad("sidecar NaN", sidecar('{"chunker": NaN}'), HM, None, "NaN"),
     bad("sidecar k = 5.5", sidecar('{"k": 5.5}'), H, None, "metadata k", "5.5"),
     bad("sidecar a list", sidecar("[5]"), HM, None, "expected one JSON object"),

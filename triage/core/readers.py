@@ -212,24 +212,19 @@ def read_jsonl(path: Path) -> Parsed:
     for r in records:
         names.update(dict.fromkeys(r))
     line_arr = np.asarray(lines, dtype=np.int64)
-    columns = {name: _column(path, name, [r.get(name) for r in records], line_arr) for name in names}
-    oversize = {}
-    for name, col in columns.items():
-        if pa.types.is_string(col.type):  # a number column kept as text: was an integer too large?
-            big = next(
-                (i for i, r in enumerate(records) if _kind(v := r.get(name)) == "int" and _huge(v)), None
-            )
-            if big is not None:
-                oversize[name] = (big, records[big][name])
+    oversize: dict[str, tuple[int, int]] = {}
+    columns = {
+        name: _column(path, name, [r.get(name) for r in records], line_arr, oversize) for name in names
+    }
     return Parsed(path, pa.table(columns), {}, line_arr, oversize)
 
 
-def _huge(v: object) -> bool:
-    return isinstance(v, int) and not -(2**63) <= v < 2**63
-
-
-def _column(path: Path, name: str, values: list[object], lines: np.ndarray) -> pa.Array:
-    """One JSON column as Arrow; a value whose kind differs from the rest is named by line."""
+def _column(
+    path: Path, name: str, values: list[object], lines: np.ndarray, oversize: dict[str, tuple[int, int]]
+) -> pa.Array:
+    """One JSON column as Arrow; a value whose kind differs from the rest is named by line. A column
+    of integers too large for Arrow is kept as text (an id stays an id) and its first such value
+    noted in `oversize`, for the contract to name if the column is a number."""
     kinds = [_kind(v) for v in values]
     seen = {k for k in kinds if k != "null"}
     if len(seen) > 1 and not seen <= {"int", "float"}:
@@ -253,6 +248,9 @@ def _column(path: Path, name: str, values: list[object], lines: np.ndarray) -> p
                 (i for i, v in enumerate(values) if isinstance(v, list) and len({_kind(x) for x in v}) > 1), 0
             )
             raise InputError(path, f"column {name!r}: {e}", f"line {lines[bad]}") from None
+        huge = [(i, v) for i, v in enumerate(values) if isinstance(v, int) and not -(2**63) <= v < 2**63]
+        if huge:
+            oversize[name] = huge[0]
         # Objects and the like in an extra column: kept as JSON text, never dropped.
         return pa.array([None if v is None else json.dumps(v) for v in values], pa.string())
 
