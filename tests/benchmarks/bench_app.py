@@ -20,8 +20,8 @@ Measures, and prints as a table with target and verdict (exit 1 if any target is
       "floor"), and the CPU time per key is reported too.
    b. the real app on a pty (warm cache, after its background work): per key, from writing it to
       the terminal until the flip label it changes ("regression 2 of N") is painted.
-   Also ``session.detail(q)`` directly for 200 flips (and with corpus=None, to split off the
-   chunk look-ups).                                                          target p95 <= 50 ms
+   Also ``session.detail(q)`` directly for 200 flips (and ``build_detail(session.snapshot, q,
+   None)``, to split off the chunk look-ups).                               target p95 <= 50 ms
 4. chunk look-ups: ``open_corpus(chunks.parquet)`` on the warm cache in a fresh child, then
    ``corpus.get(ids)`` for 200 random queries' ~25 ids (gold + first 10 of each arm; picked by
    another child so the look-up child reads nothing else). p50 / p95, and that child's peak RSS
@@ -42,7 +42,9 @@ numpy nor pyarrow, so its own peak RSS -- which Linux carries into a child's ``r
 exec -- stays small). Other processes skew every figure on a small machine: before each
 measurement the script waits until they use at most ``--quiet-cores`` cores, and it reports how
 much CPU they used during each measurement. The data folder is built with ``make_bench.py
---corpus`` when its ``bench.json`` does not match.
+--corpus --queries N --chunks M`` when its ``bench.json`` does not match (``--queries`` and
+``--chunks``, default 100,000 and 2,000,000: the size the targets are set for; a smaller size is a
+smoke run of the same measurements).
 
 Usage::
 
@@ -50,6 +52,7 @@ Usage::
     python tests/benchmarks/bench_app.py --data DIR --repeat 5 --cold-repeat 3 --json out.json
     python tests/benchmarks/bench_app.py --only keys,search    # paint,interactive,keys,corpus,search
     python tests/benchmarks/bench_app.py --cache DIR           # keep the warm corpus cache in DIR
+    python tests/benchmarks/bench_app.py --data /tmp/ta-small --queries 5000 --chunks 50000 --repeat 2
 """
 
 from __future__ import annotations
@@ -351,7 +354,8 @@ def term_session(
 ) -> dict:
     """The real app on the 100k evaluation, typed at: f, enter, n x n_keys, p x n_keys, a,
     pagedown x n_pages, (end, home) x n_jumps. Each key is timed from the write to the pty until
-    the label it changes (flip label or list position) is painted."""
+    the label it changes (flip label or list position) is painted. A list shorter than n_pages
+    pages (a small smoke-run evaluation) is paged to its last row only, then sent back home."""
     out: dict = {"n": [], "p": [], "pagedown": [], "end": [], "home": []}
     t = Term([str(data)], env, "pty keys")
     try:
@@ -391,6 +395,12 @@ def term_session(
                 out["error"] = "no repaint after pagedown:\n" + t.tail()
                 return out
             out["pagedown"].append(dt)
+            if _at_end(label[0]):  # a pagedown more would change nothing
+                t.send(KEYS["home"])
+                if t.wait(changed(LIST_LABEL, label), 10) is None:
+                    out["error"] = "no repaint after home:\n" + t.tail()
+                    return out
+                break
         for _ in range(n_jumps):
             for key in ("end", "home"):
                 t.send(KEYS[key])
@@ -404,6 +414,12 @@ def term_session(
         t.close()
         out["rss_kib"] = t.rss_kib
     return out
+
+
+def _at_end(label: bytes) -> bool:
+    """Whether a list label "query N of M" names the last row (N = M)."""
+    m = re.fullmatch(rb"query (\d+) of (\d+)", label)
+    return m is not None and m.group(1) == m.group(2)
 
 
 # ======================================================================================
@@ -650,7 +666,7 @@ def child_pilot(data: Path) -> dict:
                 with_corpus.append(time.perf_counter() - t)
             for q in flips:
                 t = time.perf_counter()
-                build_detail(s.ev, q, None)
+                build_detail(s.snapshot, q, None)
                 without.append(time.perf_counter() - t)
             out["detail"] = with_corpus
             out["detail_no_corpus"] = without
@@ -674,9 +690,16 @@ def child_pilot(data: Path) -> dict:
             await pilot.pause()
             out["idle_list"] = [await _timed_key(pilot, idle) for _ in range(20)]
             out["pagedown_cpu"] = []
-            out["pagedown"] = [await _timed_key(pilot, "pagedown", out["pagedown_cpu"]) for _ in range(200)]
+            out["pagedown"] = []
+            for _ in range(200):  # a list shorter than 200 pages (a smoke run) is paged to its end only
+                out["pagedown"].append(await _timed_key(pilot, "pagedown", out["pagedown_cpu"]))
+                if table.cursor >= table.count - 1:
+                    break
             out["cursor_after_pagedown"] = table.cursor
             out["page"] = max(1, table.size.height - 2)
+            if table.cursor >= table.count - 1:  # at the end already: `end` would do nothing
+                await pilot.press("home")
+                await pilot.pause()
             out["end"], out["home"] = [], []
             for _ in range(10):
                 out["end"].append(await _timed_key(pilot, "end"))
@@ -856,6 +879,10 @@ def main(argv: list[str] | None = None) -> int:
         "--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}"
     )
     ap.add_argument("--cache", type=Path, default=None, help="warm corpus cache folder, kept (default: temp)")
+    ap.add_argument("--queries", type=int, default=100_000, help="queries, when building --data")
+    ap.add_argument(
+        "--chunks", type=int, default=2_000_000, help="corpus chunks (the id space), when building --data"
+    )
     ap.add_argument("--n-lookups", type=int, default=200)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per pty run")
@@ -888,7 +915,7 @@ def main(argv: list[str] | None = None) -> int:
     if only - {"paint"}:
         from bench_report import ensure_data
 
-        ensure_data(data, 100_000, 100, True)
+        ensure_data(data, args.queries, 100, True, args.chunks)
 
     print("machine:")
     print(f"  nproc {os.cpu_count()} (usable: {len(os.sched_getaffinity(0))})")
@@ -1069,7 +1096,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(keys_line("3 session.detail(q), 200 flips", d, 0.050))
             lines.append(
                 Line(
-                    "  build_detail(ev, q, None), no look-ups",
+                    "  build_detail(snapshot, q, None), no look-ups",
                     f"p50 {ms(d0['p50'])}, p95 {ms(d0['p95'])}, max {ms(d0['max'])}",
                     "-",
                     None,

@@ -24,6 +24,8 @@ is replaced by the data folder. Examples::
 
     python tests/benchmarks/bench_report.py                         # the full benchmark
     python tests/benchmarks/bench_report.py --sample                # + the bundled sample
+    # a smoke run at a small size (the targets are set for the full size):
+    python tests/benchmarks/bench_report.py --data /tmp/tb-small --queries 5000 --chunks 50000 --repeat 1
     python tests/benchmarks/bench_report.py --cmd "triage report {data} --format json"
     # exercise the harness with the peer standing in for ours:
     python tests/benchmarks/bench_report.py --repeat 1 \\
@@ -136,20 +138,23 @@ def _tail(text: str, lines: int = 15) -> str:
 # --------------------------------------------------------------------------------------
 # data
 # --------------------------------------------------------------------------------------
-def ensure_data(data: Path, n_queries: int, depth: int, corpus: bool) -> None:
-    """Build the evaluation into ``data`` unless bench.json shows a matching one there."""
+def ensure_data(data: Path, n_queries: int, depth: int, corpus: bool, chunks: int = 2_000_000) -> None:
+    """Build the evaluation into ``data`` unless bench.json shows a matching one there.
+
+    ``chunks`` is the id space (and the corpus's rows with ``corpus``)."""
     stamp = data / "bench.json"
-    want = {"n_queries": n_queries, "depth": depth, "corpus": corpus}
+    want = {"n_queries": n_queries, "depth": depth, "corpus": corpus, "id_space": chunks}
     if stamp.exists():
         have = json.loads(stamp.read_text())
         if all(have.get(k) == v for k, v in want.items()) and (data / "triage.toml").exists():
             print(
-                f"data: cached {data} ({n_queries:,} queries x {depth} ids, generated in "
+                f"data: cached {data} ({n_queries:,} queries x {depth} ids over {chunks:,}, generated in "
                 f"{have.get('seconds', '?')} s)"
             )
             return
     print(
-        f"data: building {data} ({n_queries:,} queries x {depth} ids{', with corpus' if corpus else ''}) ...",
+        f"data: building {data} ({n_queries:,} queries x {depth} ids over {chunks:,}"
+        f"{', with corpus' if corpus else ''}) ...",
         flush=True,
     )
     # In a child process, so this process's peak RSS (a floor under every child's
@@ -163,6 +168,8 @@ def ensure_data(data: Path, n_queries: int, depth: int, corpus: bool) -> None:
         str(n_queries),
         "--depth",
         str(depth),
+        "--id-space",
+        str(chunks),
     ] + (["--corpus"] if corpus else [])
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     rec = json.loads(stamp.read_text())
@@ -225,7 +232,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--queries", type=int, default=100_000, help="queries when building")
     ap.add_argument("--depth", type=int, default=100, help="ids per query when building")
-    ap.add_argument("--corpus", action="store_true", help="build with chunks.parquet (2M rows)")
+    ap.add_argument(
+        "--chunks",
+        "--id-space",
+        dest="chunks",
+        type=int,
+        default=2_000_000,
+        help="distinct chunk ids when building (the corpus's rows with --corpus)",
+    )
+    ap.add_argument("--corpus", action="store_true", help="build with chunks.parquet (--chunks rows)")
     ap.add_argument(
         "--cmd",
         default=None,
@@ -252,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     table: list[Series] = []
 
     if not args.sample_only:
-        ensure_data(data, args.queries, args.depth, args.corpus)
+        ensure_data(data, args.queries, args.depth, args.corpus, args.chunks)
         ours_cmd = _expand(
             args.cmd, [sys.executable, "-m", "triage", "report", "{data}", "--format", "json"], data
         )

@@ -33,6 +33,7 @@ Usage::
     python tests/benchmarks/make_bench.py --out /tmp/triage-bench            # 100k x 100
     python tests/benchmarks/make_bench.py --out /tmp/tb --queries 1000 --depth 50
     python tests/benchmarks/make_bench.py --out /tmp/tb-corpus --corpus      # + 2M chunks
+    python tests/benchmarks/make_bench.py --out /tmp/tb-small --queries 5000 --chunks 50000 --corpus
 """
 
 from __future__ import annotations
@@ -388,7 +389,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="output folder (created if absent)")
     ap.add_argument("--queries", type=int, default=100_000, help="number of queries")
     ap.add_argument("--depth", type=int, default=100, help="retrieved ids per query")
-    ap.add_argument("--id-space", type=int, default=2_000_000, help="number of distinct chunk ids")
+    ap.add_argument(
+        "--id-space",
+        "--chunks",
+        dest="id_space",
+        type=int,
+        default=2_000_000,
+        help="number of distinct chunk ids (the corpus's rows with --corpus)",
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument(
         "--corpus",
