@@ -23,6 +23,12 @@ def frozen_evaluation(manifest_path: Path, k: int | None = None) -> Evaluation:
     return evaluate(inputs, inputs.frozen.table, k)
 
 
+@pytest.fixture(autouse=True)
+def own_data_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundled sample keeps its amendments in the user's data folder: a test's own, here."""
+    monkeypatch.setenv("TRIAGE_DATA", str(tmp_path_factory.mktemp("data")))
+
+
 @pytest.fixture(scope="session")
 def sample() -> Path:
     return sample_manifest()

@@ -36,7 +36,7 @@ async def test_quitting_with_unsaved_decisions_asks_first(refused: Path, key: st
         await refused_decision(pilot)
         await pilot.press(key)
         assert isinstance(app.screen, UnsavedScreen) and app.is_running
-        assert "1 decisions are not saved" in text_of(app.screen, "#unsaved-text")
+        assert "1 decision is not saved" in text_of(app.screen, "#unsaved-text")
         await pilot.press("escape")  # stay
         assert not isinstance(app.screen, UnsavedScreen) and app.is_running
         assert app.session.unsaved == 1

@@ -45,6 +45,9 @@ def verify(snapshot: Snapshot) -> int:
     folder = log.folder
     files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     failed = 0
+    if folder != Path() and (folder.exists() or folder.is_symlink()) and not folder.is_dir():
+        print(visible(f"FAIL {folder}: not a folder; no amendment can be saved there", newlines=False))
+        failed += 1
     for path in files:
         special = [p for p in log.problems if p.file == path.name and p.kind is ProblemKind.SPECIAL]
         if special:

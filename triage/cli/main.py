@@ -136,7 +136,7 @@ def labels(args: argparse.Namespace) -> int:
 
 
 def spec_from(args: argparse.Namespace):  # -> Spec
-    from triage.core.bundled import sample_manifest
+    from triage.core.bundled import sample_spec
     from triage.core.errors import InputError
     from triage.core.manifest import from_args, from_manifest
 
@@ -150,7 +150,7 @@ def spec_from(args: argparse.Namespace):  # -> Spec
         raise InputError("command line", "give one manifest, or two runs with --labels")
     if loose:
         raise InputError("command line", f"--{loose[0]} goes with two runs (RUN_A RUN_B)")
-    return from_manifest(paths[0] if paths else sample_manifest())
+    return from_manifest(paths[0]) if paths else sample_spec()
 
 
 def report(args: argparse.Namespace) -> int:

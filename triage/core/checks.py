@@ -280,6 +280,18 @@ def check_label_time(ev: Evaluation) -> list[Check]:
     if b_time is None:
         return [Check(OK, "labels.time", f"{ev.b.name} records no created_at: label timing not checked")]
     frozen = ev.inputs.frozen
+    said = {"treatment run": ev.b.run.meta.get("created_at"), "labels": frozen.meta.get("created_at")}
+    unreadable = [
+        f"{what} created_at {text!r}" for what, text in said.items() if text and _when(text) is None
+    ]
+    if unreadable:
+        return [
+            Check(
+                WARNING,
+                "labels.time",
+                f"{' and '.join(unreadable)} is not an ISO 8601 time: label timing not checked",
+            )
+        ]
     l_time = _when(frozen.meta.get("created_at"))
     recorded = l_time is not None  # else the file time, which a copy or a checkout also sets
     if l_time is None:

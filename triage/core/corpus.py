@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,9 +163,33 @@ def open_corpus(path: Path, progress: Callable[[float], None] | None = None, sma
         loaded = read_table(path)
         return Corpus(_normalise(conform(loaded, CORPUS, ALIASES)), path)
     folder = _cache_folder(path)
-    if not (folder / "index.arrow").exists():
+    files = (folder / "chunks.arrow", folder / "index.arrow")
+    if not all(_cached(f) for f in files):
         try:
             _build_cache(path, folder, progress)
         except (pa.ArrowException, OSError) as e:
             raise InputError(path, f"cannot index the corpus: {e}") from None
-    return Corpus(_read_ipc(folder / "chunks.arrow"), path, _read_ipc(folder / "index.arrow"))
+    chunks, index = (_read_cached(f) for f in files)
+    if index.num_rows != chunks.num_rows or index.column_names != ["chunk_id", "row"]:
+        raise InputError(
+            folder, "the corpus index does not match its chunks; remove this folder to rebuild it"
+        )
+    return Corpus(chunks, path, index)
+
+
+def _read_cached(path: Path) -> pa.Table:
+    try:
+        return _read_ipc(path)
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(
+            path, f"is not a corpus index triage wrote ({e}); remove its folder to rebuild"
+        ) from None
+
+
+def _cached(path: Path) -> bool:
+    """A cache file triage wrote: present and a regular file (a link planted there is not trusted:
+    the build then refuses to write through it, by name)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from triage.core import ids
 from triage.core.metrics import GoldHits, GoldSets
@@ -162,3 +163,67 @@ def frozen_only(hits: GoldHits, gold: Gold) -> tuple[GoldHits, GoldSets]:
         GoldHits(hits.query[keep], hits.rank[keep], hits.grade[keep], hits.code[keep]),
         GoldSets(s.query[keep_sets], s.grade[keep_sets], s.code[keep_sets], n_gold),
     )
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Every judged (query, chunk) pair, gold or judged not relevant: sorted int64 keys
+    `query * KEY + code`, `code` indexing `vocabulary` (the judged chunk ids)."""
+
+    vocabulary: pa.Array
+    keys: np.ndarray
+
+
+def encode_judged(table: pa.Table, query_ids: pa.Array) -> Judged:
+    """`table`: (query_id, chunk_id) rows of every judgement in force, any grade."""
+    q = ids.encode(table.column("query_id"), query_ids).astype(np.int64)
+    keep = q >= 0
+    chunks = table.column("chunk_id").filter(pa.array(keep)) if not keep.all() else table.column("chunk_id")
+    vocabulary = ids.distinct(chunks)
+    code = ids.encode(chunks, vocabulary).astype(np.int64)
+    return Judged(vocabulary, np.unique(q[keep] * KEY + code))
+
+
+def judged_in_top(lists: pa.ListArray, row_query: np.ndarray, judged: Judged, k: int, n: int) -> np.ndarray:
+    """Per query (of n), how many distinct judged ids of that query sit among the first k
+    retrieved (int64); one vectorised pass over the top k of every list."""
+    top = pc.list_slice(lists, 0, k)
+    flat = top.flatten()
+    code = ids.encode(flat, judged.vocabulary)
+    where = np.flatnonzero(code >= 0)
+    offsets = top.offsets.to_numpy().astype(np.int64)
+    offsets -= offsets[0]
+    row = np.searchsorted(offsets, where, side="right") - 1
+    keys = row_query[row] * KEY + code[where].astype(np.int64)
+    j = np.minimum(np.searchsorted(judged.keys, keys), max(len(judged.keys) - 1, 0))
+    ok = (judged.keys[j] == keys) if len(judged.keys) else np.zeros(len(keys), bool)
+    found = np.unique(keys[ok])  # an id listed twice counts once
+    return np.bincount((found // KEY).astype(np.int64), minlength=n).astype(np.int64)
+
+
+def judged_in_list(ranked: list[str], q: int, judged: Judged, k: int) -> int:
+    """The same count for one query's list (after a judgement changed that query)."""
+    lo, hi = np.searchsorted(judged.keys, [q * KEY, (q + 1) * KEY])
+    codes = (judged.keys[lo:hi] % KEY).tolist()
+    names = set(judged.vocabulary.take(pa.array(codes, pa.int64())).to_pylist()) if codes else set()
+    return len(names & set(ranked[:k]))
+
+
+def with_judged(judged: Judged, q: int, chunk_ids: list[str]) -> Judged:
+    """`judged` with query `q`'s judged chunks replaced by `chunk_ids`."""
+    vocabulary = judged.vocabulary
+    codes = ids.positions(chunk_ids, vocabulary)
+    new = list(dict.fromkeys(c for c, code in zip(chunk_ids, codes.tolist(), strict=True) if code < 0))
+    if new:
+        start = len(vocabulary)
+        vocabulary = pa.concat_arrays([vocabulary, pa.array(new, pa.string())])
+        codes = np.array(
+            [
+                code if code >= 0 else start + new.index(c)
+                for c, code in zip(chunk_ids, codes.tolist(), strict=True)
+            ],
+            np.int64,
+        )
+    lo, hi = np.searchsorted(judged.keys, [q * KEY, (q + 1) * KEY])
+    mine = np.unique(q * KEY + codes.astype(np.int64))
+    return Judged(vocabulary, np.concatenate([judged.keys[:lo], mine, judged.keys[hi:]]))

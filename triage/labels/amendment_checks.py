@@ -3,6 +3,8 @@ taken from, files written against other frozen labels, damaged lines, and ids no
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 
 from triage.core import ids
@@ -35,7 +37,7 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                 Check(
                     WARNING,
                     "labels.amendments",
-                    f"all {len(adds)} amendments in force were taken from {name}'s results: they "
+                    f"all {len(adds)} amendments in force were taken from the results of {name}: they "
                     f"can only favour it; compare the frozen numbers",
                     {"in_force": len(adds), "by_arm": arms, "one_sided": one_sided[0]},
                 )
@@ -49,6 +51,16 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                     {"in_force": len(adds), "by_arm": arms},
                 )
             )
+    folder = log.folder
+    if folder != Path() and (folder.exists() or folder.is_symlink()) and not folder.is_dir():
+        out.append(
+            Check(
+                WARNING,
+                "labels.amendments_folder",
+                f"the amendments folder {folder} is not a folder: decisions made now cannot be saved "
+                "there (they are kept in memory, and quitting asks where to write them)",
+            )
+        )
     if log.stale:
         out.append(
             Check(

@@ -19,7 +19,7 @@ import os
 import re
 import secrets
 import socket
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -75,15 +75,14 @@ class Record:
     file: str = field(default="", compare=False)  # where it was read from (not stored)
 
     def _body(self) -> dict[str, object]:
-        body = {k: v for k, v in asdict(self).items() if k not in ("file", "hash")}
+        body = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("file", "hash")}
         if body["repairs"] is None:
             del body["repairs"]
         return body
 
     def content_hash(self) -> str:
         """sha256 of the canonical JSON of every stored field but `hash`."""
-        canonical = json.dumps(self._body(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return canonical_hash(self._body())
 
     def sealed(self) -> Record:
         """This record with its `hash` set."""
@@ -116,6 +115,16 @@ class Problem:
     def __str__(self) -> str:
         seq = f" (seq {self.seq})" if self.seq is not None else ""
         return f"{self.file} at byte {self.offset}{seq}: {self.message}"
+
+
+def canonical_hash(body: dict[str, object]) -> str:
+    """sha256 of `body` as canonical JSON: keys sorted, no spaces, UTF-8."""
+    canonical = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class Edited(ValueError):
+    """A record whose content does not match its own hash."""
 
 
 def line_hash(line: bytes) -> str:
@@ -184,6 +193,11 @@ def parse(raw: bytes) -> Record:
         json.dumps(obj, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         raise ValueError("text that is not valid Unicode (a lone surrogate)") from None
+    if (
+        obj.get("hash") is not None
+        and canonical_hash({k: v for k, v in obj.items() if k != "hash"}) != obj["hash"]
+    ):
+        raise Edited("its content does not match its hash")
     return Record(
         id=obj["id"],
         seq=obj["seq"],
@@ -201,6 +215,15 @@ def parse(raw: bytes) -> Record:
         repairs=repairs,
         hash=obj.get("hash"),
     )
+
+
+def _seq_of(raw: bytes) -> int | None:
+    """The seq an edited line claims (for the report), if it says one."""
+    try:
+        seq = json.loads(raw).get("seq")
+    except (ValueError, AttributeError):
+        return None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
 def _short(value: object) -> str:
@@ -254,20 +277,21 @@ def scan(data: bytes, name: str) -> Scan:
         last, was_bad, last_bad = raw, last_bad, True
         try:
             rec = parse(raw)
-        except (ValueError, UnicodeDecodeError) as e:
-            problems.append(
-                Problem(name, offset, ProblemKind.QUARANTINED, f"unreadable record, quarantined: {e}")
-            )
-            continue
-        if rec.hash is not None and rec.hash != rec.content_hash():
+        except Edited:
+            seq = _seq_of(raw)
             problems.append(
                 Problem(
                     name,
                     offset,
                     ProblemKind.EDITED,
                     "edited after it was written (its content does not match its hash); quarantined",
-                    rec.seq,
+                    seq,
                 )
+            )
+            continue
+        except (ValueError, UnicodeDecodeError) as e:
+            problems.append(
+                Problem(name, offset, ProblemKind.QUARANTINED, f"unreadable record, quarantined: {e}")
             )
             continue
         follows = rec.prev == want and rec.seq == last_seq + 1

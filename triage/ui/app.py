@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+from rich.text import Text
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -74,11 +75,13 @@ class TriageApp(App[None]):
         if isinstance(self.screen, UnsavedScreen):
             return
 
+        screen = UnsavedScreen(session, session.refusal or "see the amendments screen (L)")
+
         def chosen(leave: bool | None) -> None:
             if leave:
-                self.exit()
+                self.exit(message=Text(screen.farewell) if screen.farewell else None)
 
-        self.push_screen(UnsavedScreen(session, session.refusal or "see the amendments screen (L)"), chosen)
+        self.push_screen(screen, chosen)
 
     def get_default_screen(self) -> Screen:
         return OverviewScreen()

@@ -61,6 +61,7 @@ class Review:
             inputs=snapshot.spec.inputs(),
         )
         self.last_add: Record | None = None  # the add a grade refers to: the grade window
+        self._before_add: Outcome | None = None  # its query's outcome before that add
 
     @property
     def reviewer(self) -> str:
@@ -97,6 +98,7 @@ class Review:
         before = _outcome(snapshot, record.query_id)
         after_snapshot, done, saved, error = self._record(snapshot, record)
         self.last_add = done if record.op == ADD else None
+        self._before_add = before
         return after_snapshot, Change(
             record.query_id, before, _outcome(after_snapshot, record.query_id), saved, error
         )
@@ -116,7 +118,7 @@ class Review:
     def regrade(self, snapshot: Snapshot, relevance: int) -> tuple[Snapshot, Change] | None:
         """The grade for the add just made: retract it, add again with `relevance`. None when the
         grade window is shut or the grade is the one given."""
-        last = self.last_add
+        last, before = self.last_add, self._before_add
         if last is None or last.relevance == relevance:
             return None
         retract = self.writer.new_record(
@@ -132,9 +134,9 @@ class Review:
             snapshot, last.query_id, last.chunk_id, relevance, last.note, last.evidence
         )
         self.last_add = None  # one grade per add
-        return snapshot, Change(
+        return snapshot, Change(  # the gesture as a whole: from before the add to after the grade
             last.query_id,
-            first.before,
+            before,
             second.after,
             first.saved and second.saved,
             first.error or second.error,

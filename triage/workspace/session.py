@@ -212,9 +212,9 @@ def open_session(
 ) -> Session:
     """A Spec, a manifest path, a callable giving a Spec, or None (the bundled sample). The corpus
     check (every retrieved id against the corpus) is left for after the first paint."""
-    from triage.core.bundled import sample_manifest
+    from triage.core.bundled import sample_spec
 
     if callable(source):
         source = source()
-    spec = source if isinstance(source, Spec) else from_manifest(source or sample_manifest())
+    spec = source if isinstance(source, Spec) else from_manifest(source) if source else sample_spec()
     return Session(open_snapshot(spec, k, corpus_check=False), reviewer=reviewer, floor=floor)

@@ -32,6 +32,7 @@ class UnsavedScreen(ModalScreen[bool]):
         super().__init__()
         self.session = session
         self.error = error
+        self.farewell = ""  # said on the terminal after the app has closed
 
     def compose(self) -> ComposeResult:
         with Vertical(id="unsaved-box"):
@@ -44,7 +45,7 @@ class UnsavedScreen(ModalScreen[bool]):
         n = self.session.unsaved
         self.query_one("#unsaved-text", Static).update(
             line(
-                (f"{n} decisions are not saved", "bold $text-error"),
+                (f"{n} decision{'s are' if n != 1 else ' is'} not saved", "bold $text-error"),
                 f" — the disk refused them: {self.error}\n",
                 (outcome + "\n" if outcome else "", "$text-warning"),
                 ("r", "bold"),
@@ -76,15 +77,19 @@ class UnsavedScreen(ModalScreen[bool]):
         box.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            self.say("type the folder to write them to")
+            return
+        n = self.session.unsaved
         try:
-            path = self.session.write_elsewhere(Path(event.value).expanduser())
+            path = self.session.write_elsewhere(Path(event.value.strip()).expanduser())
         except OSError as e:
             self.say(f"that folder refused them too: {e}")
             return
-        self.app.notify(
-            visible(f"written to {path}; move it into the amendments folder to apply it"),
-            markup=False,
-            timeout=10,
+        self.farewell = visible(
+            f"triage: {n} decision{'s' if n != 1 else ''} written to {path}; move that file into the "
+            "amendments folder to apply them",
+            newlines=False,
         )
         self.dismiss(True)
 

@@ -72,7 +72,7 @@ class RankedList(Vertical):
             if r.chunk is None:
                 body = "(" + corpus_note + ")"
             else:
-                body = f"{short_header(r.chunk.header)} │ {clip(r.chunk.text, SNIPPET)}"
+                body = f"{short_header(r.chunk.header, keep=1)} │ {clip(r.chunk.text, SNIPPET)}"
             return [r.rank, mark(r, d), r.chunk_id, other_rank, score, body]
 
         def tag(i: int) -> str | None:
