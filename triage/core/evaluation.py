@@ -19,7 +19,20 @@ import pyarrow.compute as pc
 
 from triage.core import ids
 from triage.core.errors import InputError
-from triage.core.gold import Gold, encode_gold, frozen_only, gold_hits, query_hits, splice, with_query
+from triage.core.gold import (
+    Gold,
+    Judged,
+    encode_gold,
+    encode_judged,
+    frozen_only,
+    gold_hits,
+    judged_in_list,
+    judged_in_top,
+    query_hits,
+    splice,
+    with_judged,
+    with_query,
+)
 from triage.core.inputs import Inputs, Run
 from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, judge, means
 from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
@@ -36,6 +49,17 @@ class Arm:
     n_eligible: np.ndarray
     hits: GoldHits
     judged: PerQuery
+    judged_top: np.ndarray  # int64: distinct judged ids (gold or not relevant) in the top k
+
+    @property
+    def shown(self) -> np.ndarray:
+        """How many ids the top k holds: min(k, depth), per query."""
+        return np.minimum(self.depth, self.judged.k)
+
+    @property
+    def unjudged_top(self) -> np.ndarray:
+        """Ids in the top k nobody judged, per query (int64)."""
+        return self.shown - self.judged_top
 
     @property
     def name(self) -> str:
@@ -82,6 +106,7 @@ class Evaluation:
     gold: Gold
     a: Arm
     b: Arm
+    judged: Judged  # every judged pair, gold or not relevant
 
     @property
     def n(self) -> int:
@@ -107,6 +132,26 @@ class Evaluation:
 
     def means(self, arm: Arm) -> Means:
         return means(arm.judged, self.scored)
+
+    def judged_at_k(self, arm: Arm) -> float:
+        """Mean over the scored queries with a non-empty top k of the share of it that is judged
+        (gold or not relevant): ir_measures' Judged@k, over what was retrieved. NaN if none."""
+        mask = self.scored & (arm.shown > 0)
+        if not mask.any():
+            return float("nan")
+        return float((arm.judged_top[mask] / arm.shown[mask]).mean())
+
+    def unjudged_in_top_k(self, arm: Arm) -> int:
+        """Unjudged ids in the top k, summed over the scored queries."""
+        return int(arm.unjudged_top[self.scored].sum())
+
+    def hit_rate_upper(self, arm: Arm) -> float:
+        """The hit rate if every unjudged id in a top k were relevant: an upper bound (the measured
+        hit rate takes them as not relevant)."""
+        if not self.scored.any():
+            return float("nan")
+        upper = arm.judged.hit | (arm.unjudged_top > 0)
+        return float(upper[self.scored].mean())
 
     def paired(self) -> Paired:
         return paired(self.a.judged.hit, self.b.judged.hit, self.scored)
@@ -166,10 +211,12 @@ class Evaluation:
         """Index of `query_id` in the universe, -1 if unknown."""
         return int(ids.positions([query_id], self.query_ids)[0])
 
-    def rejudged(self, q: int, pairs: list[tuple[str, int]]) -> Evaluation:
-        """A new evaluation in which query `q`'s gold is `pairs` (chunk id, grade ≥ 1): that query
-        alone is judged again in both arms; every other array is shared or copied, never changed."""
+    def rejudged(self, q: int, pairs: list[tuple[str, int]], judged: list[str] | None = None) -> Evaluation:
+        """A new evaluation in which query `q`'s gold is `pairs` (chunk id, grade ≥ 1) and its
+        judged chunks `judged` (gold or not; default: the gold): that query alone is judged again in
+        both arms; every other array is shared or copied, never changed."""
         gold = with_query(self.gold, q, pairs)
+        judged_set = with_judged(self.judged, q, judged if judged is not None else [c for c, _ in pairs])
         lo, hi = np.searchsorted(gold.sets.query, [q, q + 1])
         sets = gold.sets
         one_set = GoldSets(
@@ -193,9 +240,10 @@ class Evaluation:
                 _with(j.mrr, q, one.mrr[0]),
                 _with(j.ndcg, q, one.ndcg[0]),
             )
-            return replace(old, hits=splice(old.hits, q, new), judged=judged)
+            top = _with(old.judged_top, q, judged_in_list(old.retrieved(q), q, judged_set, self.k))
+            return replace(old, hits=splice(old.hits, q, new), judged=judged, judged_top=top)
 
-        return replace(self, gold=gold, a=arm(self.a), b=arm(self.b))
+        return replace(self, gold=gold, judged=judged_set, a=arm(self.a), b=arm(self.b))
 
     def frozen_view(self) -> tuple[PerQuery, PerQuery, np.ndarray]:
         """Both arms judged on the frozen labels alone, and the queries those labels score."""
@@ -239,7 +287,7 @@ def choose_k(inputs: Inputs, k: int | None) -> int:
     return min(known)
 
 
-def build_arm(run: Run, query_ids: pa.Array, gold: Gold, k: int) -> Arm:
+def build_arm(run: Run, query_ids: pa.Array, gold: Gold, judged: Judged, k: int) -> Arm:
     n = len(query_ids)
     row_query = ids.encode(run.table.column("query_id"), query_ids).astype(np.int64)
     row = np.full(n, -1, np.int64)
@@ -251,7 +299,8 @@ def build_arm(run: Run, query_ids: pa.Array, gold: Gold, k: int) -> Arm:
     if col is not None:
         n_eligible[row_query] = col.fill_null(-1).to_numpy()
     hits = gold_hits(run.retrieved, row_query, gold)
-    return Arm(run, row, depth, n_eligible, hits, judge(hits, k, gold.sets, n_eligible))
+    top = judged_in_top(run.retrieved, row_query, judged, k, n)
+    return Arm(run, row, depth, n_eligible, hits, judge(hits, k, gold.sets, n_eligible), top)
 
 
 def universe(inputs: Inputs) -> pa.Array:
@@ -265,14 +314,20 @@ def universe(inputs: Inputs) -> pa.Array:
     )
 
 
-def evaluate(inputs: Inputs, gold: pa.Table, k: int | None = None) -> Evaluation:
+def evaluate(
+    inputs: Inputs, gold: pa.Table, k: int | None = None, judged: pa.Table | None = None
+) -> Evaluation:
     """Judge both arms at one k (DESIGN §4) against `gold`: (query_id, chunk_id, relevance ≥ 1)
-    rows, one per pair, holding at least the frozen file's gold pairs. `k` as `choose_k`."""
+    rows, one per pair, holding at least the frozen file's gold pairs. `judged`: every judged pair
+    (any grade; default: the frozen file's judgements). `k` as `choose_k`."""
     judged_k = choose_k(inputs, k)
     query_ids = universe(inputs)
     encoded = encode_gold(gold, inputs.frozen.table, query_ids)
+    judged_set = encode_judged(judged if judged is not None else inputs.frozen.judgements, query_ids)
     with ThreadPoolExecutor(max_workers=2) as pool:
         arm_a, arm_b = pool.map(
-            lambda run: build_arm(run, query_ids, encoded, judged_k), (inputs.a, inputs.b)
+            lambda run: build_arm(run, query_ids, encoded, judged_set, judged_k), (inputs.a, inputs.b)
         )
-    return Evaluation(inputs=inputs, k=judged_k, query_ids=query_ids, gold=encoded, a=arm_a, b=arm_b)
+    return Evaluation(
+        inputs=inputs, k=judged_k, query_ids=query_ids, gold=encoded, a=arm_a, b=arm_b, judged=judged_set
+    )

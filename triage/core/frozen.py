@@ -26,14 +26,17 @@ def sha256_file(path: Path) -> str:
 @dataclass(frozen=True)
 class FrozenLabels:
     """Gold rows with relevance ≥ 1 (`table`: query_id, chunk_id, relevance int64), plus what the
-    file says of itself. Rows with relevance 0 are not gold; their query ids are kept in
-    `judged_ids` so a query judged only non-relevant counts as unlabelled, not as unknown."""
+    file says of itself. Rows with relevance 0 are judged not relevant, never gold: `judgements`
+    holds every judged pair once (query_id, chunk_id, relevance ≥ 0, the highest grade of a pair
+    given twice), and `judged_ids` every query the file names, so a query judged only not relevant
+    counts as unlabelled, not as unknown."""
 
     loaded: Parsed
     sha256: str
     table: pa.Table
     judged_ids: pa.Array
     duplicate_pairs: list[tuple[str, str]]
+    judgements: pa.Table
 
     @property
     def path(self) -> Path:
@@ -72,10 +75,13 @@ def load_frozen(path: Path) -> FrozenLabels:
         gold = pairs.select(["query_id", "chunk_id", "relevance_max"]).rename_columns(
             ["query_id", "chunk_id", "relevance"]
         )
+    every = table.group_by(["query_id", "chunk_id"], use_threads=False).aggregate([("relevance", "max")])
+    every = every.rename_columns(["query_id", "chunk_id", "relevance"])
     return FrozenLabels(
         loaded=loaded,
         sha256=sha256_file(path),
         table=gold,
         judged_ids=judged,
         duplicate_pairs=dups,
+        judgements=every,
     )

@@ -17,6 +17,7 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
     log = state.log
     out = []
     adds = state.in_force
+    gold = state.added
     if not state.records:
         out.append(Check(OK, "labels.amendments", "no amendments: frozen labels only"))
     elif not state.amended:
@@ -30,16 +31,21 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
     else:
         arms = state.by_arm()
         split = f"from A's results {arms['a']}, from B's {arms['b']}, without evidence {arms['none']}"
-        one_sided = [side for side in ("a", "b") if adds and arms[side] == len(adds)]
+        one_sided = [side for side in ("a", "b") if gold and arms[side] == len(gold)]
         if one_sided:
             name = ev.a.name if one_sided[0] == "a" else ev.b.name
             out.append(
                 Check(
                     WARNING,
                     "labels.amendments",
-                    f"all {len(adds)} amendments in force were taken from the results of {name}: they "
-                    f"can only favour it; compare the frozen numbers",
-                    {"in_force": len(adds), "by_arm": arms, "one_sided": one_sided[0]},
+                    f"all {len(gold)} gold additions in force were taken from the results of {name}: "
+                    "they can only favour it; compare the frozen numbers",
+                    {
+                        "in_force": len(adds),
+                        "gold_added": len(gold),
+                        "by_arm": arms,
+                        "one_sided": one_sided[0],
+                    },
                 )
             )
         else:
@@ -47,10 +53,24 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                 Check(
                     OK,
                     "labels.amendments",
-                    f"{len(adds)} amendments in force ({split})",
-                    {"in_force": len(adds), "by_arm": arms},
+                    f"{len(adds)} judgements in force, {len(gold)} of them gold ({split})",
+                    {"in_force": len(adds), "gold_added": len(gold), "by_arm": arms},
                 )
             )
+    if state.conflicts:
+        first = [
+            f"{c.query_id}/{c.chunk_id} ({', '.join(f'{r}: {g}' for r, g in c.grades.items())})"
+            for c in state.conflicts
+        ]
+        out.append(
+            Check(
+                WARNING,
+                "labels.conflicts",
+                f"{len(first)} (query, chunk) pairs judged differently by different reviewers, kept "
+                f"unjudged until resolved (triage labels conflicts): {some(first)}",
+                {"count": len(first)},
+            )
+        )
     folder = log.folder
     if folder != Path() and (folder.exists() or folder.is_symlink()) and not folder.is_dir():
         out.append(

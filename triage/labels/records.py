@@ -28,7 +28,7 @@ SCHEMA = 1
 
 
 class Op(StrEnum):
-    ADD = "add"  # a judgement: relevance ≥ 1 is gold
+    ADD = "add"  # a judgement: relevance ≥ 1 is gold, 0 is judged not relevant
     RETRACT = "retract"  # withdraws the add named by `retracts`
 
 
@@ -50,6 +50,7 @@ _FIELDS = {
     "prev",
     "hash",
     "repairs",
+    "resolves",
 }
 MAX_INT = 2**53  # integers in a record (seq, relevance, offsets) stay below this: exact in JSON
 
@@ -71,13 +72,17 @@ class Record:
     evidence: dict[str, object] | None = None
     schema: int = SCHEMA
     repairs: int | None = None  # byte offset of a torn line this record's newline completed
+    resolves: tuple[str, ...] | None = None  # ids of the conflicting judgements this one settles
     hash: str | None = None  # sha256 of the canonical content; None only in records of old writers
     file: str = field(default="", compare=False)  # where it was read from (not stored)
 
     def _body(self) -> dict[str, object]:
         body = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("file", "hash")}
-        if body["repairs"] is None:
-            del body["repairs"]
+        for optional in ("repairs", "resolves"):
+            if body[optional] is None:
+                del body[optional]
+        if "resolves" in body:
+            body["resolves"] = list(self.resolves or ())
         return body
 
     def content_hash(self) -> str:
@@ -175,9 +180,14 @@ def parse(raw: bytes) -> Record:
     for key in ("id", "query_id", "chunk_id", "reviewer", "at", "base"):
         if not isinstance(obj[key], str) or not obj[key]:
             raise ValueError(f"{key} must be a non-empty string")
-    rel = obj.get("relevance", 1)
-    if isinstance(rel, bool) or not isinstance(rel, int) or not 1 <= rel < MAX_INT:
-        raise ValueError(f"relevance {_short(rel)} must be an integer from 1 to 2^53")
+    rel = obj.get("relevance", 1)  # 0: judged not relevant
+    if isinstance(rel, bool) or not isinstance(rel, int) or not 0 <= rel < MAX_INT:
+        raise ValueError(f"relevance {_short(rel)} must be an integer from 0 to 2^53")
+    resolves = obj.get("resolves")
+    if resolves is not None and (
+        not isinstance(resolves, list) or not all(isinstance(r, str) and r for r in resolves)
+    ):
+        raise ValueError("resolves must be a list of record ids")
     if isinstance(obj["seq"], bool) or not isinstance(obj["seq"], int) or not 1 <= obj["seq"] < MAX_INT:
         raise ValueError(f"seq {_short(obj['seq'])} must be a positive integer below 2^53")
     repairs = obj.get("repairs")
@@ -213,6 +223,7 @@ def parse(raw: bytes) -> Record:
         retracts=obj.get("retracts"),
         evidence=obj.get("evidence"),
         repairs=repairs,
+        resolves=tuple(resolves) if resolves is not None else None,
         hash=obj.get("hash"),
     )
 

@@ -21,6 +21,20 @@ from triage.labels.log import Log
 from triage.labels.records import ADD, RETRACT, Record
 
 
+@dataclass(frozen=True)
+class Conflict:
+    """Two or more reviewers whose judgements in force on one pair disagree (each reviewer's
+    latest, unsettled); resolved by a later judgement naming them (`resolves`)."""
+
+    query_id: str
+    chunk_id: str
+    judgements: tuple[Record, ...]
+
+    @property
+    def grades(self) -> dict[str, int]:
+        return {r.reviewer: r.relevance for r in self.judgements}
+
+
 class LabelMode(StrEnum):
     AMENDED = "amended"  # frozen + the amendments in force
     FROZEN = "frozen"  # the frozen file alone; amendments are read and counted, not applied
@@ -73,43 +87,101 @@ class LabelState:
 
     @cached_property
     def _frozen_pairs(self) -> frozenset[tuple[str, str]]:
-        t = self.frozen.table
+        """Every pair the frozen file judges, gold or not: amendments never change those."""
+        t = self.frozen.judgements
         return frozenset(zip(t.column("query_id").to_pylist(), t.column("chunk_id").to_pylist(), strict=True))
 
     @cached_property
-    def added(self) -> dict[tuple[str, str], Record]:
-        """(query, chunk) → the add in force, for pairs the frozen file does not already hold."""
-        out: dict[tuple[str, str], Record] = {}
+    def _judged(self) -> tuple[dict[tuple[str, str], Record], dict[tuple[str, str], Conflict]]:
+        """Per pair the frozen file leaves unjudged: the record that decides it, or its conflict.
+
+        The judgements in force on a pair are grouped by reviewer, each reviewer's latest counting;
+        a judgement naming others in `resolves` settles them. When the reviewers' latest unsettled
+        grades agree, the latest decides; when they differ, the pair is a conflict, and until a
+        judgement resolves it the pair keeps its frozen state (unjudged): a rule that favours
+        neither arm."""
+        by_pair: dict[tuple[str, str], list[Record]] = {}
         for r in self.in_force:
-            if (r.query_id, r.chunk_id) not in self._frozen_pairs:
-                out[(r.query_id, r.chunk_id)] = r
-        return out
+            pair = (r.query_id, r.chunk_id)
+            if pair not in self._frozen_pairs:
+                by_pair.setdefault(pair, []).append(r)
+        decided: dict[tuple[str, str], Record] = {}
+        conflicts: dict[tuple[str, str], Conflict] = {}
+        for pair, records in by_pair.items():
+            settled = {i for r in records for i in (r.resolves or ())}
+            latest: dict[str, Record] = {}
+            for r in records:
+                if r.id not in settled:
+                    latest[r.reviewer] = r
+            if len({r.relevance for r in latest.values()}) <= 1:
+                if latest:
+                    decided[pair] = max(latest.values(), key=records.index)
+            else:
+                conflicts[pair] = Conflict(pair[0], pair[1], tuple(latest.values()))
+        return decided, conflicts
+
+    @property
+    def decided(self) -> dict[tuple[str, str], Record]:
+        """(query, chunk) → the judgement in force that decides it (any grade; 0: not relevant)."""
+        return self._judged[0]
+
+    @property
+    def conflicts(self) -> list[Conflict]:
+        return list(self._judged[1].values())
+
+    @cached_property
+    def added(self) -> dict[tuple[str, str], Record]:
+        """(query, chunk) → the judgement that makes it gold, for pairs the frozen file leaves
+        unjudged."""
+        return {pair: r for pair, r in self.decided.items() if r.relevance >= 1}
+
+    @cached_property
+    def not_relevant(self) -> dict[tuple[str, str], Record]:
+        """(query, chunk) → the judgement that says it does not answer the query."""
+        return {pair: r for pair, r in self.decided.items() if r.relevance == 0}
 
     def gold_table(self) -> pa.Table:
         """The effective gold: (query_id, chunk_id, relevance ≥ 1), one row per pair."""
-        added = self.added
-        if not added:
-            return self.frozen.table
-        extra = pa.table(
+        return self._with(self.frozen.table, self.added)
+
+    def judged_table(self) -> pa.Table:
+        """Every judged pair in force, gold or not: (query_id, chunk_id, relevance ≥ 0)."""
+        return self._with(self.frozen.judgements, self.decided)
+
+    @staticmethod
+    def _with(base: pa.Table, extra: dict[tuple[str, str], Record]) -> pa.Table:
+        if not extra:
+            return base
+        rows = pa.table(
             {
-                "query_id": pa.array([q for q, _ in added], pa.string()),
-                "chunk_id": pa.array([c for _, c in added], pa.string()),
-                "relevance": pa.array([r.relevance for r in added.values()], pa.int64()),
+                "query_id": pa.array([q for q, _ in extra], pa.string()),
+                "chunk_id": pa.array([c for _, c in extra], pa.string()),
+                "relevance": pa.array([r.relevance for r in extra.values()], pa.int64()),
             }
         )
-        return pa.concat_tables([self.frozen.table, extra.cast(self.frozen.table.schema)])
+        return pa.concat_tables([base, rows.cast(base.schema)])
 
-    def gold_for(self, query_id: str) -> list[tuple[str, int]]:
-        """One query's effective gold: (chunk id, grade)."""
-        t = self.frozen.table
-        rows = t.filter(pc.equal(t.column("query_id"), query_id))
-        out = dict(
+    def _frozen_for(self, table: pa.Table, query_id: str) -> dict[str, int]:
+        rows = table.filter(pc.equal(table.column("query_id"), query_id))
+        return dict(
             zip(rows.column("chunk_id").to_pylist(), rows.column("relevance").to_pylist(), strict=True)
         )
-        for (q, c), r in self.added.items():
-            if q == query_id:
-                out[c] = r.relevance
+
+    def gold_for(self, query_id: str) -> list[tuple[str, int]]:
+        """One query's effective gold: (chunk id, grade ≥ 1)."""
+        out = self._frozen_for(self.frozen.table, query_id)
+        out.update({c: r.relevance for (q, c), r in self.added.items() if q == query_id})
         return list(out.items())
+
+    def judged_for(self, query_id: str) -> dict[str, int]:
+        """One query's judged chunks in force: chunk id → grade (0: judged not relevant)."""
+        out = self._frozen_for(self.frozen.judgements, query_id)
+        out.update({c: r.relevance for (q, c), r in self.decided.items() if q == query_id})
+        return out
+
+    def reviewers(self) -> dict[str, int]:
+        """Reviewer → judgements in force."""
+        return dict(Counter(r.reviewer for r in self.in_force))
 
     @cached_property
     def head(self) -> str | None:
@@ -135,6 +207,7 @@ class LabelState:
         return text
 
     def by_arm(self) -> dict[str, int]:
-        """Adds in force counted by the arm whose results they were taken from ("none": no evidence)."""
-        counts = Counter(str((r.evidence or {}).get("arm") or "none") for r in self.in_force)
+        """Gold additions in force counted by the arm whose results they were taken from ("none": no
+        evidence). Judgements of not relevant add no gold, so they cannot favour an arm."""
+        counts = Counter(str((r.evidence or {}).get("arm") or "none") for r in self.added.values())
         return {k: counts.get(k, 0) for k in ("a", "b", "none")}

@@ -51,6 +51,7 @@ class Writer:
         note: str = "",
         retracts: str | None = None,
         evidence: dict[str, object] | None = None,
+        resolves: tuple[str, ...] | None = None,
     ) -> Record:
         """A record not yet written (seq and prev are set when it is)."""
         return Record(
@@ -67,6 +68,7 @@ class Writer:
             note=note,
             retracts=retracts,
             evidence=evidence,
+            resolves=resolves,
         )
 
     def append(self, record: Record) -> Record:

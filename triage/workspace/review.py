@@ -111,8 +111,13 @@ class Review:
         relevance: int = 1,
         note: str = "",
         evidence: dict[str, object] | None = None,
+        resolves: tuple[str, ...] | None = None,
     ) -> tuple[Snapshot, Change]:
-        record = self.writer.new_record(ADD, query_id, chunk_id, relevance, note, evidence=evidence)
+        """One judgement: `relevance` ≥ 1 is gold, 0 is judged not relevant; `resolves` names the
+        conflicting judgements of the pair this one settles."""
+        record = self.writer.new_record(
+            ADD, query_id, chunk_id, relevance, note, evidence=evidence, resolves=resolves
+        )
         return self._apply(snapshot, record)
 
     def regrade(self, snapshot: Snapshot, relevance: int) -> tuple[Snapshot, Change] | None:

@@ -135,9 +135,18 @@ class Session:
         return change
 
     def add(
-        self, query_id: str, chunk_id: str, relevance: int = 1, note: str = "", evidence: dict | None = None
+        self,
+        query_id: str,
+        chunk_id: str,
+        relevance: int = 1,
+        note: str = "",
+        evidence: dict | None = None,
+        resolves: tuple[str, ...] | None = None,
     ) -> Change:
-        change = self._decided(self.review.add(self._snapshot, query_id, chunk_id, relevance, note, evidence))
+        """A judgement (grade ≥ 1: gold; 0: judged not relevant), written at once."""
+        change = self._decided(
+            self.review.add(self._snapshot, query_id, chunk_id, relevance, note, evidence, resolves)
+        )
         assert change is not None
         return change
 

@@ -52,7 +52,7 @@ class Snapshot:
         for query_id in dict.fromkeys(query_ids):
             q = ev.query_index(query_id)
             if q >= 0:
-                ev = ev.rejudged(q, labels.gold_for(query_id))
+                ev = ev.rejudged(q, labels.gold_for(query_id), list(labels.judged_for(query_id)))
         return replace(self, labels=labels, ev=ev, own_checks=_checks(labels, ev))
 
     def with_corpus_checks(self, checks: list[Check]) -> Snapshot:
@@ -77,6 +77,6 @@ def open_snapshot(
     inputs = load_inputs(spec)
     log = read_log(spec.amendments or default_folder(spec.labels), inputs.frozen.sha256, apply_stale)
     labels = LabelState.read(inputs.frozen, log, mode)
-    ev = evaluate(inputs, labels.gold_table(), k)
+    ev = evaluate(inputs, labels.gold_table(), k, labels.judged_table())
     corpus = tuple(check_corpus(ev)) if corpus_check or inputs.corpus is None else None
     return Snapshot(labels, ev, _checks(labels, ev), corpus)
