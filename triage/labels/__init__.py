@@ -1,1 +1,2 @@
-"""The label store: the frozen gold file (read-only) and, later, the amendment log."""
+"""The label store: amendment records, the log, the writer, the effective label state, its checks
+and exports. Imports only the core."""

@@ -1,1 +1,1 @@
-"""The Textual app: screens and widgets over a `Session`. Never computes a metric."""
+"""The Textual app: screens and widgets over a headless `Session`. Never computes a metric."""
