@@ -1,7 +1,8 @@
 """Command line: `triage [PATH]` opens the app; `triage report [PATH | RUN_A RUN_B --labels L] …`
 prints the numbers.
 
-Exit status: 0 done; 1 `--strict` and a check is an error; 2 an input cannot be read.
+Exit status: 0 done; 1 `--strict` and a check is an error (or `labels conflicts` found one); 2 an
+input cannot be read, or a judgement could not be saved.
 Imports stay lazy so `triage report` never loads Textual.
 """
 
@@ -62,7 +63,8 @@ def app_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="triage",
         description="Read what a retrieval change did, from the keyboard. Also: `triage report` (the "
-        "numbers, no UI; see `triage report --help`) and `triage labels log|verify|export|suggest`.",
+        "numbers, no UI; see `triage report --help`) and "
+        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`.",
     )
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
@@ -100,16 +102,36 @@ def report_parser() -> argparse.ArgumentParser:
     return p
 
 
+def grade(text: str) -> int:
+    """--grade: a whole number from 0 (judged not relevant) to 2^53 ("-1", "1.5", "2x" refused)."""
+    from triage.labels.records import MAX_INT
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < MAX_INT:
+        raise argparse.ArgumentTypeError(f"{value} is not a grade from 0 (not relevant) to 2^53")
+    return value
+
+
+LABEL_ACTIONS = (
+    ("log", "list the amendments"),
+    ("verify", "check every file, chain and base (exit 1 on a problem)"),
+    ("export", "write frozen + amendments (every judged pair, grade 0 included) as a new label file"),
+    ("suggest", "list retrieved passages that are likely also gold"),
+    ("judge", "append one judgement (exit 2 if it cannot be saved)"),
+    ("import", "append the judgements of a TREC qrels or JSON Lines file"),
+    ("conflicts", "list the pairs reviewers judged differently (exit 1 when any)"),
+    ("agreement", "per pair of reviewers: the pairs both judged and Cohen's kappa"),
+)
+
+
 def labels_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="triage labels", description="The amendment log.")
     sub = p.add_subparsers(dest="action", required=True)
-    for name, text in (
-        ("log", "list the amendments"),
-        ("verify", "check every file, chain and base (exit 1 on a problem)"),
-        ("export", "write frozen + amendments as a new label file"),
-        ("suggest", "list retrieved passages that are likely also gold"),
-    ):
-        q = sub.add_parser(name, help=text)
+    for name, text in LABEL_ACTIONS:
+        q = sub.add_parser(name, help=text, description=text)
         _evaluation_args(q)
         q.add_argument("--apply-stale", action="store_true", help=argparse.SUPPRESS)
         if name == "export":
@@ -118,6 +140,33 @@ def labels_parser() -> argparse.ArgumentParser:
             )
         if name == "suggest":
             q.add_argument("--format", choices=("text", "json"), default="text")
+        if name == "judge":
+            q.add_argument("--query", required=True, metavar="QUERY_ID", help="the query judged")
+            q.add_argument("--chunk", required=True, metavar="CHUNK_ID", help="the chunk judged")
+            q.add_argument(
+                "--grade", type=grade, required=True, metavar="G", help="0 not relevant; 1, 2, … gold"
+            )
+            q.add_argument(
+                "--resolves",
+                action="store_true",
+                help="when reviewers disagree on the pair, settle it with this judgement",
+            )
+        if name == "import":
+            q.add_argument(
+                "--from",
+                dest="source",
+                type=Path,
+                required=True,
+                metavar="FILE",
+                help="TREC qrels (qid 0 docid rel) or JSON Lines (query_id, chunk_id, relevance)",
+            )
+        if name in ("judge", "import"):
+            q.add_argument("--note", default="", metavar="T", help="a note on every judgement written")
+            q.add_argument(
+                "--reviewer",
+                metavar="R",
+                help="name on the judgements (default: TRIAGE_REVIEWER, else login)",
+            )
     return p
 
 
@@ -132,6 +181,16 @@ def labels(args: argparse.Namespace) -> int:
         return labels_cmd.verify(snapshot)
     if args.action == "export":
         return labels_cmd.export(snapshot, args.out)
+    if args.action == "judge":
+        return labels_cmd.judge(
+            snapshot, args.query, args.chunk, args.grade, args.note, args.reviewer, args.resolves
+        )
+    if args.action == "import":
+        return labels_cmd.import_judgements(snapshot, args.source, args.note, args.reviewer)
+    if args.action == "conflicts":
+        return labels_cmd.conflicts(snapshot)
+    if args.action == "agreement":
+        return labels_cmd.agreement(snapshot)
     return labels_cmd.suggest(snapshot, args.format)
 
 

@@ -1,5 +1,7 @@
 """`triage labels export`: frozen + amendments written as a new label file — a new frozen version
-carrying its provenance (base sha256, head, amendment counts, time). Parquet keeps it in the file's
+carrying its provenance (base sha256, head, amendment counts, time). Every judged pair is written,
+gold (relevance ≥ 1) and judged not relevant (relevance 0) alike, so the export read as the frozen
+file gives the same gold and the same judged pairs. Parquet keeps it in the file's
 metadata; TREC qrels (which trec_eval reads without comments) in a `<file>.meta.json` sidecar.
 
 Both files are written through `core.files`: never through a link, never onto an input."""
@@ -11,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from triage.core.files import protect, refuse_target, write_bytes, write_new
@@ -19,22 +22,27 @@ from triage.labels.state import LabelState
 QRELS_EXT = (".qrels", ".txt", ".trec")
 
 
-def provenance(state: LabelState) -> dict[str, str]:
+def provenance(state: LabelState, table: pa.Table | None = None) -> dict[str, str]:
+    """`table`: the rows exported (default: every judged pair in force)."""
+    table = state.judged_table() if table is None else table
+    not_relevant = int(pc.sum(pc.equal(table.column("relevance"), 0)).as_py() or 0)
     return {
         "triage_base_sha256": state.frozen.sha256,
         "triage_head": state.head or "",
         "triage_amendments": str(len(state.records)),
         "triage_in_force": str(len(state.in_force)),
+        "triage_not_relevant": str(not_relevant),
         "triage_state": state.describe(),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }
 
 
 def export(state: LabelState, out: Path, inputs: list[Path]) -> pa.Table:
-    """Write the effective labels to `out` (Parquet, or qrels by extension); the rows written.
-    InputError when `out` (or its sidecar) is a link, an input, or not a regular file."""
-    table = state.gold_table()
-    meta = provenance(state)
+    """Write the effective judgements to `out` (Parquet, or qrels by extension), grade 0 (judged not
+    relevant) included; the rows written. InputError when `out` (or its sidecar) is a link, an
+    input, or not a regular file."""
+    table = state.judged_table()
+    meta = provenance(state, table)
     protected = protect([state.frozen.path, *inputs])
     if out.suffix.lower() in QRELS_EXT:
         lines = [

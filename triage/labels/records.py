@@ -156,7 +156,11 @@ def _safe(part: str) -> str:
 
 
 def session_file_name(reviewer: str) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    """`<reviewer>@<host>.<UTC time to the microsecond>-<random>.jsonl`. Files merge in name order,
+    so one reviewer's sessions on one host merge in the order they began: the microseconds keep two
+    sessions begun in one second (scripted `labels judge` calls) in order, and with them which of a
+    reviewer's judgements is the later one."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     return f"{_safe(reviewer)}@{_safe(socket.gethostname())}.{stamp}-{secrets.token_hex(3)}.jsonl"
 
 
