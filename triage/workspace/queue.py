@@ -398,7 +398,10 @@ class JudgingQueue:
         judged = [g for i, g in self.grades.items() if self._mask[i]]
         gold = sum(1 for g in judged if g >= 1)
         outcomes = self.session.ev.outcomes
-        resolved = int((outcomes[self.regressions_at_open] != Outcome.HIT_TO_MISS).sum())
+        regressions = self.regressions_at_open
+        if not self._mask.all():  # those of the queries the filter lets through
+            regressions = regressions[np.isin(regressions, self.q[self._mask])]
+        resolved = int((outcomes[regressions] != Outcome.HIT_TO_MISS).sum())
         return (
             f"{len(judged):,} of {total:,} judged · {gold:,} gold added · "
             f"{resolved:,} regression{'' if resolved == 1 else 's'} resolved"

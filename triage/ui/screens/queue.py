@@ -174,9 +174,10 @@ class QueueScreen(Screen[None]):
             self.queue = queue_for(session)
         queue = self.queue
         counts = queue.counts
+        near = f"{counts[1]:,} near-duplicate{'' if counts[1] == 1 else 's'}"
         title = (
-            f"   {len(queue):,} candidates: {counts[1]:,} near-duplicates · {counts[2]:,} where an arm "
-            f"misses · {counts[3]:,} other   ({queue.filters.describe()})"
+            f"   {len(queue):,} candidates: {near} · {counts[2]:,} where an arm misses · "
+            f"{counts[3]:,} other   ({queue.filters.describe()})"
         )
         self._static("queue-title").update(
             line(
