@@ -47,6 +47,7 @@ class TriageApp(App[None]):
         Binding("t", "tenants", "tenants", id="tenants"),
         Binding("s", "slices", "slices", id="slices"),
         Binding("L", "amendments", "amendments", id="amendments"),
+        Binding("J", "queue", "judge", id="queue"),
     ]
 
     def __init__(
@@ -189,13 +190,17 @@ class TriageApp(App[None]):
             # markup=False stops markup, not escape sequences: the note names a file path (data)
             self.notify(visible(message.note), title="corpus unavailable", severity="warning", markup=False)
         from triage.ui.screens.detail import DetailScreen
+        from triage.ui.screens.queue import QueueScreen
 
-        if isinstance(self.screen, DetailScreen):
+        if isinstance(self.screen, (DetailScreen, QueueScreen)):
             self.screen.show()
 
     # -- navigation ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("flips", "all", "amendments", "tenants", "slices", "overview") and self.session is None:
+        if (
+            action in ("flips", "all", "amendments", "tenants", "slices", "overview", "queue")
+            and self.session is None
+        ):
             return False if self.load_failed else None  # hidden after a failed load, disabled until loaded
         return True
 
@@ -245,6 +250,13 @@ class TriageApp(App[None]):
 
         if self.session is not None and not isinstance(self.screen, AmendmentsScreen):
             self.push_screen(AmendmentsScreen(self.session))
+
+    def action_queue(self) -> None:
+        """The judging queue, over whatever is on screen; the position is kept between visits."""
+        from triage.ui.screens.queue import QueueScreen
+
+        if self.session is not None and not isinstance(self.screen, QueueScreen):
+            self.push_screen(QueueScreen(self.session))
 
     def action_help(self) -> None:
         from triage.ui.screens.help import HelpScreen
