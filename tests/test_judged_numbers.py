@@ -206,6 +206,23 @@ def test_the_evidence_balance_and_the_frozen_regressions(hand: Path, capsys) -> 
     assert frozen_only["reviewers"] == {} and frozen_only["conflicts"] == 0
 
 
+def test_a_query_scored_by_an_amendment_alone_moves_the_rates_by_its_denominator(hand: Path, capsys) -> None:
+    """q5 (unlabelled) given gold x9, which neither arm retrieved: 5 scored queries instead of 4,
+    so A moves 3/4 → 3/5 (−0.15) and B 2/4 → 2/5 (−0.1); the check's cheap frozen hit rate and
+    the report's frozen view agree."""
+    s = session(hand)
+    s.add("q5", "x9", 1)
+    d = report_json(hand, capsys)
+    assert d["n_scored"] == 5 and d["frozen"]["arms"]["a"]["n"] == 4
+    assert d["labels"]["moved"] == {"a": pytest.approx(-0.15), "b": pytest.approx(-0.1)}
+    assert d["labels"]["by_arm"]["none"] == 1
+    check = next(c for c in d["checks"] if c["code"] == "labels.amendments")
+    assert check["level"] == "ok" and check["facts"]["moved"] == d["labels"]["moved"]
+    assert "A -0.150, B -0.100" in check["message"]
+    for side, arm in (("a", s.ev.a), ("b", s.ev.b)):
+        assert s.ev.frozen_hit_rate(arm) == d["frozen"]["arms"][side]["hit_rate"]
+
+
 def test_reviewers_who_disagree_are_counted_and_the_pair_stays_unjudged(hand: Path, capsys) -> None:
     session(hand, "ana").add("q1", "x1", 0)
     session(hand, "bo").add("q1", "x1", 1)
@@ -317,6 +334,8 @@ def test_the_acceptance_q150_judged_then_three_unjudged_passages_judged_not_rele
     assert labels["moved"] == {"a": 0.0, "b": pytest.approx(0.005)}
     check = next(c for c in d["checks"] if c["code"] == "labels.amendments")
     assert "A +0.000, B +0.005" in check["message"] and check["facts"]["one_sided"] == "b"
+    for side, arm in (("a", s.ev.a), ("b", s.ev.b)):  # the check's frozen rate, the report's
+        assert s.ev.frozen_hit_rate(arm) == d["frozen"]["arms"][side]["hit_rate"]
     assert main(["report", str(copy)]) == 0
     text = capsys.readouterr().out
     r = build(s.snapshot)

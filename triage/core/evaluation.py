@@ -160,15 +160,20 @@ class Evaluation:
         a, b = self.a, self.b
         return int((self.scored & a.judged.hit & ~b.judged.hit & (b.unjudged_top > 0)).sum())
 
+    @cached_property
+    def amended_queries(self) -> np.ndarray:
+        """Indices of the queries whose gold the amendments extend, ascending."""
+        gold = self.gold
+        return np.unique(gold.keys[~_in_sorted(gold.keys, gold.frozen_keys)] // KEY)
+
     def frozen_hit_rate(self, arm: Arm) -> float:
         """`arm`'s hit rate on the frozen labels alone, as `frozen_view` gives it, computed over
         the queries amendments gave gold only (cheap enough for a check run on every decision).
         Frozen gold is a subset of the effective gold, so elsewhere the hits are the same."""
         if not self.amended:
             return self.means(arm).hit_rate
-        gold = self.gold
-        frozen_keys = gold.frozen_keys
-        touched = np.unique(gold.keys[~_in_sorted(gold.keys, frozen_keys)] // KEY)
+        frozen_keys = self.gold.frozen_keys
+        touched = self.amended_queries
         scored = self.scored.copy()
         scored[touched] = np.searchsorted(frozen_keys, (touched + 1) * KEY) > np.searchsorted(
             frozen_keys, touched * KEY
