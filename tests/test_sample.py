@@ -145,12 +145,14 @@ def test_text_and_markdown_carry_the_same_numbers(capsys, fmt: str) -> None:
         [f"hit_rate@{story.K}", f"{story.HIT_RATE_A:.3f}", f"{story.HIT_RATE_B:.3f}", delta]
     ]
     assert f"p = {story.MCNEMAR_P}" in out
-    # The flips: the six regressions first, each with its tenant, its gold ranks and B's plan.
-    flips = [r for r in table if len(r) == 8 and r[0].isdigit()]
+    # The flips: the six regressions first, each with its tenant, its gold ranks, B's plan and the
+    # unjudged ids in each arm's top k (A/B: B's never 0 here, each regression possibly false).
+    flips = [r for r in table if len(r) == 9 and r[0].isdigit()]
     assert {r[1] for r in flips[: story.A_HIT_B_MISS]} == set(story.REGRESSIONS)
     for r in flips[: story.A_HIT_B_MISS]:
         ranks = story.REGRESSION_RANKS[r[1]]
         assert r[2:6] == ["hit→miss", story.REGRESSIONS[r[1]][0], rank(ranks[0]), rank(ranks[1])], r
+        assert int(r[8].split("/")[1]) > 0, r
     assert flips[story.A_HIT_B_MISS][1] == story.FIRST_WIN
     postfilter = next(r for r in flips if r[1] == story.POSTFILTER_QUERY)
     assert postfilter[7] == "postfilter"

@@ -734,12 +734,13 @@ def test_markdown_report_escapes_payloads_in_their_cells(evaluation: Path, capsy
     assert messages["`corpus.retrieved`"] == (
         f"1 ids retrieved by {MD_NAME_B} are absent from the corpus: {MD_GONE}"
     )
-    # The flips, whole rows: # | query | direction | tenant | gold rank A | gold rank B | plan A | plan B
+    # The flips, whole rows: # | query | direction | tenant | gold rank A | gold rank B | plan A |
+    # plan B | unjudged in the top 5 A/B (q1: A's top 5 holds 4 ids besides its gold, B's 5 not gold)
     flips = tables["Flips (hit→miss first)"]
     assert flips[1:] == [
-        ["1", MD_Q1, "hit→miss", MD_VAR, "1", "7 (>k)", "ann", MD_LINK],
-        ["2", "q2", "hit→miss", MD_CLS, "1", "absent", MD_PLAN_A2, MD_POSTFILTER],
-        ["3", "q3", "miss→hit", MD_PIPE, "6 (>k)", "1", "ann", "ann"],
+        ["1", MD_Q1, "hit→miss", MD_VAR, "1", "7 (>k)", "ann", MD_LINK, "4/5"],
+        ["2", "q2", "hit→miss", MD_CLS, "1", "absent", MD_PLAN_A2, MD_POSTFILTER, "2/3"],
+        ["3", "q3", "miss→hit", MD_PIPE, "6 (>k)", "1", "ann", "ann", "5/2"],
     ]
     assert [row[1] for row in tables["Tenants, worst first by B"][1:]] == [MD_VAR, MD_CLS, MD_PIPE, "acme"]
     assert {row[0] for row in tables["By plan"][1:]} == {"ann", MD_POSTFILTER, MD_LINK}

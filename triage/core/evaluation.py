@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from triage.core import ids
 from triage.core.errors import InputError
 from triage.core.gold import (
+    KEY,
     Gold,
     Judged,
     encode_gold,
@@ -153,6 +154,40 @@ class Evaluation:
         upper = arm.judged.hit | (arm.unjudged_top > 0)
         return float(upper[self.scored].mean())
 
+    def regressions_with_unjudged(self) -> int:
+        """Regressions (A hit, B miss) with an unjudged id in B's top k: each a possible false
+        regression, should that id be relevant."""
+        a, b = self.a, self.b
+        return int((self.scored & a.judged.hit & ~b.judged.hit & (b.unjudged_top > 0)).sum())
+
+    @cached_property
+    def amended_queries(self) -> np.ndarray:
+        """Indices of the queries whose gold the amendments extend, ascending."""
+        gold = self.gold
+        return np.unique(gold.keys[~_in_sorted(gold.keys, gold.frozen_keys)] // KEY)
+
+    def frozen_hit_rate(self, arm: Arm) -> float:
+        """`arm`'s hit rate on the frozen labels alone, as `frozen_view` gives it, computed over
+        the queries amendments gave gold only (cheap enough for a check run on every decision).
+        Frozen gold is a subset of the effective gold, so elsewhere the hits are the same."""
+        if not self.amended:
+            return self.means(arm).hit_rate
+        frozen_keys = self.gold.frozen_keys
+        touched = self.amended_queries
+        scored = self.scored.copy()
+        scored[touched] = np.searchsorted(frozen_keys, (touched + 1) * KEY) > np.searchsorted(
+            frozen_keys, touched * KEY
+        )
+        h = arm.hits
+        lo, hi = np.searchsorted(h.query, touched), np.searchsorted(h.query, touched, side="right")
+        count = hi - lo
+        owner = np.repeat(np.arange(len(touched)), count)
+        rows = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+        frozen_hit = (h.rank[rows] <= self.k) & _in_sorted(h.query[rows] * KEY + h.code[rows], frozen_keys)
+        hit = arm.judged.hit.copy()
+        hit[touched] = np.bincount(owner[frozen_hit], minlength=len(touched)) > 0
+        return float(hit[scored].mean()) if scored.any() else float("nan")
+
     def paired(self) -> Paired:
         return paired(self.a.judged.hit, self.b.judged.hit, self.scored)
 
@@ -262,6 +297,14 @@ class Evaluation:
             return None
         hit = judge(arm.hits, k, self.gold.sets).hit
         return float(hit[self.scored].mean()) if self.scored.any() else float("nan")
+
+
+def _in_sorted(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Whether each of `values` is one of the sorted `keys` (bool per value)."""
+    if not len(keys):
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    return keys[at] == values
 
 
 def _with(values: np.ndarray, q: int, value: object) -> np.ndarray:

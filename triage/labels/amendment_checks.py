@@ -3,6 +3,7 @@ taken from, files written against other frozen labels, damaged lines, and ids no
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,6 +12,21 @@ from triage.core import ids
 from triage.core.checks import ERROR, OK, SHOW, WARNING, Check, some
 from triage.core.evaluation import Evaluation
 from triage.labels.state import LabelState
+
+
+def _moved(ev: Evaluation) -> dict[str, float | None]:
+    """Each arm's hit rate, amended − frozen (None: nothing to judge)."""
+    out: dict[str, float | None] = {}
+    for side, arm in (("a", ev.a), ("b", ev.b)):
+        change = ev.means(arm).hit_rate - ev.frozen_hit_rate(arm)
+        out[side] = None if math.isnan(change) else change
+    return out
+
+
+def _moved_text(moved: dict[str, float | None]) -> str:
+    """ "hit rate frozen → amended: A +0.000, B +0.005"."""
+    a, b = ("–" if x is None else f"{x:+.3f}" for x in (moved["a"], moved["b"]))
+    return f"hit rate frozen → amended: A {a}, B {b}"
 
 
 def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
@@ -31,6 +47,14 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
     else:
         arms = state.by_arm()
         split = f"from A's results {arms['a']}, from B's {arms['b']}, without evidence {arms['none']}"
+        moved = _moved(ev) if gold else None
+        balance = "" if moved is None else f"; {_moved_text(moved)}"
+        facts: dict[str, object] = {
+            "in_force": len(adds),
+            "gold_added": len(gold),
+            "by_arm": arms,
+            "moved": moved,
+        }
         one_sided = [side for side in ("a", "b") if gold and arms[side] == len(gold)]
         if one_sided:
             name = ev.a.name if one_sided[0] == "a" else ev.b.name
@@ -38,14 +62,9 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                 Check(
                     WARNING,
                     "labels.amendments",
-                    f"all {len(gold)} gold additions in force were taken from the results of {name}: "
-                    "they can only favour it; compare the frozen numbers",
-                    {
-                        "in_force": len(adds),
-                        "gold_added": len(gold),
-                        "by_arm": arms,
-                        "one_sided": one_sided[0],
-                    },
+                    f"all {len(gold)} gold additions in force were taken from the results of {name} "
+                    f"({split}): they can only favour it{balance}; compare the frozen numbers",
+                    {**facts, "one_sided": one_sided[0]},
                 )
             )
         else:
@@ -53,8 +72,8 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                 Check(
                     OK,
                     "labels.amendments",
-                    f"{len(adds)} judgements in force, {len(gold)} of them gold ({split})",
-                    {"in_force": len(adds), "gold_added": len(gold), "by_arm": arms},
+                    f"{len(adds)} judgements in force, {len(gold)} of them gold ({split}){balance}",
+                    facts,
                 )
             )
     if state.conflicts:

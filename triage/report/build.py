@@ -15,6 +15,7 @@ from triage.core.gate import Floor
 from triage.core.metrics import Means, means
 from triage.core.paired import Outcome, Paired, outcome_codes, paired
 from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
+from triage.labels.state import LabelState
 from triage.report.model import (
     ArmMeans,
     ArmSection,
@@ -53,6 +54,9 @@ def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
         mrr=_num(m.mrr),
         ndcg=_num(m.ndcg),
         noise_band=_num(ev.noise_band(arm)),
+        judged_at_k=_num(ev.judged_at_k(arm)),
+        unjudged_in_top_k=ev.unjudged_in_top_k(arm),
+        hit_rate_upper=_num(ev.hit_rate_upper(arm)),
         n_recall_unscored=m.n - m.n_recall,
         n_missing_scored=int((ev.scored & ~arm.present).sum()),
         meta=dict(arm.run.meta),
@@ -63,7 +67,7 @@ def _arm_means(m: Means) -> ArmMeans:
     return ArmMeans(m.n, _num(m.hit_rate), _num(m.recall), _num(m.mrr), _num(m.ndcg))
 
 
-def _paired(p: Paired, a: Means, b: Means) -> PairedSection:
+def _paired(p: Paired, a: Means, b: Means, regressions_with_unjudged: int) -> PairedSection:
     return PairedSection(
         p.n,
         p.both_hit,
@@ -72,6 +76,7 @@ def _paired(p: Paired, a: Means, b: Means) -> PairedSection:
         p.a_miss_b_hit,
         _num(p.mcnemar_p),
         p.reconciles(a.hit_rate, b.hit_rate),
+        regressions_with_unjudged,
     )
 
 
@@ -88,6 +93,8 @@ def _flips(ev: Evaluation) -> tuple[FlipRow, ...]:
         a.values("plan", order),
         b.values("plan", order),
         ev.query_column("tenant").take(pa.array(order)).to_pylist(),  # queries file, else runs
+        a.unjudged_top[order].tolist(),
+        b.unjudged_top[order].tolist(),
         strict=True,
     )
     return tuple(
@@ -101,21 +108,44 @@ def _flips(ev: Evaluation) -> tuple[FlipRow, ...]:
             plan_a,  # type: ignore[arg-type]
             plan_b,  # type: ignore[arg-type]
             tenant,
+            unjudged_a,
+            unjudged_b,
         )
-        for qid, hit_a, rank_a, rank_b, depth_a, depth_b, plan_a, plan_b, tenant in columns
+        for qid, hit_a, rank_a, rank_b, depth_a, depth_b, plan_a, plan_b, tenant, unjudged_a, unjudged_b in (
+            columns
+        )
     )
 
 
-def _frozen(ev: Evaluation) -> FrozenView:
+def _frozen_regressions_with_unjudged(ev: Evaluation, labels: LabelState, regressions: np.ndarray) -> int:
+    """Of the frozen view's regressions, those with an id in B's top k the frozen labels leave
+    unjudged: the ones unjudged now, and those whose top k holds a pair judged since."""
+    unjudged = regressions & (ev.b.unjudged_top > 0)
+    rest = set(ev.ids_where(regressions & ~unjudged))
+    judged_since: dict[str, set[str]] = {}
+    for qid, chunk in labels.decided:
+        if qid in rest:
+            judged_since.setdefault(qid, set()).add(chunk)
+    b, k = ev.b, ev.k
+    found = sum(
+        1 for qid, chunks in judged_since.items() if chunks & set(b.retrieved(ev.query_index(qid))[:k])
+    )
+    return int(unjudged.sum()) + found
+
+
+def _frozen(ev: Evaluation, labels: LabelState) -> FrozenView:
     """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside)."""
     ja, jb, scored = ev.frozen_view()
     ma, mb = means(ja, scored), means(jb, scored)
     before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes
     changed = np.flatnonzero(before != now)
     ids = ev.query_ids.take(pa.array(changed)).to_pylist()
+    regressions = scored & ja.hit & ~jb.hit
     return FrozenView(
         ByArm(_arm_means(ma), _arm_means(mb)),
-        _paired(paired(ja.hit, jb.hit, scored), ma, mb),
+        _paired(
+            paired(ja.hit, jb.hit, scored), ma, mb, _frozen_regressions_with_unjudged(ev, labels, regressions)
+        ),
         tuple(
             Changed(qid, Outcome(int(before[q])), Outcome(int(now[q])))
             for q, qid in zip(changed.tolist(), ids, strict=True)
@@ -180,7 +210,18 @@ def _tenants(ev: Evaluation, floor: float) -> TenantsSection | None:
     )
 
 
-def _labels(snapshot: Snapshot) -> LabelsSection:
+def _moved(labels: LabelState, arms: ByArm[ArmSection], frozen: FrozenView) -> ByArm[float | None] | None:
+    """Each arm's hit rate, amended − frozen; None when no gold addition is in force."""
+    if not labels.added:
+        return None
+    a, b = (
+        None if now.hit_rate is None or then.hit_rate is None else now.hit_rate - then.hit_rate
+        for now, then in ((arms.a, frozen.arms.a), (arms.b, frozen.arms.b))
+    )
+    return ByArm(a, b)
+
+
+def _labels(snapshot: Snapshot, arms: ByArm[ArmSection], frozen: FrozenView) -> LabelsSection:
     labels = snapshot.labels
     return LabelsSection(
         path=labels.frozen.path,
@@ -191,6 +232,11 @@ def _labels(snapshot: Snapshot) -> LabelsSection:
         head=labels.head,
         applied=labels.amended,
         state=labels.describe(),
+        gold_added=len(labels.added),
+        not_relevant=len(labels.not_relevant),
+        conflicts=len(labels.conflicts),
+        reviewers=labels.reviewers(),
+        moved=_moved(labels, arms, frozen),
     )
 
 
@@ -198,6 +244,8 @@ def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> Report:
     ev = snapshot.ev
     scored = ev.scored
     slice_rows, partition = _slices(ev)
+    arms = ByArm(_arm(ev, ev.a), _arm(ev, ev.b))
+    frozen = _frozen(ev, snapshot.labels)
     return Report(
         triage=__version__,
         k=ev.k,
@@ -206,10 +254,10 @@ def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> Report:
         n_unlabelled=int((~scored).sum()),
         unlabelled=tuple(ev.ids_where(~scored)),
         missing=ByArm(tuple(ev.ids_where(~ev.a.present)), tuple(ev.ids_where(~ev.b.present))),
-        labels=_labels(snapshot),
-        arms=ByArm(_arm(ev, ev.a), _arm(ev, ev.b)),
-        paired=_paired(ev.paired(), ev.means(ev.a), ev.means(ev.b)),
-        frozen=_frozen(ev),
+        labels=_labels(snapshot, arms, frozen),
+        arms=arms,
+        paired=_paired(ev.paired(), ev.means(ev.a), ev.means(ev.b), ev.regressions_with_unjudged()),
+        frozen=frozen,
         k_cells=_k_cells(ev),
         slices=slice_rows,
         partition=partition,

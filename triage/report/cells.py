@@ -45,8 +45,18 @@ def band(x: float | None) -> str:
     return NONE if x is None else f"±{x:.3f}"
 
 
+def signed(x: float | None) -> str:
+    """A change of a rate: "+0.005"."""
+    return NONE if x is None else f"{x:+.3f}"
+
+
 def delta(a: float | None, b: float | None) -> str:
     return NONE if a is None or b is None else f"{b - a:+.3f}"
+
+
+def count_delta(a: int, b: int) -> str:
+    """B − A of two counts: "-37"."""
+    return f"{b - a:+d}"
 
 
 def rank(r: int | None, k: int) -> str:
@@ -113,7 +123,7 @@ def check_rows(checks: Iterable[Check], compact: bool = False) -> list[list[str]
 
 
 def metric_rows(r: Report) -> list[list[str]]:
-    """[metric, A, B, B − A] for each metric at k, then the noise band."""
+    """[metric, A, B, B − A] for each metric at k, then the noise band, then what is judged."""
     a, b = r.arms.a, r.arms.b
     rows = [
         [f"{name}@{r.k}", rate(x), rate(y), delta(x, y)]
@@ -124,7 +134,34 @@ def metric_rows(r: Report) -> list[list[str]]:
             ("ndcg", a.ndcg, b.ndcg),
         )
     ]
-    return [*rows, ["noise band (1 s.e.)", band(a.noise_band), band(b.noise_band), ""]]
+    return [*rows, ["noise band (1 s.e.)", band(a.noise_band), band(b.noise_band), ""], *judged_rows(r)]
+
+
+def judged_rows(r: Report) -> list[list[str]]:
+    """[what, A, B, B − A]: the share of the top k judged, the unjudged ids in it, and the hit
+    rate if every one of those were relevant."""
+    a, b = r.arms.a, r.arms.b
+    return [
+        [f"judged@{r.k}", rate(a.judged_at_k), rate(b.judged_at_k), delta(a.judged_at_k, b.judged_at_k)],
+        [
+            f"unjudged in top {r.k}",
+            str(a.unjudged_in_top_k),
+            str(b.unjudged_in_top_k),
+            count_delta(a.unjudged_in_top_k, b.unjudged_in_top_k),
+        ],
+        [
+            f"hit_rate@{r.k} upper",
+            rate(a.hit_rate_upper),
+            rate(b.hit_rate_upper),
+            delta(a.hit_rate_upper, b.hit_rate_upper),
+        ],
+    ]
+
+
+JUDGED_NOTE = (
+    "judged: mean share of a top k judged, gold or not; upper: the hit rate if every unjudged "
+    "passage there were relevant (the measured one takes them as not)"
+)
 
 
 def k_cell_rows(c: KCells) -> list[tuple[str, list[str]]]:
@@ -146,6 +183,12 @@ def mcnemar(p: PairedSection) -> str:
 
 def flip_counts(p: PairedSection) -> str:
     return f"{p.a_hit_b_miss} hit→miss, {p.a_miss_b_hit} miss→hit"
+
+
+def unjudged_regressions(p: PairedSection, k: int) -> str:
+    """ "regressions with an unjudged passage in B's top 5: 6 of 6" (each a possible false one)."""
+    some = f"{p.regressions_with_unjudged} of {p.a_hit_b_miss}"
+    return f"regressions with an unjudged passage in B's top {k}: {some}"
 
 
 def regressions_and_wins(p: PairedSection) -> str:
@@ -170,6 +213,9 @@ def label_state_rows(r: Report) -> list[tuple[str, str, str]] | None:
     ]
     by = r.labels.by_arm
     rows.append(("amendments from A / B / no evidence", "", f"{by['a']} / {by['b']} / {by['none']}"))
+    moved = r.labels.moved
+    if moved is not None:
+        rows.append(("hit rate moved A / B", "", f"{signed(moved.a)} / {signed(moved.b)}"))
     for c in r.frozen.changed[:FLIP_CAP]:
         rows.append((f"  {c.query_id}", outcome(c.frozen), outcome(c.amended)))
     return rows
@@ -187,7 +233,7 @@ def capped_flips(flips: Iterable[FlipRow]) -> tuple[list[FlipRow], int]:
     return shown, total - len(shown)
 
 
-FLIP_HEAD = ["#", "query", "direction", "tenant", "gold A", "gold B", "plan A", "plan B"]
+FLIP_HEAD = ["#", "query", "direction", "tenant", "gold A", "gold B", "plan A", "plan B", "unjudged A/B"]
 
 
 def flip_cells(i: int, f: FlipRow, k: int) -> list[str]:
@@ -200,6 +246,7 @@ def flip_cells(i: int, f: FlipRow, k: int) -> list[str]:
         rank(f.gold_rank_b, k),
         text(f.plan_a),
         text(f.plan_b),
+        f"{f.unjudged_in_top_k_a}/{f.unjudged_in_top_k_b}",
     ]
 
 

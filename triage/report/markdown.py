@@ -46,6 +46,7 @@ def _numbers(r: Report) -> list[str]:
     a, b, p = r.arms.a, r.arms.b, r.paired
     out = ["## Metrics", ""]
     out += _table(["metric", f"A {cell(a.name)}", f"B {cell(b.name)}", "B − A"], cells.metric_rows(r))
+    out += [cell(cells.JUDGED_NOTE), ""]
     if r.k_cells:
         names = {"a": a.name, "b": b.name}
         out += _table(
@@ -55,6 +56,7 @@ def _numbers(r: Report) -> list[str]:
     out += ["## Paired outcomes", ""]
     out += _table(["", "B hit", "B miss"], cells.paired_rows(p))
     out += [f"n = {p.n}; {cells.mcnemar(p)}; flips: {cells.flip_counts(p)}.", ""]
+    out += [f"{cells.unjudged_regressions(p, r.k)} (each a possible false regression).", ""]
     states = cells.label_state_rows(r)
     if states:
         out += [f"## Frozen labels beside amended ({cell(r.labels.state)})", ""]
@@ -67,10 +69,23 @@ def _flips(r: Report) -> list[str]:
     out = ["## Flips (hit→miss first)", ""]
     rows = []
     for i, f in enumerate(shown, 1):
-        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b = cells.flip_cells(i, f, r.k)
-        rows.append([n, cell(query), direction, cell(tenant), rank_a, rank_b, cell(plan_a), cell(plan_b)])
+        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b, unjudged = cells.flip_cells(i, f, r.k)
+        rows.append(
+            [n, cell(query), direction, cell(tenant), rank_a, rank_b, cell(plan_a), cell(plan_b), unjudged]
+        )
     out += _table(
-        ["#", "query", "direction", "tenant", "gold rank A", "gold rank B", "plan A", "plan B"], rows
+        [
+            "#",
+            "query",
+            "direction",
+            "tenant",
+            "gold rank A",
+            "gold rank B",
+            "plan A",
+            "plan B",
+            f"unjudged in top {r.k} A/B",
+        ],
+        rows,
     )
     if hidden:
         out += [f"… {hidden} more flips (`--format json` lists them all).", ""]

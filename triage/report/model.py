@@ -45,6 +45,11 @@ class LabelsSection:
     head: str | None
     applied: bool  # the numbers use the amendments (label state "amended")
     state: str  # "frozen <sha12> + N amendments (head <sha12>)"
+    gold_added: int  # (query, chunk) pairs the judgements in force make gold
+    not_relevant: int  # pairs the judgements in force judge not relevant
+    conflicts: int  # pairs whose reviewers disagree (kept unjudged until resolved)
+    reviewers: Mapping[str, int]  # reviewer → judgements in force
+    moved: ByArm[float | None] | None  # each arm's hit rate, amended − frozen; None: no gold added
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,9 @@ class ArmSection:
     mrr: float | None
     ndcg: float | None
     noise_band: float | None  # one standard error of the hit rate
+    judged_at_k: float | None  # mean share of the top k judged (gold or not relevant)
+    unjudged_in_top_k: int  # unjudged ids in the top k, over the scored queries
+    hit_rate_upper: float | None  # the hit rate if every unjudged id in a top k were relevant
     n_recall_unscored: int  # scored queries without a recall (n_eligible = 0)
     n_missing_scored: int  # scored queries the arm did not answer (scored as misses)
     meta: Mapping[str, str]
@@ -81,6 +89,7 @@ class PairedSection:
     a_miss_b_hit: int
     mcnemar_p: float | None
     reconciles: bool  # the cells reproduce both hit rates
+    regressions_with_unjudged: int  # a_hit_b_miss with an unjudged id in B's top k
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +194,8 @@ class FlipRow:
     plan_a: str | None
     plan_b: str | None
     tenant: str | None
+    unjudged_in_top_k_a: int  # unjudged ids in A's top k for this query
+    unjudged_in_top_k_b: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,15 +39,18 @@ def checks_table(r: Report, compact: bool = False) -> Table:
 
 def metrics_table(r: Report) -> Table:
     a, b = r.arms.a, r.arms.b
-    t = Table(title=f"Metrics at k = {r.k} over {r.n_scored} scored queries", title_justify="left")
+    t = Table(
+        title=f"Metrics at k = {r.k} over {r.n_scored} scored queries",
+        title_justify="left",
+        caption=cells.JUDGED_NOTE,
+        caption_justify="left",
+    )
     t.add_column("metric")
     t.add_column(Text("A ") + plain(a.name, 30), justify="right")
     t.add_column(Text("B ") + plain(b.name, 30), justify="right")
     t.add_column("B − A", justify="right")
-    *rows, noise = cells.metric_rows(r)
-    for name, *figures in rows:
+    for name, *figures in cells.metric_rows(r):
         t.add_row(Text(name), *figures)
-    t.add_row(*noise)
     return t
 
 
@@ -73,7 +76,9 @@ def paired_view(r: Report) -> Group:
     (hit, both_hit, down), (miss, up, both_miss) = cells.paired_rows(p)
     t.add_row(hit, both_hit, Text(down, "red"))
     t.add_row(miss, Text(up, "green"), both_miss)
-    return Group(t, Text(f"{cells.mcnemar(p)}; {cells.flip_counts(p)}"))
+    return Group(
+        t, Text(f"{cells.mcnemar(p)}; {cells.flip_counts(p)}"), Text(cells.unjudged_regressions(p, r.k))
+    )
 
 
 def label_states_table(r: Report) -> Table | None:
@@ -180,11 +185,13 @@ def flips_view(r: Report) -> Group:
     shown, hidden = cells.capped_flips(r.flips)
     t = Table(title="Flips, hit→miss first", title_justify="left")
     for name, just in zip(
-        cells.FLIP_HEAD, ("right", "left", "left", "left", "right", "right", "left", "left"), strict=True
+        cells.FLIP_HEAD,
+        ("right", "left", "left", "left", "right", "right", "left", "left", "right"),
+        strict=True,
     ):
         t.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
     for i, f in enumerate(shown, 1):
-        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b = cells.flip_cells(i, f, r.k)
+        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b, unjudged = cells.flip_cells(i, f, r.k)
         t.add_row(
             n,
             plain(query, 40),
@@ -194,6 +201,7 @@ def flips_view(r: Report) -> Group:
             rank_b,
             plain(plan_a, 16),
             plain(plan_b, 16),
+            unjudged,
         )
     parts: list[RenderableType] = [t]
     if hidden:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 
 import pyarrow.compute as pc
 
@@ -36,6 +37,22 @@ def token_label(text: str | None) -> str:
     return f"≥ {n:,} tokens" if text and len(text) > TOKEN_SCAN else f"{n:,} tokens"
 
 
+class Judgement(Enum):
+    """What the labels in force say of a retrieved passage for its query (frozen file and
+    judgements in force; a pair in conflict is unjudged until resolved)."""
+
+    GOLD = "gold"  # relevance ≥ 1
+    NOT_RELEVANT = "not relevant"  # judged, relevance 0
+    UNJUDGED = "unjudged"  # nobody judged it: the hit rate takes it as not relevant
+
+
+def judgement(grade: int | None) -> Judgement:
+    """The judgement of a grade from `LabelState.judged_for` (None: the pair is not there)."""
+    if grade is None:
+        return Judgement.UNJUDGED
+    return Judgement.GOLD if grade >= 1 else Judgement.NOT_RELEVANT
+
+
 @dataclass(frozen=True)
 class Row:
     rank: int
@@ -44,6 +61,7 @@ class Row:
     grade: int  # 0: not gold
     other_rank: int | None
     chunk: Chunk | None
+    judgement: Judgement
 
 
 @dataclass(frozen=True)
@@ -94,6 +112,8 @@ class QueryDetail:
     # retrieved non-gold chunk id -> (the gold id its text nearly duplicates, similarity 0–100)
     suggestions: dict[str, tuple[str, float]] = field(default_factory=dict)
     amended: dict[str, str] = field(default_factory=dict)  # gold chunk id -> reviewer who added it
+    # chunk id judged not relevant by a judgement in force -> its reviewer (absent: the frozen file)
+    not_relevant: dict[str, str] = field(default_factory=dict)
 
     @property
     def movement(self) -> int | None:
@@ -117,6 +137,7 @@ def _arm_view(
     q: int,
     other: list[str],
     gold: dict[str, int],
+    judged: dict[str, int],
     chunks: dict[str, Chunk],
 ) -> ArmView:
     ranked = arm.retrieved(q)
@@ -145,6 +166,7 @@ def _arm_view(
                 gold.get(ranked[i], 0),
                 where_other.get(ranked[i]),
                 chunks.get(ranked[i]),
+                judgement(judged.get(ranked[i])),
             )
             for i in keep
         ],
@@ -162,6 +184,8 @@ def build_detail(snapshot: Snapshot, q: int, corpus: Corpus | None) -> QueryDeta
     ev = snapshot.ev
     query_id = ev.query_ids[q].as_py()
     gold = dict(ev.gold_of(q))
+    labels = snapshot.labels
+    judged = labels.judged_for(query_id)
     list_a, list_b = ev.a.retrieved(q), ev.b.retrieved(q)
     show = max(ev.k, MIN_ROWS)
     wanted = list(gold) + list_a[:show] + list_b[:show] + [c for c in list_a + list_b if c in gold]
@@ -189,10 +213,11 @@ def build_detail(snapshot: Snapshot, q: int, corpus: Corpus | None) -> QueryDeta
         text=row.get("text"),  # type: ignore[arg-type]
         k=ev.k,
         outcome=Outcome(int(ev.outcomes[q])),
-        a=_arm_view(ev, ev.a, "a", q, list_b, gold, chunks),
-        b=_arm_view(ev, ev.b, "b", q, list_a, gold, chunks),
+        a=_arm_view(ev, ev.a, "a", q, list_b, gold, judged, chunks),
+        b=_arm_view(ev, ev.b, "b", q, list_a, gold, judged, chunks),
         golds=[GoldView(c, g, chunks.get(c), rank_a.get(c), rank_b.get(c)) for c, g in gold.items()],
         fields=fields,
         suggestions=suggestions,
-        amended={c: r.reviewer for (qid, c), r in snapshot.labels.added.items() if qid == query_id},
+        amended={c: r.reviewer for (qid, c), r in labels.added.items() if qid == query_id},
+        not_relevant={c: r.reviewer for (qid, c), r in labels.not_relevant.items() if qid == query_id},
     )

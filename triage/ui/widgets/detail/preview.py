@@ -6,7 +6,7 @@ from textual.widgets import Static
 
 from triage.ui.literal import line
 from triage.ui.widgets.detail.text import clip
-from triage.workspace.detail import ArmView, QueryDetail
+from triage.workspace.detail import ArmView, Judgement, QueryDetail
 
 TEXT = 700  # characters of the selected chunk shown here (enter opens the whole chunk)
 SELECT = "select a retrieved passage in arm A's or B's list first (tab), then g marks it gold"
@@ -21,14 +21,18 @@ class Preview(Static):
     def show_row(self, d: QueryDetail, arm: ArmView, index: int, corpus_note: str) -> None:
         """Row `index` of `arm`: id, whether gold, heading path, the start of its text."""
         r = arm.rows[index]
-        if r.grade:
+        if r.judgement is Judgement.GOLD:
             who = f" (amended by {d.amended[r.chunk_id]}; u undoes yours)" if r.chunk_id in d.amended else ""
             gold = (f"  ★ gold, grade {r.grade}{who}", "$text-warning bold")
+        elif r.judgement is Judgement.NOT_RELEVANT:
+            by = d.not_relevant.get(r.chunk_id)
+            who = f"by {by}" if by else "in the frozen labels"
+            gold = (f"  ✗ judged not relevant ({who})   g marks it gold", "$text-muted")
         elif r.chunk_id in d.suggestions:
             twin, sim = d.suggestions[r.chunk_id]
             gold = (f"  ≈ likely also gold: {sim:.0f}% like gold {twin}   g marks it gold", "$text-warning")
         else:
-            gold = ("  not gold   g marks it gold, G with a note", "$text-muted")
+            gold = ("  · unjudged (counted as not relevant)   g marks it gold, G with a note", "$text-muted")
         if r.chunk is None:
             body: list[str | tuple[str, str]] = [("text unavailable: " + corpus_note, "$text-muted")]
         else:

@@ -10,7 +10,7 @@ from textual.widgets import Static
 from triage.ui.literal import line
 from triage.ui.table import Column, VirtualTable
 from triage.ui.widgets.detail.text import clip, short_header
-from triage.workspace.detail import ArmView, QueryDetail, Row
+from triage.workspace.detail import ArmView, Judgement, QueryDetail, Row
 
 SNIPPET = 160  # characters of a chunk shown in a list row
 COLUMNS = [
@@ -23,11 +23,17 @@ COLUMNS = [
 ]
 
 
+LEGEND = "★ gold ✗ irrelevant · unjudged ≈ likely gold +amended"  # ✗: judged not relevant
+
+
 def mark(row: Row, d: QueryDetail) -> str:
-    """★2 frozen gold of grade 2, +1 gold by amendment, ≈ likely also gold, else nothing."""
-    if row.grade:
+    """★2 frozen gold of grade 2, +1 gold by amendment, ✗ judged not relevant, ≈ unjudged and
+    likely also gold, · unjudged."""
+    if row.judgement is Judgement.GOLD:
         return ("+" if row.chunk_id in d.amended else "★") + str(row.grade)
-    return "≈" if row.chunk_id in d.suggestions else ""
+    if row.judgement is Judgement.NOT_RELEVANT:
+        return "✗"
+    return "≈" if row.chunk_id in d.suggestions else "·"
 
 
 class RankedList(Vertical):
@@ -57,7 +63,7 @@ class RankedList(Vertical):
             line(
                 (f"{arm.side.upper()} {arm.name}", "bold"),
                 f"  {len(arm.rows)} of {arm.depth} shown",
-                ("  ★ gold +amended ≈ likely · other: " + other + "'s rank", "$text-muted"),
+                (f"  {LEGEND}  other: {other}'s rank", "$text-muted"),
             )
         )
         table = self.table
@@ -76,9 +82,10 @@ class RankedList(Vertical):
             return [r.rank, mark(r, d), r.chunk_id, other_rank, score, body]
 
         def tag(i: int) -> str | None:
-            if rows[i].grade:
+            judged = rows[i].judgement
+            if judged is Judgement.GOLD:
                 return "gold"
-            return "suggest" if rows[i].chunk_id in d.suggestions else None
+            return "suggest" if judged is Judgement.UNJUDGED and rows[i].chunk_id in d.suggestions else None
 
         table.set_rows(len(rows), cells, tag, table.cursor if cursor is None else cursor)
 
