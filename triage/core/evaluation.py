@@ -35,7 +35,7 @@ from triage.core.gold import (
     with_query,
 )
 from triage.core.inputs import Inputs, Run
-from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, judge, means
+from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, hits_at, judge, means
 from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
 
 
@@ -107,7 +107,7 @@ class Evaluation:
     gold: Gold
     a: Arm
     b: Arm
-    judged: Judged  # every judged pair, gold or not relevant
+    not_relevant: Judged  # every pair judged not relevant (gold pairs are in `gold`)
 
     @property
     def n(self) -> int:
@@ -251,7 +251,8 @@ class Evaluation:
         judged chunks `judged` (gold or not; default: the gold): that query alone is judged again in
         both arms; every other array is shared or copied, never changed."""
         gold = with_query(self.gold, q, pairs)
-        judged_set = with_judged(self.judged, q, judged if judged is not None else [c for c, _ in pairs])
+        golds = {c for c, _ in pairs}
+        zero = with_judged(self.not_relevant, q, [c for c in (judged or []) if c not in golds])
         lo, hi = np.searchsorted(gold.sets.query, [q, q + 1])
         sets = gold.sets
         one_set = GoldSets(
@@ -275,10 +276,11 @@ class Evaluation:
                 _with(j.mrr, q, one.mrr[0]),
                 _with(j.ndcg, q, one.ndcg[0]),
             )
-            top = _with(old.judged_top, q, judged_in_list(old.retrieved(q), q, judged_set, self.k))
+            in_top = int((new.rank <= self.k).sum())  # distinct gold in the top k
+            top = _with(old.judged_top, q, in_top + judged_in_list(old.retrieved(q), q, zero, self.k))
             return replace(old, hits=splice(old.hits, q, new), judged=judged, judged_top=top)
 
-        return replace(self, gold=gold, judged=judged_set, a=arm(self.a), b=arm(self.b))
+        return replace(self, gold=gold, not_relevant=zero, a=arm(self.a), b=arm(self.b))
 
     def frozen_view(self) -> tuple[PerQuery, PerQuery, np.ndarray]:
         """Both arms judged on the frozen labels alone, and the queries those labels score."""
@@ -330,7 +332,7 @@ def choose_k(inputs: Inputs, k: int | None) -> int:
     return min(known)
 
 
-def build_arm(run: Run, query_ids: pa.Array, gold: Gold, judged: Judged, k: int) -> Arm:
+def build_arm(run: Run, query_ids: pa.Array, gold: Gold, not_relevant: Judged, k: int) -> Arm:
     n = len(query_ids)
     row_query = ids.encode(run.table.column("query_id"), query_ids).astype(np.int64)
     row = np.full(n, -1, np.int64)
@@ -342,7 +344,9 @@ def build_arm(run: Run, query_ids: pa.Array, gold: Gold, judged: Judged, k: int)
     if col is not None:
         n_eligible[row_query] = col.fill_null(-1).to_numpy()
     hits = gold_hits(run.retrieved, row_query, gold)
-    top = judged_in_top(run.retrieved, row_query, judged, k, n)
+    # Judged ids in the top k: its gold (already found) and those judged not relevant (usually few:
+    # no pass over the lists at all when there are none).
+    top = hits_at(hits, k, n) + judged_in_top(run.retrieved, row_query, not_relevant, k, n)
     return Arm(run, row, depth, n_eligible, hits, judge(hits, k, gold.sets, n_eligible), top)
 
 
@@ -366,11 +370,19 @@ def evaluate(
     judged_k = choose_k(inputs, k)
     query_ids = universe(inputs)
     encoded = encode_gold(gold, inputs.frozen.table, query_ids)
-    judged_set = encode_judged(judged if judged is not None else inputs.frozen.judgements, query_ids)
+    every = judged if judged is not None else inputs.frozen.judgements
+    zero = every.filter(pc.equal(every.column("relevance"), 0))
+    not_relevant = encode_judged(zero, query_ids)
     with ThreadPoolExecutor(max_workers=2) as pool:
         arm_a, arm_b = pool.map(
-            lambda run: build_arm(run, query_ids, encoded, judged_set, judged_k), (inputs.a, inputs.b)
+            lambda run: build_arm(run, query_ids, encoded, not_relevant, judged_k), (inputs.a, inputs.b)
         )
     return Evaluation(
-        inputs=inputs, k=judged_k, query_ids=query_ids, gold=encoded, a=arm_a, b=arm_b, judged=judged_set
+        inputs=inputs,
+        k=judged_k,
+        query_ids=query_ids,
+        gold=encoded,
+        a=arm_a,
+        b=arm_b,
+        not_relevant=not_relevant,
     )

@@ -75,8 +75,11 @@ def load_frozen(path: Path) -> FrozenLabels:
         gold = pairs.select(["query_id", "chunk_id", "relevance_max"]).rename_columns(
             ["query_id", "chunk_id", "relevance"]
         )
-    every = table.group_by(["query_id", "chunk_id"], use_threads=False).aggregate([("relevance", "max")])
-    every = every.rename_columns(["query_id", "chunk_id", "relevance"])
+    if (grades == 0).any():  # relevance-0 rows: judged not relevant, kept once per pair
+        every = table.group_by(["query_id", "chunk_id"], use_threads=False).aggregate([("relevance", "max")])
+        every = every.rename_columns(["query_id", "chunk_id", "relevance"])
+    else:
+        every = gold  # nothing but gold: the judgements are the gold rows
     return FrozenLabels(
         loaded=loaded,
         sha256=sha256_file(path),

@@ -184,9 +184,26 @@ def encode_judged(table: pa.Table, query_ids: pa.Array) -> Judged:
     return Judged(vocabulary, np.unique(q[keep] * KEY + code))
 
 
+def pairs_of(gold: Gold) -> Judged:
+    """The gold pairs in the shape of `Judged` (the same sorted keys over the gold vocabulary)."""
+    return Judged(gold.vocabulary, gold.keys)
+
+
+def contains(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> np.ndarray:
+    """Whether each (q[i], chunks[i]) is one of `pairs` (bool), vectorised."""
+    if len(pairs.keys) == 0 or len(q) == 0:
+        return np.zeros(len(q), bool)
+    code = ids.encode(chunks, pairs.vocabulary).astype(np.int64)
+    keys = q * KEY + code
+    j = np.minimum(np.searchsorted(pairs.keys, keys), len(pairs.keys) - 1)
+    return (code >= 0) & (pairs.keys[j] == keys)
+
+
 def judged_in_top(lists: pa.ListArray, row_query: np.ndarray, judged: Judged, k: int, n: int) -> np.ndarray:
-    """Per query (of n), how many distinct judged ids of that query sit among the first k
-    retrieved (int64); one vectorised pass over the top k of every list."""
+    """Per query (of n), how many distinct ids of `judged` pairs of that query sit among the first
+    k retrieved (int64); one vectorised pass over the top k of every list, none when it is empty."""
+    if len(judged.keys) == 0:
+        return np.zeros(n, np.int64)
     top = pc.list_slice(lists, 0, k)
     flat = top.flatten()
     code = ids.encode(flat, judged.vocabulary)

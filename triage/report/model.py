@@ -197,6 +197,22 @@ class FlipRow:
     unjudged_in_top_k_a: int  # unjudged ids in A's top k for this query
     unjudged_in_top_k_b: int
 
+    def _json(self) -> dict[str, object]:
+        """One flip as JSON, spelled out: a report may list 100,000 of them."""
+        return {
+            "query_id": self.query_id,
+            "direction": self.direction.json,
+            "gold_rank_a": self.gold_rank_a,
+            "gold_rank_b": self.gold_rank_b,
+            "depth_a": self.depth_a,
+            "depth_b": self.depth_b,
+            "plan_a": self.plan_a,
+            "plan_b": self.plan_b,
+            "tenant": self.tenant,
+            "unjudged_in_top_k_a": self.unjudged_in_top_k_a,
+            "unjudged_in_top_k_b": self.unjudged_in_top_k_b,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class FloorRow:
@@ -272,6 +288,8 @@ def _plain(x: object) -> object:
     t = type(x)
     if t in _PRIMITIVE:
         return x
+    if t is FlipRow:
+        return x._json()  # type: ignore[attr-defined]
     if isinstance(x, Outcome):
         return x.json
     if isinstance(x, Enum):

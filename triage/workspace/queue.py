@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from triage.core import ids
 from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.gold import KEY
+from triage.core.gold import KEY, contains, pairs_of
 from triage.core.paired import Outcome
 from triage.core.suggest import near_duplicates
 from triage.workspace.review import Change
@@ -133,14 +133,7 @@ def _top(arm: Arm, ev: Evaluation, vocab_parts: list[pa.Array]) -> tuple[np.ndar
     row = np.searchsorted(offsets, pos, side="right") - 1
     q = row_query[row]
     rank = pos - offsets[row] + 1
-    judged = ev.judged
-    code = ids.encode(flat, judged.vocabulary).astype(np.int64)
-    keys = q * KEY + code
-    if len(judged.keys):
-        j = np.minimum(np.searchsorted(judged.keys, keys), len(judged.keys) - 1)
-        is_judged = (code >= 0) & (judged.keys[j] == keys)
-    else:
-        is_judged = np.zeros(len(flat), bool)
+    is_judged = contains(pairs_of(ev.gold), q, flat) | contains(ev.not_relevant, q, flat)
     keep = ~is_judged & flat.is_valid().to_numpy(zero_copy_only=False)
     where = pa.array(np.flatnonzero(keep))
     vocab_parts.append(flat.take(where))
