@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,13 @@ class FrozenLabels:
     @property
     def path(self) -> Path:
         return self.loaded.path
+
+    @cached_property
+    def judged_pairs(self) -> frozenset[tuple[str, str]]:
+        """Every (query, chunk) pair the file judges, gold or not (built once: amendments ask
+        about it on every decision)."""
+        t = self.judgements
+        return frozenset(zip(t.column("query_id").to_pylist(), t.column("chunk_id").to_pylist(), strict=True))
 
     @property
     def meta(self) -> dict[str, str]:

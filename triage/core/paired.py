@@ -84,7 +84,9 @@ def mcnemar_exact(b: int, c: int) -> float:
         return 1.0
     if n <= 4000:  # exact integer arithmetic; int/int true division rounds correctly
         return min(1.0, 2 * sum(math.comb(n, i) for i in range(m + 1)) / 2**n)
-    logs = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(m + 1)])
+    # log C(n, i) for i = 0..m by the recurrence C(n, i+1) = C(n, i)·(n − i)/(i + 1), vectorised.
+    i = np.arange(m, dtype=np.float64)
+    logs = np.concatenate([[0.0], np.cumsum(np.log(n - i) - np.log(i + 1))])
     top = logs.max()
     log_sum = top + math.log(np.exp(logs - top).sum())
     return min(1.0, math.exp(math.log(2) + log_sum - n * math.log(2)))

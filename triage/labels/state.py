@@ -85,11 +85,10 @@ class LabelState:
         retracted = {r.retracts for r in self.records if r.op == RETRACT}
         return tuple(r for r in self.records if r.op == ADD and r.id not in retracted)
 
-    @cached_property
+    @property
     def _frozen_pairs(self) -> frozenset[tuple[str, str]]:
         """Every pair the frozen file judges, gold or not: amendments never change those."""
-        t = self.frozen.judgements
-        return frozenset(zip(t.column("query_id").to_pylist(), t.column("chunk_id").to_pylist(), strict=True))
+        return self.frozen.judged_pairs
 
     @cached_property
     def _judged(self) -> tuple[dict[tuple[str, str], Record], dict[tuple[str, str], Conflict]]:
