@@ -171,8 +171,12 @@ def check_corpus(ev: Evaluation) -> list[Check]:
 def check_lists(ev: Evaluation) -> list[Check]:
     out = []
     for arm in ev.arms:
-        out.extend(_duplicates(arm) + _score_order(arm) + _eligible(ev, arm))
+        out.extend(_duplicates(arm) + _score_order(arm))
     return out
+
+
+def check_eligible(ev: Evaluation) -> list[Check]:
+    return [c for arm in ev.arms for c in _eligible(ev, arm)]
 
 
 def _eligible(ev: Evaluation, arm: Arm) -> list[Check]:
@@ -361,17 +365,19 @@ def check_reconcile(ev: Evaluation) -> list[Check]:
     return [Check(ERROR, "paired.reconcile", f"paired cells {cells} do not reproduce hit rates {ha} / {hb}")]
 
 
-def run_checks(ev: Evaluation) -> list[Check]:
-    """Every check of the inputs and the evaluation but the corpus check (`check_corpus`: the
-    slowest, and independent of the labels, so it is run once and kept). Label-store checks
-    (amendments) are `triage.labels.amendment_checks`."""
+def input_checks(ev: Evaluation) -> list[Check]:
+    """The checks no judgement can change (k, lists, metadata, label time, the label file, slice
+    columns): run once per evaluation opened."""
     return (
         check_k(ev)
-        + check_reconcile(ev)
-        + check_queries(ev)
         + check_lists(ev)
         + check_metadata(ev)
         + check_label_time(ev)
         + check_labels(ev)
         + check_slices(ev)
     )
+
+
+def gold_checks(ev: Evaluation) -> list[Check]:
+    """The checks that read the gold (what is scored, what was found): run again after a decision."""
+    return check_reconcile(ev) + check_queries(ev) + check_eligible(ev)

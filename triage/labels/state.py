@@ -35,6 +35,63 @@ class Conflict:
         return {r.reviewer: r.relevance for r in self.judgements}
 
 
+@dataclass
+class _Index:
+    """The judgements in force, by pair, and what decides each pair (see `LabelState.decided`).
+
+    Per pair the frozen file leaves unjudged: the judgements in force are grouped by reviewer,
+    each reviewer's latest counting; a judgement naming others in `resolves` settles them. When
+    the reviewers' latest unsettled grades agree, the latest decides; when they differ, the pair
+    is a conflict, and until a judgement resolves it the pair keeps its frozen state (unjudged): a
+    rule that favours neither arm."""
+
+    in_force: tuple[Record, ...]
+    by_pair: dict[tuple[str, str], list[Record]]
+    decided: dict[tuple[str, str], Record]
+    conflicts: dict[tuple[str, str], Conflict]
+
+    def settle(self, pair: tuple[str, str]) -> None:
+        """Decide `pair` again from its judgements in force."""
+        self.decided.pop(pair, None)
+        self.conflicts.pop(pair, None)
+        records = self.by_pair.get(pair, [])
+        settled = {i for r in records for i in (r.resolves or ())}
+        latest: dict[str, Record] = {}
+        for r in records:
+            if r.id not in settled:
+                latest[r.reviewer] = r
+        if len({r.relevance for r in latest.values()}) > 1:
+            self.conflicts[pair] = Conflict(pair[0], pair[1], tuple(latest.values()))
+        elif latest:
+            order = {r.id: i for i, r in enumerate(records)}
+            self.decided[pair] = max(latest.values(), key=lambda r: order[r.id])
+
+    def plus(self, record: Record, frozen_pairs: frozenset[tuple[str, str]]) -> _Index:
+        """A new index with `record` applied (this one is left as it is)."""
+        if record.op == ADD:
+            in_force = (*self.in_force, record)
+            target = record
+        else:
+            gone = next((r for r in self.in_force if r.id == record.retracts), None)
+            if gone is None:
+                return self
+            in_force = tuple(r for r in self.in_force if r.id != record.retracts)
+            target = gone
+        pair = (target.query_id, target.chunk_id)
+        out = _Index(in_force, dict(self.by_pair), dict(self.decided), dict(self.conflicts))
+        if pair in frozen_pairs:
+            return out
+        now = [r for r in self.by_pair.get(pair, []) if r.id != target.id]
+        if record.op == ADD:
+            now.append(record)
+        if now:
+            out.by_pair[pair] = now
+        else:
+            out.by_pair.pop(pair, None)
+        out.settle(pair)
+        return out
+
+
 class LabelMode(StrEnum):
     AMENDED = "amended"  # frozen + the amendments in force
     FROZEN = "frozen"  # the frozen file alone; amendments are read and counted, not applied
@@ -62,11 +119,19 @@ class LabelState:
 
     def with_saved(self, record: Record) -> LabelState:
         """This state and one more record, written."""
-        return replace(self, saved=self.saved + (record,))
+        return self._grown(replace(self, saved=self.saved + (record,)), record)
 
     def with_unsaved(self, record: Record) -> LabelState:
         """This state and one more record, applied but held in memory."""
-        return replace(self, unsaved=self.unsaved + (record,))
+        return self._grown(replace(self, unsaved=self.unsaved + (record,)), record)
+
+    def _grown(self, new: LabelState, record: Record) -> LabelState:
+        """`new` (this state plus `record`) with its index derived from this one's when that is
+        built: a decision then costs the pair it touches, not every record again."""
+        index = self.__dict__.get("_index")
+        if index is not None:
+            new.__dict__["_index"] = index.plus(record, self._frozen_pairs)
+        return new
 
     def with_unsaved_written(self, written: list[Record]) -> LabelState:
         """The first len(written) unsaved records, now on disk as `written`."""
@@ -77,47 +142,35 @@ class LabelState:
         return replace(self, unsaved=())
 
     @cached_property
+    def _index(self) -> _Index:
+        if not self.amended:
+            return _Index((), {}, {}, {})
+        retracted = {r.retracts for r in self.records if r.op == RETRACT}
+        in_force = tuple(r for r in self.records if r.op == ADD and r.id not in retracted)
+        by_pair: dict[tuple[str, str], list[Record]] = {}
+        for r in in_force:
+            pair = (r.query_id, r.chunk_id)
+            if pair not in self._frozen_pairs:
+                by_pair.setdefault(pair, []).append(r)
+        index = _Index(in_force, by_pair, {}, {})
+        for pair in by_pair:
+            index.settle(pair)
+        return index
+
+    @property
     def in_force(self) -> tuple[Record, ...]:
         """Adds not retracted, in merge order (none in frozen mode); for one pair the latest add
         sets the grade."""
-        if not self.amended:
-            return ()
-        retracted = {r.retracts for r in self.records if r.op == RETRACT}
-        return tuple(r for r in self.records if r.op == ADD and r.id not in retracted)
+        return self._index.in_force
 
     @property
     def _frozen_pairs(self) -> frozenset[tuple[str, str]]:
         """Every pair the frozen file judges, gold or not: amendments never change those."""
         return self.frozen.judged_pairs
 
-    @cached_property
+    @property
     def _judged(self) -> tuple[dict[tuple[str, str], Record], dict[tuple[str, str], Conflict]]:
-        """Per pair the frozen file leaves unjudged: the record that decides it, or its conflict.
-
-        The judgements in force on a pair are grouped by reviewer, each reviewer's latest counting;
-        a judgement naming others in `resolves` settles them. When the reviewers' latest unsettled
-        grades agree, the latest decides; when they differ, the pair is a conflict, and until a
-        judgement resolves it the pair keeps its frozen state (unjudged): a rule that favours
-        neither arm."""
-        by_pair: dict[tuple[str, str], list[Record]] = {}
-        for r in self.in_force:
-            pair = (r.query_id, r.chunk_id)
-            if pair not in self._frozen_pairs:
-                by_pair.setdefault(pair, []).append(r)
-        decided: dict[tuple[str, str], Record] = {}
-        conflicts: dict[tuple[str, str], Conflict] = {}
-        for pair, records in by_pair.items():
-            settled = {i for r in records for i in (r.resolves or ())}
-            latest: dict[str, Record] = {}
-            for r in records:
-                if r.id not in settled:
-                    latest[r.reviewer] = r
-            if len({r.relevance for r in latest.values()}) <= 1:
-                if latest:
-                    decided[pair] = max(latest.values(), key=records.index)
-            else:
-                conflicts[pair] = Conflict(pair[0], pair[1], tuple(latest.values()))
-        return decided, conflicts
+        return self._index.decided, self._index.conflicts
 
     @property
     def decided(self) -> dict[tuple[str, str], Record]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from triage.core.checks import PENDING, Check, check_corpus, run_checks, worst_first
+from triage.core.checks import PENDING, Check, check_corpus, gold_checks, input_checks, worst_first
 from triage.core.evaluation import Evaluation, evaluate
 from triage.core.inputs import Inputs, load_inputs
 from triage.core.manifest import Spec
@@ -24,7 +24,8 @@ from triage.labels.state import LabelMode, LabelState
 class Snapshot:
     labels: LabelState
     ev: Evaluation
-    own_checks: tuple[Check, ...]  # of the inputs, the evaluation and the label store
+    input_checks: tuple[Check, ...]  # of the inputs: no judgement changes them
+    own_checks: tuple[Check, ...]  # of the gold and the label store: run again per decision
     corpus_checks: tuple[Check, ...] | None  # None: not run yet (the app runs it after painting)
 
     @property
@@ -39,7 +40,7 @@ class Snapshot:
     def checks(self) -> list[Check]:
         """Every check, errors first."""
         corpus = self.corpus_checks if self.corpus_checks is not None else (PENDING,)
-        return worst_first([*self.own_checks, *corpus])
+        return worst_first([*self.input_checks, *self.own_checks, *corpus])
 
     @property
     def version(self) -> str:
@@ -60,7 +61,7 @@ class Snapshot:
 
 
 def _checks(labels: LabelState, ev: Evaluation) -> tuple[Check, ...]:
-    return tuple(run_checks(ev) + check_amendments(labels, ev))
+    return tuple(gold_checks(ev) + check_amendments(labels, ev))
 
 
 def open_snapshot(
@@ -79,4 +80,4 @@ def open_snapshot(
     labels = LabelState.read(inputs.frozen, log, mode)
     ev = evaluate(inputs, labels.gold_table(), k, labels.judged_table())
     corpus = tuple(check_corpus(ev)) if corpus_check or inputs.corpus is None else None
-    return Snapshot(labels, ev, _checks(labels, ev), corpus)
+    return Snapshot(labels, ev, tuple(input_checks(ev)), _checks(labels, ev), corpus)
