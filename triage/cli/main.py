@@ -29,15 +29,20 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=positive_int, help="judge both arms at this cut-off (a positive integer)")
 
 
-def positive_int(text: str) -> int:
-    """--k: a whole number ≥ 1 ("0", "-1", "1.5" and "5x" are refused, naming the flag)."""
+def whole(text: str, low: int, high: int, what: str) -> int:
+    """A whole number in [low, high), or an argparse error saying why (the flag is named by argparse)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not positive: k counts the ids judged")
+    if not low <= value < high:
+        raise argparse.ArgumentTypeError(f"{value} is not {what}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """--k: a whole number ≥ 1 ("0", "-1", "1.5" and "5x" are refused, naming the flag)."""
+    return whole(text, 1, 2**63, "positive: k counts the ids judged")
 
 
 def rate(text: str) -> float:
@@ -106,13 +111,7 @@ def grade(text: str) -> int:
     """--grade: a whole number from 0 (judged not relevant) to 2^53 ("-1", "1.5", "2x" refused)."""
     from triage.labels.records import MAX_INT
 
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value < MAX_INT:
-        raise argparse.ArgumentTypeError(f"{value} is not a grade from 0 (not relevant) to 2^53")
-    return value
+    return whole(text, 0, MAX_INT, "a grade from 0 (not relevant) to 2^53")
 
 
 LABEL_ACTIONS = (

@@ -77,25 +77,29 @@ def gold_hits(lists: pa.ListArray, row_query: np.ndarray, gold: Gold) -> GoldHit
     return GoldHits(q[order], rank[order], grade[order], code[order])
 
 
-def with_query(gold: Gold, q: int, pairs: list[tuple[str, int]]) -> Gold:
-    """`gold` with query `q`'s gold set replaced by `pairs` (chunk id, grade ≥ 1).
-
-    Costs one scan of the vocabulary for the few ids (no hash table of the vocabulary) and copies
-    of the sorted arrays: a few milliseconds at 100,000 queries."""
-    vocabulary = gold.vocabulary
-    chunk_ids = [c for c, _ in pairs]
+def coded(chunk_ids: list[str], vocabulary: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Codes of a few `chunk_ids` in `vocabulary` (int64), the vocabulary grown by those it lacks:
+    one scan of the vocabulary for the few ids, no hash table of it."""
     codes = ids.positions(chunk_ids, vocabulary)
     new = list(dict.fromkeys(c for c, code in zip(chunk_ids, codes.tolist(), strict=True) if code < 0))
     if new:
         start = len(vocabulary)
         vocabulary = pa.concat_arrays([vocabulary, pa.array(new, pa.string())])
+        where = {c: start + i for i, c in enumerate(new)}
         codes = np.array(
-            [
-                code if code >= 0 else start + new.index(c)
-                for c, code in zip(chunk_ids, codes.tolist(), strict=True)
-            ],
+            [code if code >= 0 else where[c] for c, code in zip(chunk_ids, codes.tolist(), strict=True)],
             np.int64,
         )
+    return vocabulary, codes
+
+
+def with_query(gold: Gold, q: int, pairs: list[tuple[str, int]]) -> Gold:
+    """`gold` with query `q`'s gold set replaced by `pairs` (chunk id, grade ≥ 1).
+
+    Costs one scan of the vocabulary for the few ids (no hash table of the vocabulary) and copies
+    of the sorted arrays: a few milliseconds at 100,000 queries."""
+    chunk_ids = [c for c, _ in pairs]
+    vocabulary, codes = coded(chunk_ids, gold.vocabulary)
     grades = np.array([g for _, g in pairs], np.int64)
     # q's block of keys sits between the other queries' blocks: sort the block alone.
     block = np.argsort(q * KEY + codes, kind="stable")
@@ -228,19 +232,7 @@ def judged_in_list(ranked: list[str], q: int, judged: Judged, k: int) -> int:
 
 def with_judged(judged: Judged, q: int, chunk_ids: list[str]) -> Judged:
     """`judged` with query `q`'s judged chunks replaced by `chunk_ids`."""
-    vocabulary = judged.vocabulary
-    codes = ids.positions(chunk_ids, vocabulary)
-    new = list(dict.fromkeys(c for c, code in zip(chunk_ids, codes.tolist(), strict=True) if code < 0))
-    if new:
-        start = len(vocabulary)
-        vocabulary = pa.concat_arrays([vocabulary, pa.array(new, pa.string())])
-        codes = np.array(
-            [
-                code if code >= 0 else start + new.index(c)
-                for c, code in zip(chunk_ids, codes.tolist(), strict=True)
-            ],
-            np.int64,
-        )
+    vocabulary, codes = coded(chunk_ids, judged.vocabulary)
     lo, hi = np.searchsorted(judged.keys, [q * KEY, (q + 1) * KEY])
     mine = np.unique(q * KEY + codes.astype(np.int64))
     return Judged(vocabulary, np.concatenate([judged.keys[:lo], mine, judged.keys[hi:]]))
