@@ -170,7 +170,7 @@ def labels_parser() -> argparse.ArgumentParser:
 
 
 def labels(args: argparse.Namespace) -> int:
-    from triage.cli import labels_cmd
+    from triage.cli import judge_cmd, labels_cmd
     from triage.workspace.snapshot import open_snapshot
 
     snapshot = open_snapshot(spec_from(args), args.k, apply_stale=args.apply_stale)
@@ -181,15 +181,15 @@ def labels(args: argparse.Namespace) -> int:
     if args.action == "export":
         return labels_cmd.export(snapshot, args.out)
     if args.action == "judge":
-        return labels_cmd.judge(
+        return judge_cmd.judge(
             snapshot, args.query, args.chunk, args.grade, args.note, args.reviewer, args.resolves
         )
     if args.action == "import":
-        return labels_cmd.import_judgements(snapshot, args.source, args.note, args.reviewer)
+        return judge_cmd.import_judgements(snapshot, args.source, args.note, args.reviewer)
     if args.action == "conflicts":
-        return labels_cmd.conflicts(snapshot)
+        return judge_cmd.conflicts(snapshot)
     if args.action == "agreement":
-        return labels_cmd.agreement(snapshot)
+        return judge_cmd.agreement(snapshot)
     return labels_cmd.suggest(snapshot, args.format)
 
 
