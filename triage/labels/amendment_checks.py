@@ -62,7 +62,12 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                 Check(
                     WARNING,
                     "labels.amendments",
-                    f"all {len(gold)} gold additions in force were taken from the results of {name} "
+                    (
+                        f"all {len(gold)} gold additions in force were"
+                        if len(gold) > 1
+                        else "the one gold addition in force was"
+                    )
+                    + f" taken from the results of {name} "
                     f"({split}): they can only favour it{balance}; compare the frozen numbers",
                     {**facts, "one_sided": one_sided[0]},
                 )
