@@ -349,6 +349,17 @@ LIST_LABEL = rb"query \d+ of \d+"
 KEYS = {"pagedown": b"\x1b[6~", "end": b"\x1b[F", "home": b"\x1b[H", "enter": b"\r"}
 
 
+def ready_and_settled(t: Term, out: dict, timeout: float) -> bool:
+    """Wait for the overview's numbers, then for the background work after it (corpus opening,
+    deferred checks); False (with `out["error"]`) when the app never got there."""
+    out["ready"] = t.wait(all_of(READY), timeout)
+    if out["ready"] is None:
+        out["error"] = "never interactive:\n" + t.tail()
+        return False
+    out["settled"] = t.wait_idle(timeout)
+    return True
+
+
 def term_session(
     data: Path, env: dict[str, str], n_keys: int, n_pages: int, n_jumps: int, timeout: float
 ) -> dict:
@@ -359,12 +370,8 @@ def term_session(
     out: dict = {"n": [], "p": [], "pagedown": [], "end": [], "home": []}
     t = Term([str(data)], env, "pty keys")
     try:
-        out["ready"] = t.wait(all_of(READY), timeout)
-        if out["ready"] is None:
-            out["error"] = "never interactive:\n" + t.tail()
+        if not ready_and_settled(t, out, timeout):
             return out
-        # background work after the overview (corpus opening, deferred checks): let it finish
-        out["settled"] = t.wait_idle(timeout)
         t.send(b"f")
         out["f"] = t.wait(all_of("Flips, hit"), 30)
         t.send(KEYS["enter"])

@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from bench_app import ANSI, READY, Term, all_of, changed, dist, ms  # noqa: E402
+from bench_app import ANSI, Term, changed, dist, ms, ready_and_settled  # noqa: E402
 
 PROGRESS = rb"[\d,]+ of [\d,]+ judged"
 TARGET_P95 = 0.100
@@ -142,11 +142,8 @@ def term_queue(data: Path, env: dict[str, str], n: int, timeout: float) -> dict:
     out: dict = {"keys": []}
     t = Term([str(data)], env, "pty queue")
     try:
-        out["ready"] = t.wait(all_of(READY), timeout)
-        if out["ready"] is None:
-            out["error"] = "never interactive:\n" + t.tail()
+        if not ready_and_settled(t, out, timeout):
             return out
-        out["settled"] = t.wait_idle(timeout)
         t.send(b"J")
         out["J"] = t.wait(lambda text: re.search(PROGRESS, text) is not None, timeout)
         if out["J"] is None:

@@ -193,14 +193,19 @@ def pairs_of(gold: Gold) -> Judged:
     return Judged(gold.vocabulary, gold.keys)
 
 
-def contains(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> np.ndarray:
-    """Whether each (q[i], chunks[i]) is one of `pairs` (bool), vectorised."""
+def _lookup(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """For each (q[i], chunks[i]): whether it is one of `pairs` (bool) and its pair key."""
     if len(pairs.keys) == 0 or len(q) == 0:
-        return np.zeros(len(q), bool)
+        return np.zeros(len(q), bool), np.zeros(len(q), np.int64)
     code = ids.encode(chunks, pairs.vocabulary).astype(np.int64)
     keys = q * KEY + code
     j = np.minimum(np.searchsorted(pairs.keys, keys), len(pairs.keys) - 1)
-    return (code >= 0) & (pairs.keys[j] == keys)
+    return (code >= 0) & (pairs.keys[j] == keys), keys
+
+
+def contains(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> np.ndarray:
+    """Whether each (q[i], chunks[i]) is one of `pairs` (bool), vectorised."""
+    return _lookup(pairs, q, chunks)[0]
 
 
 def judged_in_top(lists: pa.ListArray, row_query: np.ndarray, judged: Judged, k: int, n: int) -> np.ndarray:
@@ -209,16 +214,9 @@ def judged_in_top(lists: pa.ListArray, row_query: np.ndarray, judged: Judged, k:
     if len(judged.keys) == 0:
         return np.zeros(n, np.int64)
     top = pc.list_slice(lists, 0, k)
-    flat = top.flatten()
-    code = ids.encode(flat, judged.vocabulary)
-    where = np.flatnonzero(code >= 0)
-    offsets = top.offsets.to_numpy().astype(np.int64)
-    offsets -= offsets[0]
-    row = np.searchsorted(offsets, where, side="right") - 1
-    keys = row_query[row] * KEY + code[where].astype(np.int64)
-    j = np.minimum(np.searchsorted(judged.keys, keys), max(len(judged.keys) - 1, 0))
-    ok = (judged.keys[j] == keys) if len(judged.keys) else np.zeros(len(keys), bool)
-    found = np.unique(keys[ok])  # an id listed twice counts once
+    q = row_query[pc.list_parent_indices(top).to_numpy()]
+    hit, keys = _lookup(judged, q, top.flatten())
+    found = np.unique(keys[hit])  # an id listed twice counts once
     return np.bincount((found // KEY).astype(np.int64), minlength=n).astype(np.int64)
 
 

@@ -197,22 +197,6 @@ class FlipRow:
     unjudged_in_top_k_a: int  # unjudged ids in A's top k for this query
     unjudged_in_top_k_b: int
 
-    def _json(self) -> dict[str, object]:
-        """One flip as JSON, spelled out: a report may list 100,000 of them."""
-        return {
-            "query_id": self.query_id,
-            "direction": self.direction.json,
-            "gold_rank_a": self.gold_rank_a,
-            "gold_rank_b": self.gold_rank_b,
-            "depth_a": self.depth_a,
-            "depth_b": self.depth_b,
-            "plan_a": self.plan_a,
-            "plan_b": self.plan_b,
-            "tenant": self.tenant,
-            "unjudged_in_top_k_a": self.unjudged_in_top_k_a,
-            "unjudged_in_top_k_b": self.unjudged_in_top_k_b,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class FloorRow:
@@ -284,23 +268,24 @@ def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]
 
 
 def _plain(x: object) -> object:
-    """Fields by name, Outcome as its `.json`, other enums as their value, paths as text."""
+    """Fields by name, Outcome as its `.json`, other enums as their value, paths as text. A
+    dataclass's field reader is looked up first, and primitive fields are taken as they are: a
+    report may hold 100,000 flip rows."""
     t = type(x)
     if t in _PRIMITIVE:
         return x
-    if t is FlipRow:
-        return x._json()  # type: ignore[attr-defined]
     if isinstance(x, Outcome):
         return x.json
     if isinstance(x, Enum):
         return x.value
+    spec = _FIELDS.get(t) or (_fields(t) if is_dataclass(x) else None)
+    if spec is not None:
+        names, get = spec
+        return {n: v if type(v) in _PRIMITIVE else _plain(v) for n, v in zip(names, get(x), strict=False)}
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, Path):
         return str(x)
-    if is_dataclass(x):
-        names, get = _fields(t)
-        return {n: v if type(v) in _PRIMITIVE else _plain(v) for n, v in zip(names, get(x), strict=False)}
     if isinstance(x, Mapping):
         return {str(k): _plain(v) for k, v in x.items()}
     if isinstance(x, tuple | list):

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 
 from triage.core.checks import Check
 from triage.core.corpus import Corpus
+from triage.core.sanitize import visible
+from triage.ui.literal import line
 from triage.workspace.review import Change
 from triage.workspace.session import Session
 
@@ -61,3 +65,14 @@ class DetailClosed(Message):
     """The detail screen was left while showing query index `q`: the list below points at it."""
 
     q: int
+
+
+def announce(widget: Widget, change: Change, what: str) -> Content:
+    """Tell the app a decision was made (`Amended`), raise a toast when the disk refused it, and
+    give the status line saying what it changed: "<what>  q150: regression resolved …"."""
+    widget.post_message(Amended(change))
+    if not change.saved:  # the status line says it either way; a failure also raises a toast
+        widget.notify(
+            visible(change.message), title=f"{what}: NOT SAVED", severity="error", markup=False, timeout=30
+        )
+    return line((f"{what}  ", "bold $text-warning" if change.saved else "bold $text-error"), change.message)

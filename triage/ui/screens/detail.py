@@ -17,10 +17,9 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from triage.core.corpus import Chunk
-from triage.core.sanitize import visible
 from triage.ui.keys import Keys
 from triage.ui.literal import line
-from triage.ui.messages import Amended, DetailClosed
+from triage.ui.messages import DetailClosed, announce
 from triage.ui.table import VirtualTable
 from triage.ui.widgets.detail import (
     ArmSummaries,
@@ -148,18 +147,7 @@ class DetailScreen(Screen[int]):
         """Show what a decision changed, redraw the numbers, tell the app."""
         if change is None:
             return
-        self.post_message(Amended(change))
-        if not change.saved:  # the status line says it either way; a failure also raises a toast
-            self.notify(
-                visible(change.message),
-                title="amendment NOT SAVED",
-                severity="error",
-                markup=False,
-                timeout=30,
-            )
-        self.query_one(StatusLine).say(
-            line(("amended  ", "bold $text-warning" if change.saved else "bold $text-error"), change.message)
-        )
+        self.query_one(StatusLine).say(announce(self, change, "amended"))
         self.show()
 
     def _amend(self, note: str = "") -> None:

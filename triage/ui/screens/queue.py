@@ -22,7 +22,7 @@ from triage.core.sanitize import visible
 from triage.report import cells as fmt
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
-from triage.ui.messages import Amended
+from triage.ui.messages import announce
 from triage.ui.widgets.detail.text import clip
 from triage.workspace.queue import (
     TIERS,
@@ -225,18 +225,7 @@ class QueueScreen(Screen[None]):
     def _said(self, change: Change | None, what: str) -> None:
         if change is None:
             return
-        self.post_message(Amended(change))
-        if not change.saved:
-            self.notify(
-                visible(change.message),
-                title="judgement NOT SAVED",
-                severity="error",
-                markup=False,
-                timeout=30,
-            )
-        self._say(
-            line((f"{what}  ", "bold $text-warning" if change.saved else "bold $text-error"), change.message)
-        )
+        self._say(announce(self, change, what))
 
     # -- decisions -----------------------------------------------------------------------------
     def _decide(self, relevance: int, note: str = "") -> None:
