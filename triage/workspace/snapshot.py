@@ -18,6 +18,7 @@ from triage.core.manifest import Spec
 from triage.labels.amendment_checks import check_amendments
 from triage.labels.log import default_folder, read_log
 from triage.labels.state import LabelMode, LabelState
+from triage.labels.verdicts import Verdicts
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ class Snapshot:
     input_checks: tuple[Check, ...]  # of the inputs: no judgement changes them
     own_checks: tuple[Check, ...]  # of the gold and the label store: run again per decision
     corpus_checks: tuple[Check, ...] | None  # None: not run yet (the app runs it after painting)
+
+    @property
+    def verdicts(self) -> Verdicts:
+        """Every reviewer's latest verdict per query (skeleton: none read yet)."""
+        return Verdicts()
 
     @property
     def inputs(self) -> Inputs:
