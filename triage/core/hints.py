@@ -5,8 +5,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from triage.core.corpus import Corpus
+from triage.core.evaluation import Evaluation
 
 
 class HintKind(StrEnum):
@@ -28,3 +32,10 @@ class Hint:
     arm: str  # "a" or "b": the arm that lost (for a miss→hit flip, A)
     evidence: str  # one sentence with its numbers, for people
     facts: dict[str, object] = field(default_factory=dict)  # the same numbers, for programs
+
+
+def hints_for(ev: Evaluation, qs: Sequence[int], corpus: Corpus | None) -> dict[int, tuple[Hint, ...]]:
+    """The hints of each query index in `qs`, for the arm that lost (skeleton: none yet).
+
+    Without a corpus, only the hints that need no chunk text can be given."""
+    return {int(q): () for q in qs}
