@@ -69,7 +69,8 @@ def app_parser() -> argparse.ArgumentParser:
         prog="triage",
         description="Read what a retrieval change did, from the keyboard. Also: `triage report` (the "
         "numbers, no UI; see `triage report --help`) and "
-        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`.",
+        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, and "
+        "`triage review export` (the regressions as one Markdown or HTML document to paste).",
     )
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
@@ -262,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
         args, command = report_parser().parse_args(argv[1:]), report
     elif argv and argv[0] == "labels":
         args, command = labels_parser().parse_args(argv[1:]), labels
+    elif argv and argv[0] == "review":
+        from triage.cli.review_cmd import review, review_parser
+
+        args, command = review_parser().parse_args(argv[1:]), review
     else:
         args, command = app_parser().parse_args(argv), app
     import pyarrow
