@@ -68,9 +68,7 @@ def _table(header: list[str], rows: list[list[str]], classes: list[str] | None =
 def _head(r: Review) -> list[str]:
     a, b = e(r.arms.a), e(r.arms.b)
     out = [f"<h1>triage review: {a} → {b} at k = {r.k}</h1>"]
-    out.append(
-        f"<p>Labels: {e(r.label_state)}. Arms: A {a}, B {b}; k = {r.k}. triage {e(r.triage)}.</p>"
-    )
+    out.append(f"<p>Labels: {e(r.label_state)}. Arms: A {a}, B {b}; k = {r.k}. triage {e(r.triage)}.</p>")
     out.append(f"<p>{e(scope_line(r))}</p>")
     if r.corpus is None:
         out.append(f"<p><strong>Note:</strong> {e(NO_CORPUS)}.</p>")
@@ -114,9 +112,8 @@ def _arm(side: str, arm: ArmTop, k: int) -> list[str]:
         ]
         for p in arm.rows
     ]
-    classes = [
-        "gold" if p.grade else "not-relevant" if p.judgement is Judgement.NOT_RELEVANT else "" for p in arm.rows
-    ]
+    nothing = Judgement.NOT_RELEVANT
+    classes = ["gold" if p.grade else "not-relevant" if p.judgement is nothing else "" for p in arm.rows]
     return [*out, *_table(["rank", "chunk id", "heading path", "labels"], rows, classes), "</div>"]
 
 
