@@ -259,7 +259,12 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         tmp_path / "queries.parquet",
         [
             {"query_id": "q1", "text": PAYLOAD + "\nsecond line", "tenant": PAYLOAD, "filter": None},
-            {"query_id": "q2", "text": "plain", "tenant": "acme", "filter": "tenant = 'acme'"},
+            {
+                "query_id": "q2",
+                "text": "see http://x.example, www.x.example",
+                "tenant": "acme",
+                "filter": "tenant = 'acme'",
+            },
         ],
     )
     write_parquet(
@@ -358,6 +363,8 @@ def test_markdown_escapes_every_payload(hostile: Path, capsys) -> None:
     assert "> 1\\. " + "y" * 297 + "…" in doc and "y" * 298 not in doc  # a leading "1." opens no list
     assert "> \\> quoted\\" in doc and "> \\- item\\" in doc  # nor a quote or list inside the quote
     assert "- 1\\. " + md_escaped(SHOWN) + ": other — note: " in doc
+    assert "**Query:** see http\\://x.example, www\\.x.example" in doc  # no bare link on GitHub
+    assert "| 2 | gone | (not in the corpus) | · unjudged |" in doc
     assert "n\\_returned 2 < k = 5" not in doc and "n\\_returned 2 \\< k = 5" in doc
     for line in doc.splitlines():  # a pipe from the data adds no column: every row of a table
         if line.startswith("|"):  # has its header's cells
@@ -393,3 +400,19 @@ def test_without_a_corpus_chunk_text_is_said_unavailable(tmp_path: Path, capsys)
     assert "| 1 | x | – | · unjudged |" in doc
     assert main(["review", "export", "-", str(m), "--format", "html"]) == 0
     assert "chunk text unavailable" in capsys.readouterr().out
+
+
+def test_a_file_appearing_while_the_review_is_written_is_not_replaced(tmp_path: Path) -> None:
+    from triage.core.errors import InputError
+    from triage.core.files import write_new
+
+    out = tmp_path / "review.md"
+
+    def fill(f) -> None:  # type: ignore[no-untyped-def]
+        f.write(b"review")
+        out.write_text("theirs", "utf-8")  # another writer takes the name meanwhile
+
+    with pytest.raises(InputError, match="exists; not overwritten"):
+        write_new(out, fill, frozenset(), replace=False)
+    assert out.read_text("utf-8") == "theirs"
+    assert [p.name for p in tmp_path.iterdir()] == ["review.md"]  # no temporary file left

@@ -45,7 +45,8 @@ class Passage:
 
     rank: int  # 1-based
     chunk_id: str
-    header: str | None  # heading path (cut at HEADER_CHARS); None: no corpus, or not in it
+    header: str | None  # heading path (cut at HEADER_CHARS); None: none known
+    in_corpus: bool  # the corpus holds the chunk (False too when there is no corpus)
     judgement: Judgement
     grade: int  # gold grade (0: not gold)
     judged_by: str | None  # the reviewer whose judgement in force says so; None: the frozen file
@@ -151,6 +152,7 @@ def _arm(view: ArmView, k: int, d: QueryDetail) -> ArmTop:
                 r.rank,
                 r.chunk_id,
                 cut(r.chunk.header, HEADER_CHARS) if r.chunk else None,
+                r.chunk is not None,
                 r.judgement,
                 r.grade,
                 by.get(r.chunk_id),
@@ -231,6 +233,14 @@ def mark(p: Passage | Gold) -> str:
     if judgement is Judgement.NOT_RELEVANT:
         return f"✗ judged not relevant (by {by})" if by else "✗ judged not relevant"
     return "· unjudged"
+
+
+def header(p: Passage, corpus: bool) -> str:
+    """A passage's heading path; cells.NONE without a corpus or a header, NOT_IN_CORPUS when the
+    corpus lacks the chunk."""
+    if corpus and not p.in_corpus:
+        return f"({NOT_IN_CORPUS})"
+    return p.header if p.header is not None else cells.NONE
 
 
 def field_value(name: str, value: object) -> str:

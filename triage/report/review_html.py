@@ -22,6 +22,7 @@ from triage.report.review import (
     Review,
     arm_line,
     field_value,
+    header,
     mark,
     scope_line,
     verdict_line,
@@ -95,11 +96,11 @@ def _gold(i: int, n: int, g: Gold, k: int, corpus: bool) -> list[str]:
         return out
     if not g.in_corpus:
         return [*out, f'<p class="muted">({e(NOT_IN_CORPUS)})</p>']
-    out.append(f"<p>Heading path: {e(g.header) if g.header else cells.NONE}</p>")
+    out.append(f"<p>Heading path: {e(g.header) if g.header is not None else cells.NONE}</p>")
     return [*out, f'<div class="text">{e(g.opening or "", newlines=True)}</div>']
 
 
-def _arm(side: str, arm: ArmTop, k: int) -> list[str]:
+def _arm(side: str, arm: ArmTop, k: int, corpus: bool) -> list[str]:
     out = ["<div>", f"<p><strong>{side} {e(arm.name)}:</strong> {e(arm_line(arm, k))}</p>"]
     if not arm.rows:
         return [*out, '<p class="muted">(nothing retrieved)</p>', "</div>"]
@@ -107,7 +108,7 @@ def _arm(side: str, arm: ArmTop, k: int) -> list[str]:
         [
             str(p.rank),
             f'<span class="id">{e(p.chunk_id, CELL_CAP)}</span>',
-            e(p.header, CELL_CAP) if p.header else cells.NONE,
+            e(header(p, corpus), CELL_CAP),
             e(mark(p)),
         ]
         for p in arm.rows
@@ -130,7 +131,7 @@ def _query(i: int, q: Query, r: Review) -> list[str]:
         )
     for j, g in enumerate(q.golds, 1):
         out += _gold(j, len(q.golds), g, k, corpus)
-    out += ['<div class="arms">', *_arm("A", q.arms.a, k), *_arm("B", q.arms.b, k), "</div>"]
+    out += ['<div class="arms">', *_arm("A", q.arms.a, k, corpus), *_arm("B", q.arms.b, k, corpus), "</div>"]
     if q.hints:
         out += ["<p><strong>Hints:</strong></p>", "<ul>"]
         out += [f"<li>{e(h.kind)} (arm {e(h.arm.upper())}): {e(h.evidence)}</li>" for h in q.hints]

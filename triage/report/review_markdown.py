@@ -2,7 +2,8 @@
 
 Every data string is first made visible (`core.sanitize.visible`: control and invisible characters
 as tokens), then escaped so no Markdown or HTML in it is interpreted: backslash before each of
-\\ ` * _ [ ] < > # | ~ & $ @, and before a leading -, +, = or the dot of a leading "1."; line
+\\ ` * _ [ ] < > # | ~ & $ @, before the colon of "://" and the dot of "www." (GitHub's bare
+links), and before a leading -, +, = or the dot of a leading "1."; line
 breaks inside one line (headings, table cells, paragraphs) become spaces. A multi-line text (a
 gold chunk's opening) is a block quote, one escaped line each.
 """
@@ -24,6 +25,7 @@ from triage.report.review import (
     Review,
     arm_line,
     field_value,
+    header,
     mark,
     scope_line,
     verdict_line,
@@ -33,6 +35,7 @@ TEXT_CAP = 2_000  # characters of one data string in a paragraph
 CELL_CAP = 300  # characters of one data string in a table cell
 
 _SPECIAL = re.compile(r"[\\`*_\[\]<>#|~&$@]")
+_AUTOLINK = re.compile(r"(?<=\w):(?=//)|(?<=\bwww)\.", re.I)  # what GitHub would turn into a link
 _LEADING_MARK = re.compile(r"^[-+=]")
 _LEADING_NUMBER = re.compile(r"^(\d+)([.)])")
 
@@ -42,6 +45,7 @@ def md(value: object, cap: int = TEXT_CAP, start: bool = False) -> str:
     item, where a leading "-", "+", "=" or "1." would begin a list or a heading."""
     s = " ".join(visible(value, cap=cap, newlines=False).split())
     s = _SPECIAL.sub(lambda m: "\\" + m.group(), s)
+    s = _AUTOLINK.sub(lambda m: "\\" + m.group(), s)
     if start:
         s = _LEADING_MARK.sub(lambda m: "\\" + m.group(), s)
         s = _LEADING_NUMBER.sub(r"\1\\\2", s)
@@ -91,18 +95,15 @@ def _gold(i: int, n: int, g: Gold, k: int, corpus: bool) -> list[str]:
         return out
     if not g.in_corpus:
         return [*out, f"({NOT_IN_CORPUS})", ""]
-    out += [f"Heading path: {md(g.header) if g.header else cells.NONE}", ""]
+    out += [f"Heading path: {md(g.header) if g.header is not None else cells.NONE}", ""]
     return out + quote(g.opening or "")
 
 
-def _arm(side: str, arm: ArmTop, k: int) -> list[str]:
+def _arm(side: str, arm: ArmTop, k: int, corpus: bool) -> list[str]:
     out = [f"**{side} {md(arm.name)}:** {md(arm_line(arm, k))}", ""]
     if not arm.rows:
         return [*out, "(nothing retrieved)", ""]
-    rows = [
-        [str(p.rank), cell(p.chunk_id), cell(p.header) if p.header else cells.NONE, cell(mark(p))]
-        for p in arm.rows
-    ]
+    rows = [[str(p.rank), cell(p.chunk_id), cell(header(p, corpus)), cell(mark(p))] for p in arm.rows]
     return out + _table(["rank", "chunk id", "heading path", "labels"], rows)
 
 
@@ -114,7 +115,7 @@ def _query(i: int, q: Query, r: Review) -> list[str]:
         out += _table(["field", "value"], [[cell(n), cell(field_value(n, v))] for n, v in q.fields])
     for j, g in enumerate(q.golds, 1):
         out += _gold(j, len(q.golds), g, k, corpus)
-    out += _arm("A", q.arms.a, k) + _arm("B", q.arms.b, k)
+    out += _arm("A", q.arms.a, k, corpus) + _arm("B", q.arms.b, k, corpus)
     if q.hints:
         out += ["**Hints:**", ""]
         out += [f"- {md(h.kind, start=True)} (arm {h.arm.upper()}): {md(h.evidence)}" for h in q.hints] + [""]
