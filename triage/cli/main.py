@@ -108,6 +108,33 @@ def report_parser() -> argparse.ArgumentParser:
     return p
 
 
+def review_parser() -> argparse.ArgumentParser:
+    """`triage review export [OUT] [EVAL …]` (the verb is `cli.review_cmd`)."""
+    p = argparse.ArgumentParser(prog="triage review", description="Review documents.")
+    sub = p.add_subparsers(dest="action", required=True)
+    text = "write the regressions (--all: every flip) as one Markdown or HTML document"
+    q = sub.add_parser("export", help=text, description=text)
+    q.add_argument(
+        "out", nargs="?", metavar="OUT", help="the file to write (new; see --force); none or '-': stdout"
+    )
+    _evaluation_args(q)
+    _label_args(q)
+    q.add_argument(
+        "--format",
+        choices=("markdown", "html"),
+        help="markdown (default; html when OUT ends in .html or .htm)",
+    )
+    q.add_argument("--all", dest="every", action="store_true", help="every flip, not only the regressions")
+    q.add_argument("--force", action="store_true", help="replace OUT when it exists (a regular file only)")
+    return p
+
+
+def review(args: argparse.Namespace) -> int:
+    from triage.cli import review_cmd
+
+    return review_cmd.export(args, spec_from(args))
+
+
 def grade(text: str) -> int:
     """--grade: a whole number from 0 (judged not relevant) to 2^53 ("-1", "1.5", "2x" refused)."""
     from triage.labels.records import MAX_INT
@@ -264,8 +291,6 @@ def main(argv: list[str] | None = None) -> int:
     elif argv and argv[0] == "labels":
         args, command = labels_parser().parse_args(argv[1:]), labels
     elif argv and argv[0] == "review":
-        from triage.cli.review_cmd import review, review_parser
-
         args, command = review_parser().parse_args(argv[1:]), review
     else:
         args, command = app_parser().parse_args(argv), app

@@ -5,7 +5,8 @@ OUT absent or `-`: standard output. Otherwise a new file, written through `core.
 through a link, never onto an input, the frozen labels or an amendment file); an existing OUT is
 refused unless `--force`, which replaces a regular file (still never a link, an input or a folder).
 Without `--format`, an OUT ending in .html or .htm is written as HTML. The evaluation is given as
-for `triage report`: a manifest, RUN_A RUN_B --labels L, or none for the bundled sample.
+for `triage report`: a manifest, RUN_A RUN_B --labels L, or none for the bundled sample. The
+arguments are parsed in `cli.main` (`review_parser`).
 """
 
 from __future__ import annotations
@@ -15,38 +16,13 @@ import os
 import sys
 from pathlib import Path
 
-from triage.cli.main import EXIT_OK, _evaluation_args, _label_args, spec_from
 from triage.core.errors import InputError
 from triage.core.files import Identity, protect, refuse_target
 from triage.core.manifest import Spec
 from triage.core.sanitize import visible
 
-FORMATS = ("markdown", "html")
 HTML_SUFFIXES = (".html", ".htm")
 STDOUT = "-"
-
-
-def review_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="triage review", description="Review documents.")
-    sub = p.add_subparsers(dest="action", required=True)
-    text = "write the regressions (--all: every flip) as one Markdown or HTML document"
-    q = sub.add_parser("export", help=text, description=text)
-    q.add_argument(
-        "out",
-        nargs="?",
-        metavar="OUT",
-        help="the file to write (a new one; see --force); none or '-': standard output",
-    )
-    _evaluation_args(q)
-    _label_args(q)
-    q.add_argument(
-        "--format",
-        choices=FORMATS,
-        help="markdown (default) or html (the default when OUT ends in .html or .htm)",
-    )
-    q.add_argument("--all", dest="every", action="store_true", help="every flip, not only the regressions")
-    q.add_argument("--force", action="store_true", help="replace OUT when it exists (a regular file only)")
-    return p
 
 
 def output_format(fmt: str | None, out: Path | None) -> str:
@@ -77,7 +53,8 @@ def _check_out(out: Path, force: bool, protected: frozenset[Identity]) -> None:
         raise InputError(out, "exists; not overwritten (--force replaces it)")
 
 
-def review(args: argparse.Namespace) -> int:
+def export(args: argparse.Namespace, spec: Spec) -> int:
+    """Exit status 0 (written); InputError (exit 2) for a refused OUT or an unreadable input."""
     from triage.core.corpus import open_corpus
     from triage.core.files import write_bytes
     from triage.labels.state import LabelMode
@@ -86,7 +63,6 @@ def review(args: argparse.Namespace) -> int:
 
     out = None if args.out in (None, STDOUT) else Path(args.out)
     fmt = output_format(args.format, out)
-    spec = spec_from(args)
     protected = _protected(spec)
     if out is not None:
         _check_out(out, args.force, protected)
@@ -100,8 +76,8 @@ def review(args: argparse.Namespace) -> int:
     text = renderer.render(doc)
     if out is None:
         sys.stdout.write(text)
-        return EXIT_OK
+        return 0
     write_bytes(out, text.encode("utf-8"), protected, replace=args.force)
     what = "flips" if args.every else "regressions"
     print(visible(f"wrote {out}: {len(doc.queries)} {what} as {fmt}", newlines=False))
-    return EXIT_OK
+    return 0
