@@ -69,7 +69,8 @@ def app_parser() -> argparse.ArgumentParser:
         prog="triage",
         description="Read what a retrieval change did, from the keyboard. Also: `triage report` (the "
         "numbers, no UI; see `triage report --help`) and "
-        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`.",
+        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, and "
+        "`triage review export` (the regressions as one Markdown or HTML document to paste).",
     )
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
@@ -105,6 +106,33 @@ def report_parser() -> argparse.ArgumentParser:
         help="exit 1 when B's hit rate falls below a floor of this file's [floors]",
     )
     return p
+
+
+def review_parser() -> argparse.ArgumentParser:
+    """`triage review export [OUT] [EVAL …]` (the verb is `cli.review_cmd`)."""
+    p = argparse.ArgumentParser(prog="triage review", description="Review documents.")
+    sub = p.add_subparsers(dest="action", required=True)
+    text = "write the regressions (--all: every flip) as one Markdown or HTML document"
+    q = sub.add_parser("export", help=text, description=text)
+    q.add_argument(
+        "out", nargs="?", metavar="OUT", help="the file to write (new; see --force); none or '-': stdout"
+    )
+    _evaluation_args(q)
+    _label_args(q)
+    q.add_argument(
+        "--format",
+        choices=("markdown", "html"),
+        help="markdown (default; html when OUT ends in .html or .htm)",
+    )
+    q.add_argument("--all", dest="every", action="store_true", help="every flip, not only the regressions")
+    q.add_argument("--force", action="store_true", help="replace OUT when it exists (a regular file only)")
+    return p
+
+
+def review(args: argparse.Namespace) -> int:
+    from triage.cli import review_cmd
+
+    return review_cmd.export(args, spec_from(args))
 
 
 def grade(text: str) -> int:
@@ -262,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         args, command = report_parser().parse_args(argv[1:]), report
     elif argv and argv[0] == "labels":
         args, command = labels_parser().parse_args(argv[1:]), labels
+    elif argv and argv[0] == "review":
+        args, command = review_parser().parse_args(argv[1:]), review
     else:
         args, command = app_parser().parse_args(argv), app
     import pyarrow

@@ -55,11 +55,17 @@ def refuse_target(path: Path, protected: frozenset[Identity]) -> None:
         raise InputError(path, "exists and is not a regular file; not written")
 
 
-def write_new(path: Path, fill: Callable[[BinaryIO], None], protected: frozenset[Identity]) -> None:
+def write_new(
+    path: Path, fill: Callable[[BinaryIO], None], protected: frozenset[Identity], replace: bool = True
+) -> None:
     """Write a file at `path` by `fill(file)`, atomically: a temporary file in the same folder,
-    created exclusively without following links, fsynced, then renamed over `path`."""
+    created exclusively without following links, fsynced, then renamed over `path`. With
+    `replace=False` an existing `path` (of any kind, a link included) is refused, also one that
+    appears meanwhile: the temporary file is hard-linked to the name, which fails when it is taken."""
     path = Path(path)
     refuse_target(path, protected)
+    if not replace and os.path.lexists(path):
+        raise InputError(path, "exists; not overwritten")
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
@@ -68,18 +74,35 @@ def write_new(path: Path, fill: Callable[[BinaryIO], None], protected: frozenset
             f.flush()
             os.fsync(f.fileno())
         refuse_target(path, protected)  # again: a link planted meanwhile is refused, not replaced
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _link_new(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     _sync_folder(path.parent)
 
 
-def write_bytes(path: Path, data: bytes, protected: frozenset[Identity]) -> None:
+def _link_new(tmp: Path, path: Path) -> None:
+    """Give `tmp` the name `path` only if that name is free, then drop the name `tmp`."""
+    try:
+        os.link(tmp, path, follow_symlinks=False)
+    except FileExistsError:
+        raise InputError(path, "exists; not overwritten") from None
+    except OSError:  # a filesystem without hard links: the check above, then a rename
+        if os.path.lexists(path):
+            raise InputError(path, "exists; not overwritten") from None
+        os.replace(tmp, path)
+        return
+    tmp.unlink()
+
+
+def write_bytes(path: Path, data: bytes, protected: frozenset[Identity], replace: bool = True) -> None:
     def fill(f: BinaryIO) -> None:
         f.write(data)
 
-    write_new(path, fill, protected)
+    write_new(path, fill, protected, replace)
 
 
 def _sync_folder(folder: Path) -> None:
