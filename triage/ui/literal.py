@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual.content import Content
+from textual.content import Content, Span
 
 from triage.core.sanitize import DISPLAY_CAP, visible
 from triage.core.words import spans
@@ -26,10 +26,8 @@ def marked(value: object, query: Iterable[str], cap: int | None = DISPLAY_CAP, s
     words: `core.words.words` of the query text) in QUERY_WORD. The spans are found on the text as
     shown, after `visible` has replaced control characters with tokens. `style`: the whole text's."""
     shown = visible(value, cap)
-    out = Content.styled(shown, style) if style else Content(shown)
-    for start, end in spans(shown, query):
-        out = out.stylize(QUERY_WORD, start, end)
-    return out
+    whole = [Span(0, len(shown), style)] if style and shown else []
+    return Content(shown, whole + [Span(start, end, QUERY_WORD) for start, end in spans(shown, query)])
 
 
 def heading(header: str | None, query: Iterable[str], missing: str = "(none)") -> Content:

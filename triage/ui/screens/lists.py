@@ -64,13 +64,14 @@ class QueryList(LiveScreen):
         ev = self.session.ev
         width = min(24, max(8, pc.max(pc.utf8_length(ev.query_ids)).as_py() or 0))
         yield Static(id="list-title")
+        rank_width = 12 if ev.a.short.any() or ev.b.short.any() else 8  # room for "absent (3/5)"
         self.columns = [
             Column("#", 6, right=True),
             Column("outcome", 10),
             Column("query", width),
             Column("tenant", 18),
-            Column("gold A", 12, right=True),
-            Column("gold B", 12, right=True),
+            Column("gold A", rank_width, right=True),
+            Column("gold B", rank_width, right=True),
             Column("plan A", 10),
             Column("plan B", 10),
             Column("text", 0),
