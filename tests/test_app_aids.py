@@ -48,12 +48,13 @@ def row_text(table: VirtualTable, index: int) -> str:
 
 def write_eval(folder: Path, tenants: str, plans: bool) -> Path:
     """Four queries at k = 3. q1 hit→miss: B's list is 2 ids long (no `n_returned` column: the
-    stored depth says short). q2 miss→hit, q3 both hit, q4 both miss. `tenants`: "none" (no tenant
-    column), "null" (a tenant column, every value null) or "some"; `plans`: whether runs record a plan."""
+    stored depth says short); q3's list in A is 2 ids long too, gold first. q2 miss→hit, q3 both
+    hit, q4 both miss. `tenants`: "none" (no tenant column), "null" (a tenant column, every value
+    null) or "some"; `plans`: whether runs record a plan."""
     lists_a = {
         "q1": ["g1", "x1", "x2"],
         "q2": ["x3", "x4", "x5"],
-        "q3": ["g3", "x6", "x7"],
+        "q3": ["g3", "x6"],
         "q4": ["x8", "x9", "x1"],
     }
     lists_b = {
@@ -307,10 +308,10 @@ async def test_q031s_short_list_is_marked_in_the_list_and_the_detail() -> None:
         assert isinstance(flips, FlipsScreen)
         table = flips.query_one(VirtualTable)
         at = {table.cells(i)[2]: table.cells(i) for i in range(table.count)}
-        assert at["q031"][4:6] == ["2", "absent (3/5)"]  # A scanned, gold at 2; B returned 3 of 5
+        assert at["q031"][4:6] == ["2", "– (3/5)"]  # A scanned, gold at 2; B returned 3 of 5
         assert all("(" not in row[5].replace("(>k)", "") for q, row in at.items() if q != "q031")
         row = next(i for i in range(table.count) if table.cells(i)[2] == "q031")
-        assert "absent (3/5)" in row_text(table, row)
+        assert "– (3/5)" in row_text(table, row)
         table.cursor = row
         await pilot.press("enter")
         screen = app.screen
@@ -327,10 +328,16 @@ async def test_a_list_shorter_than_k_without_n_returned_is_short_by_its_stored_d
         await pilot.press("f")
         table = app.screen.query_one(VirtualTable)
         cells = {table.cells(i)[2]: table.cells(i) for i in range(table.count)}
-        assert cells["q1"][3:5] == ["1", "absent (2/3)"]
+        assert cells["q1"][3:5] == ["1", "– (2/3)"]
         assert cells["q2"][3:5] == ["absent", "1"]
         await pilot.press("enter")
         assert "returned 2 of k = 3 · short list" in str(content_of(app.screen, "#arm-b"))
+        assert "short list" not in str(content_of(app.screen, "#arm-a"))
+        await pilot.press("escape", "escape", "a")
+        table = app.screen.query_one(VirtualTable)
+        cells = {table.cells(i)[2]: table.cells(i) for i in range(table.count)}
+        assert cells["q3"][3:5] == ["1 (2/3)", "2"]  # found, in a short list
+        assert cells["q4"][3:5] == ["absent", "absent"]  # 3 ids each: a miss, not short
 
 
 def test_arm_short_reads_n_returned_where_recorded_else_the_stored_depth(tmp_path: Path) -> None:
@@ -344,4 +351,4 @@ def test_arm_short_reads_n_returned_where_recorded_else_the_stored_depth(tmp_pat
     ev = frozen_evaluation(path)
     short = {ev.query_ids[i].as_py(): bool(s) for i, s in enumerate(ev.b.short)}
     assert short == {"q1": False, "q2": True, "q3": True, "q4": False}
-    assert not ev.a.short.any()
+    assert [ev.query_ids[i].as_py() for i in ev.a.short.nonzero()[0]] == ["q3"]  # A stored 2 ids

@@ -36,12 +36,13 @@ def empty_columns(session: Session) -> set[str]:
 
 
 def rank_cell(arm: Arm, q: int, short: bool, k: int) -> str:
-    """The gold rank; with a short list, what the arm returned of k: "absent (3/5)"."""
-    rank = cells.rank(int(arm.judged.gold_rank[q]), k)
+    """The gold rank ("3", "12 (>k)", "absent"); for a short list, the rank or "–" when absent, then
+    what the arm returned of k: "– (3/5)", "2 (3/5)"."""
+    rank = int(arm.judged.gold_rank[q])
     if not short:
-        return rank
+        return cells.rank(rank, k)
     n = arm.value("n_returned", q)
-    return f"{rank} ({int(arm.depth[q]) if n is None else n}/{k})"
+    return f"{cells.rank(rank, k) if rank else '–'} ({int(arm.depth[q]) if n is None else n}/{k})"
 
 
 class QueryList(LiveScreen):
@@ -64,7 +65,7 @@ class QueryList(LiveScreen):
         ev = self.session.ev
         width = min(24, max(8, pc.max(pc.utf8_length(ev.query_ids)).as_py() or 0))
         yield Static(id="list-title")
-        rank_width = 12 if ev.a.short.any() or ev.b.short.any() else 8  # room for "absent (3/5)"
+        rank_width = max(8, len(f"{ev.k - 1} ({ev.k - 1}/{ev.k})"))  # a short list's widest cell
         self.columns = [
             Column("#", 6, right=True),
             Column("outcome", 10),
