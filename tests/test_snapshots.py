@@ -42,3 +42,13 @@ def test_help(snap_compare) -> None:
         await pilot.press("question_mark")
 
     assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_chunk_best_passage(snap_compare) -> None:
+    """q046's gold in full after `w`: the query words marked, the last passage shaded."""
+
+    async def before(pilot) -> None:
+        await wait_loaded(pilot)
+        await pilot.press("f", "enter", "tab", "enter", "w")
+
+    assert snap_compare(_app(), terminal_size=SIZE, run_before=before)

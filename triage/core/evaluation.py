@@ -63,6 +63,15 @@ class Arm:
         return self.shown - self.judged_top
 
     @property
+    def short(self) -> np.ndarray:
+        """Per query, whether the arm returned fewer than k ids: `n_returned` < k where the run
+        records it, else the stored depth < k; False where the arm lacks the query (bool)."""
+        depth = pa.array(self.depth)
+        n = self.aligned("n_returned")
+        returned = depth if n is None else pc.coalesce(pc.cast(n, pa.int64()), depth)
+        return (returned.to_numpy(zero_copy_only=False) < self.judged.k) & self.present
+
+    @property
     def name(self) -> str:
         return self.run.name
 

@@ -9,6 +9,9 @@ not content words: they never count as shared and are never highlighted.
 Tokens are estimated, not counted: `TOKENS_PER_WORD` (4/3) tokens per whitespace-separated word,
 rounded up — the common rule of thumb for English subword tokenisers (BERT-style WordPiece and
 BPE alike average 1.2–1.4 tokens per English word).
+
+A passage is a paragraph, or a window of whole sentences of a long paragraph (`passages`);
+`best_passages` ranks them by how many of the query's content words each holds.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 TOKENS_PER_WORD = 4 / 3
 
@@ -92,3 +96,72 @@ def token_estimate(text: str | None) -> int:
 def word_count(text: str | None) -> int:
     """Whitespace-separated words (the unit the token estimate scales)."""
     return len((text or "").split())
+
+
+# -- passages: where in a long text the query's words gather ------------------------------------
+
+PASSAGE_WORDS = 60  # a passage holds at most this many whitespace-separated words
+
+_BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+_TOKEN = re.compile(r"\S+")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]»”’]*$")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Characters `start`..`end` (end exclusive) of a text; `index` its 0-based place in the text;
+    `shared` the query's content words it holds."""
+
+    index: int
+    start: int
+    end: int
+    shared: frozenset[str]
+
+
+def _windows(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """One paragraph cut into windows of whole sentences, at most `size` words each."""
+    tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text, start, end)]
+    if len(tokens) <= size:
+        return [(tokens[0][0], tokens[-1][1])] if tokens else []
+    sentences: list[list[tuple[int, int, str]]] = [[]]
+    for t in tokens:
+        sentences[-1].append(t)
+        if _SENTENCE_END.search(t[2]):
+            sentences.append([])
+    out: list[tuple[int, int]] = []
+    window: list[tuple[int, int, str]] = []
+    for sentence in (s for s in sentences if s):
+        if window and len(window) + len(sentence) > size:
+            out.append((window[0][0], window[-1][1]))
+            window = []
+        for t in sentence:  # a sentence longer than `size` is cut every `size` words
+            window.append(t)
+            if len(window) == size:
+                out.append((window[0][0], window[-1][1]))
+                window = []
+    if window:
+        out.append((window[0][0], window[-1][1]))
+    return out
+
+
+def passages(text: str, query: Iterable[str] = (), size: int = PASSAGE_WORDS) -> list[Passage]:
+    """`text` cut into passages, in order. A paragraph is a run of text between blank lines (lines
+    holding only whitespace), its outer whitespace left out. A paragraph of at most `size` words is
+    one passage; a longer one is cut into windows of consecutive whole sentences (a sentence ends
+    with a word ending in `.`, `!` or `?`, closing quotes or brackets allowed), each holding as many
+    sentences as fit in `size` words; a sentence longer than `size` words is cut every `size` words."""
+    wanted = set(query)
+    out: list[Passage] = []
+    pos = 0
+    for gap in [*_BLANK_LINE.finditer(text), None]:
+        stop = len(text) if gap is None else gap.start()
+        for s, e in _windows(text, pos, stop, size):
+            found = frozenset(words(text[s:e]) & wanted) if wanted else frozenset()
+            out.append(Passage(len(out), s, e, found))
+        pos = len(text) if gap is None else gap.end()
+    return out
+
+
+def best_passages(found: list[Passage]) -> list[Passage]:
+    """The passages sharing at least one query word, most shared words first; ties in text order."""
+    return sorted((p for p in found if p.shared), key=lambda p: (-len(p.shared), p.index))

@@ -80,6 +80,10 @@ class ArmView:
     def inside(self, k: int) -> bool:
         return self.gold_rank is not None and self.gold_rank <= k
 
+    def short(self, k: int) -> bool:
+        """A short list: fewer than k ids returned (`n_returned`, else the stored depth)."""
+        return self.present and self.n_returned is not None and self.n_returned < k
+
 
 @dataclass(frozen=True)
 class GoldView:

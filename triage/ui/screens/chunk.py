@@ -1,5 +1,6 @@
-"""One chunk in full: id, document, heading path and body, scrollable. Long text is capped for
-display; `m` shows more."""
+"""One chunk in full: id, document, heading path and body, scrollable, the query's content words
+highlighted. Long text is capped for display; `m` shows more. `w` jumps to the passage sharing the
+most query words (`core.words.passages`), again to the next best; `W` goes back."""
 
 from __future__ import annotations
 
@@ -8,16 +9,28 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
 from triage.core.corpus import Chunk
-from triage.core.sanitize import DISPLAY_CAP
+from triage.core.sanitize import DISPLAY_CAP, visible
+from triage.core.words import Passage, best_passages, normal, passages, spans, words
 from triage.report import cells as fmt
 from triage.ui.keys import Keys
-from triage.ui.literal import line, plain
+from triage.ui.literal import heading, line, marked, plain
 from triage.workspace.detail import QueryDetail, token_label
 from triage.workspace.session import Session
+
+PASSAGE = "on $primary-muted"  # the passage `w` went to, under the query words' own style
+
+
+def in_query_order(query: str, found: frozenset[str]) -> list[str]:
+    """The words of `found` in the order the query first uses them (as the query spells them)."""
+    out: dict[str, str] = {}
+    for start, end in spans(query, found):
+        out.setdefault(normal(query[start:end]), query[start:end])
+    return list(out.values())
 
 
 class ChunkScreen(Screen):
@@ -25,6 +38,8 @@ class ChunkScreen(Screen):
         Binding("escape", "app.pop_screen", "back"),
         Binding("j,down", "scroll(1)", "down", show=False),
         Binding("k,up", "scroll(-1)", "up", show=False),
+        Binding("w", "passage(1)", "best passage"),
+        Binding("W", "passage(-1)", "previous passage", show=False),
         Binding("m", "more", "show more"),
     ]
 
@@ -38,9 +53,15 @@ class ChunkScreen(Screen):
         self.detail = detail
         self.grade = grade
         self.cap = DISPLAY_CAP
+        self.query_words = words(detail.text)
+        self.shown = ""  # the body as displayed: `visible` of the text, capped
+        self.found: list[Passage] = []  # the passages of `shown`, in order
+        self.ranking: list[Passage] = []  # those sharing a query word, best first
+        self.at: int | None = None  # position in `ranking` of the passage jumped to
 
     def compose(self) -> ComposeResult:
         yield Static(id="chunk-title")
+        yield Static(id="chunk-where")
         with VerticalScroll(id="chunk-scroll"):
             yield Static(id="chunk-header")
             yield Static(id="chunk-body")
@@ -71,13 +92,14 @@ class ChunkScreen(Screen):
             self.query_one("#chunk-body", Static).update(
                 plain("text unavailable: " + self.session.corpus_note)
             )
+            self.where()
             return
         meta = "   ".join(f"{k} {v}" for k, v in (("doc", c.doc_id), ("source", c.source_type)) if v)
         self.query_one("#chunk-header", Static).update(
             line(
                 ("header ", "bold"),
                 (f"({token_label(c.header)})  ", "$text-muted"),
-                (c.header or "(none)", "$text-accent"),
+                heading(c.header, self.query_words),
                 "\n",
                 (meta, "$text-muted"),
                 "\n",
@@ -85,7 +107,73 @@ class ChunkScreen(Screen):
                 (f"({token_label(c.text)})", "$text-muted"),
             )
         )
-        self.query_one("#chunk-body", Static).update(plain(c.text or "", self.cap))
+        self.shown = visible(c.text or "", self.cap)
+        self.found = passages(self.shown, self.query_words)
+        self.ranking = best_passages(self.found)
+        self.at = None
+        self.paint()
+
+    def current(self) -> Passage | None:
+        return None if self.at is None else self.ranking[self.at]
+
+    def paint(self) -> None:
+        """The body with the query's words marked and the current passage shaded."""
+        body = marked(self.shown, self.query_words, cap=None)
+        p = self.current()
+        if p is not None:
+            body = body.stylize_before(PASSAGE, p.start, p.end)
+        self.query_one("#chunk-body", Static).update(body)
+        self.where()
+
+    def where(self) -> None:
+        """The line under the title: where the reader is among the passages."""
+        n_query = len(self.query_words)
+        p = self.current()
+        if self.chunk is None or not self.shown:
+            text = line(("no text", "$text-muted"))
+        elif not n_query:
+            text = line(("the query has no content words: nothing to highlight", "$text-muted"))
+        elif p is None:
+            holding = (
+                f"{len(self.found)} passages, {len(self.ranking)} holding some of the {n_query} query words"
+            )
+            jump = "   w: the passage holding the most" if self.ranking else ""
+            text = line((holding + jump, "$text-muted"))
+        else:
+            shared = ", ".join(in_query_order(self.detail.text or "", p.shared))
+            text = line(
+                (f"passage {p.index + 1} of {len(self.found)}", "bold"),
+                (f" · {len(p.shared)} of {n_query} query words ", "$text-accent"),
+                f"({shared})",
+                (f"   best {(self.at or 0) + 1} of {len(self.ranking)}", "$text-muted"),
+                ("   w: next best   W: back", "$text-muted"),
+            )
+        self.query_one("#chunk-where", Static).update(text)
+
+    def action_passage(self, step: int) -> None:
+        """Go to the next (`step` 1) or previous (-1) passage in the ranking, wrapping around."""
+        if not self.ranking:
+            self.notify("no passage shares a word with the query", timeout=2)
+            return
+        n = len(self.ranking)
+        self.at = (0 if step > 0 else n - 1) if self.at is None else (self.at + step) % n
+        self.paint()
+        p = self.current()
+        if p is not None:
+            self.scroll_to_offset(p.start)
+
+    def line_of(self, offset: int) -> int:
+        """The display line (0-based, as wrapped at the body's width) where character `offset` of
+        the body falls; off by at most one when the offset is mid-line."""
+        width = max(1, self.query_one("#chunk-body", Static).content_size.width)
+        if not offset:
+            return 0
+        return max(0, len(Content(self.shown[:offset]).wrap(width)) - 1)
+
+    def scroll_to_offset(self, offset: int) -> None:
+        body = self.query_one("#chunk-body", Static)
+        scroll = self.query_one("#chunk-scroll", VerticalScroll)
+        scroll.scroll_to(y=body.virtual_region.y + self.line_of(offset), animate=False)
 
     def action_scroll(self, step: int) -> None:
         scroll = self.query_one("#chunk-scroll", VerticalScroll)

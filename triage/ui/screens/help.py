@@ -71,6 +71,8 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         "Chunk",
         [
             ("j / k", "scroll"),
+            ("w", "the passage holding the most query words; again: the next best"),
+            ("W", "back to the previous best passage"),
             ("m", "show more of a very long text"),
         ],
     ),

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
+from triage.core.evaluation import Arm
 from triage.core.paired import Outcome
 from triage.report import cells
 from triage.ui.keys import Keys
@@ -20,6 +21,28 @@ from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session, flip_label
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good", Outcome.UNSCORED: "muted"}
+
+
+def empty_columns(session: Session) -> set[str]:
+    """Titles of the list columns this evaluation leaves empty: `tenant` when no query has a
+    tenant; `plan A` and `plan B` when neither run records a plan for any query."""
+    hidden = set()
+    if session.tenant_of.null_count == len(session.tenant_of):
+        hidden.add("tenant")
+    plans = [arm.aligned("plan") for arm in session.ev.arms]
+    if all(p is None or p.null_count == len(p) for p in plans):
+        hidden |= {"plan A", "plan B"}
+    return hidden
+
+
+def rank_cell(arm: Arm, q: int, short: bool, k: int) -> str:
+    """The gold rank ("3", "12 (>k)", "absent"); for a short list, the rank or "–" when absent, then
+    what the arm returned of k: "– (3/5)", "2 (3/5)"."""
+    rank = int(arm.judged.gold_rank[q])
+    if not short:
+        return cells.rank(rank, k)
+    n = arm.value("n_returned", q)
+    return f"{cells.rank(rank, k) if rank else '–'} ({int(arm.depth[q]) if n is None else n}/{k})"
 
 
 class QueryList(LiveScreen):
@@ -35,25 +58,27 @@ class QueryList(LiveScreen):
         super().__init__()
         self.session = session
         self.order = np.zeros(0, np.int64)
+        self.columns: list[Column] = []
+        self.hidden: set[str] = set()  # titles of columns left out (empty for this evaluation)
 
     def compose(self) -> ComposeResult:
         ev = self.session.ev
         width = min(24, max(8, pc.max(pc.utf8_length(ev.query_ids)).as_py() or 0))
         yield Static(id="list-title")
-        yield VirtualTable(
-            [
-                Column("#", 6, right=True),
-                Column("outcome", 10),
-                Column("query", width),
-                Column("tenant", 18),
-                Column("gold A", 8, right=True),
-                Column("gold B", 8, right=True),
-                Column("plan A", 10),
-                Column("plan B", 10),
-                Column("text", 0),
-            ],
-            id="queries",
-        )
+        rank_width = max(8, len(f"{ev.k - 1} ({ev.k - 1}/{ev.k})"))  # a short list's widest cell
+        self.columns = [
+            Column("#", 6, right=True),
+            Column("outcome", 10),
+            Column("query", width),
+            Column("tenant", 18),
+            Column("gold A", rank_width, right=True),
+            Column("gold B", rank_width, right=True),
+            Column("plan A", 10),
+            Column("plan B", 10),
+            Column("text", 0),
+        ]
+        self.hidden = empty_columns(self.session)
+        yield VirtualTable([c for c in self.columns if c.title not in self.hidden], id="queries")
         yield Keys()
 
     def fill(self, cursor: int | None = None) -> None:
@@ -61,20 +86,23 @@ class QueryList(LiveScreen):
         s, ev = self.session, self.session.ev
         self.order = self.rows()
         order = self.order
+        short_a, short_b = ev.a.short, ev.b.short
+        shown = [c.title not in self.hidden for c in self.columns]
 
         def row(i: int) -> list[object]:
             q = int(order[i])
-            return [
+            values = [
                 i + 1,
                 Outcome(int(s.outcomes[q])).label,
                 s.query_id(q),
                 s.tenant_of[q].as_py(),
-                cells.rank(int(ev.a.judged.gold_rank[q]), ev.k),
-                cells.rank(int(ev.b.judged.gold_rank[q]), ev.k),
+                rank_cell(ev.a, q, bool(short_a[q]), ev.k),
+                rank_cell(ev.b, q, bool(short_b[q]), ev.k),
                 ev.a.value("plan", q),
                 ev.b.value("plan", q),
                 s.texts[q].as_py(),
             ]
+            return [v for v, keep in zip(values, shown, strict=True) if keep]
 
         table = self.query_one(VirtualTable)
         cursor = table.cursor if cursor is None else cursor

@@ -6,7 +6,7 @@ Both list slices of the scored queries with each arm's numbers; `enter` opens a 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -17,7 +17,7 @@ from textual.widgets import Static
 from triage.core.paired import Outcome
 from triage.core.slices import FEW, Slice
 from triage.report import cells
-from triage.report.model import SliceRow
+from triage.report.model import SliceRow, TenantRow
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.screens.lists import QueryList
@@ -34,6 +34,17 @@ def columns(head: list[str], widths: list[int], left: set[int]) -> list[Column]:
 def slice_named(session: Session, key: str, value: str) -> Slice:
     """The core slice behind a report row: its query indices, for drilling in."""
     return next(s for s in session.slices[key] if s.value == value)
+
+
+def empty_tenant_columns(rows: Sequence[TenantRow]) -> set[str]:
+    """Titles of the tenant columns empty for every tenant: `plan` (no run records a plan) and
+    `sel.` (no query has a selectivity)."""
+    empty = set()
+    if all(t.plan is None for t in rows):
+        empty.add("plan")
+    if all(t.median_selectivity is None for t in rows):
+        empty.add("sel.")
+    return empty
 
 
 class SliceQueries(QueryList):
@@ -104,7 +115,13 @@ class TenantsScreen(LiveScreen):
                 ),
             )
         )
-        row = cells.tenant_bar_cells if self.show_bars else cells.tenant_cells
+        cells_of = cells.tenant_bar_cells if self.show_bars else cells.tenant_cells
+        head = self.BARS if self.show_bars else self.COLUMNS
+        empty = empty_tenant_columns(rows)
+        keep = [c.title not in empty for c in head]
+
+        def row(i: int) -> list[str]:
+            return [v for v, shown in zip(cells_of(i + 1, rows[i], floor), keep, strict=True) if shown]
 
         def tag(i: int) -> str | None:
             x = rows[i]
@@ -112,8 +129,8 @@ class TenantsScreen(LiveScreen):
                 return "bad" if x.below(floor) else "gold"
             return "muted" if x.few else None
 
-        table.columns = list(self.BARS if self.show_bars else self.COLUMNS)
-        table.set_rows(len(rows), lambda i: row(i + 1, rows[i], floor), tag, table.cursor)
+        table.columns = [c for c, shown in zip(head, keep, strict=True) if shown]
+        table.set_rows(len(rows), row, tag, table.cursor)
 
     def action_bars(self) -> None:
         self.show_bars = not self.show_bars

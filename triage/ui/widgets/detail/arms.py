@@ -31,6 +31,9 @@ def summary(arm: ArmView, k: int, movement: int | None) -> Content:
     moved = ""
     if arm.side == "b" and movement is not None and movement != 0:
         moved = f"  ({'down' if movement > 0 else 'up'} {abs(movement)} from A)"
+    short: list[str | tuple[str, str]] = []
+    if arm.short(k):
+        short = ["\n", (f"returned {arm.n_returned} of k = {k} · short list", "$text-warning bold")]
     return line(
         (f"{side} {arm.name}  ", "bold"),
         outcome,
@@ -43,6 +46,7 @@ def summary(arm: ArmView, k: int, movement: int | None) -> Content:
         _known(arm.n_eligible),
         ("   stored depth ", "$text-muted"),
         str(arm.depth),
+        *short,
     )
 
 

@@ -1,4 +1,5 @@
-"""The gold pane: each gold chunk, its header (heading path) apart from its body, token counts."""
+"""The gold pane: each gold chunk, its header (heading path) apart from its body, token counts; the
+query's content words highlighted (`literal.marked`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from triage.core.words import words
 from triage.report import cells as fmt
-from triage.ui.literal import line
+from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip
 from triage.workspace.detail import QueryDetail, token_label
 
@@ -21,7 +23,8 @@ BODY = 600  # characters of a gold body shown here (enter opens the whole chunk)
 def golds(d: QueryDetail, corpus_note: str) -> Content:
     if not d.golds:
         return line(("no gold for this query: it is not scored", "$text-warning"))
-    parts: list[str | tuple[str, str]] = []
+    query = words(d.text)
+    parts: list[Part] = []
     for g in d.golds:
         ranks = f"   A {fmt.rank(g.rank_a, d.k)}   B {fmt.rank(g.rank_b, d.k)}   grade {g.grade}"
         if g.chunk_id in d.amended:
@@ -33,11 +36,11 @@ def golds(d: QueryDetail, corpus_note: str) -> Content:
         parts += [
             ("  header ", "$text-muted"),
             (f"({token_label(g.chunk.header)})  ", "$text-muted"),
-            (g.chunk.header or "(none)", "$text-accent"),
+            heading(g.chunk.header, query),
             "\n",
             ("  body ", "$text-muted"),
             (f"({token_label(g.chunk.text)})  ", "$text-muted"),
-            clip(g.chunk.text, BODY),
+            marked(clip(g.chunk.text, BODY), query),
             "\n",
         ]
     return line(*parts[:-1])

@@ -1,10 +1,12 @@
-"""The preview: the selected row of a list in full, or — with no row selected — what `g` needs."""
+"""The preview: the selected row of a list in full (the query's content words highlighted), or —
+with no row selected — what `g` needs."""
 
 from __future__ import annotations
 
 from textual.widgets import Static
 
-from triage.ui.literal import line
+from triage.core.words import words
+from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip
 from triage.workspace.detail import ArmView, Judgement, QueryDetail
 
@@ -34,9 +36,14 @@ class Preview(Static):
         else:
             gold = ("  · unjudged (counted as not relevant)   g marks it gold, G with a note", "$text-muted")
         if r.chunk is None:
-            body: list[str | tuple[str, str]] = [("text unavailable: " + corpus_note, "$text-muted")]
+            body: list[Part] = [(f"text unavailable: {corpus_note}", "$text-muted")]
         else:
-            body = [(r.chunk.header or "(no header)", "$text-accent"), "\n", clip(r.chunk.text, TEXT)]
+            query = words(d.text)
+            body = [
+                heading(r.chunk.header, query, "(no header)"),
+                "\n",
+                marked(clip(r.chunk.text, TEXT), query),
+            ]
         self.shown = (d.query_id, arm.side, r.rank)
         self.update(
             line(
