@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from triage.core.paired import Outcome
+from triage.labels.verdicts import Verdict
 from triage.report import cells
 from triage.ui.keys import Keys
 from triage.ui.literal import line
@@ -20,6 +21,15 @@ from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session, flip_label
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good", Outcome.UNSCORED: "muted"}
+
+
+VERDICT = Column("verdict", 12)  # shown before the text once any query has a verdict
+
+
+def verdict_cell(verdicts: tuple[Verdict, ...]) -> str:
+    """The query's verdict for a list row: the cause its reviewers name, or how many differ."""
+    causes = sorted({v.cause for v in verdicts})
+    return causes[0] if len(causes) == 1 else f"{len(causes)} differ" if causes else ""
 
 
 class QueryList(LiveScreen):
@@ -58,13 +68,18 @@ class QueryList(LiveScreen):
 
     def fill(self, cursor: int | None = None) -> None:
         """Draw the list; the cursor stays where it was unless `cursor` says otherwise."""
-        s, ev = self.session, self.session.ev
+        s, ev, verdicts = self.session, self.session.ev, self.session.verdicts
         self.order = self.rows()
         order = self.order
+        table = self.query_one(VirtualTable)
+        with_verdicts = bool(verdicts.by_query)
+        table.columns = [c for c in table.columns if c is not VERDICT]
+        if with_verdicts:
+            table.columns.insert(len(table.columns) - 1, VERDICT)
 
         def row(i: int) -> list[object]:
             q = int(order[i])
-            return [
+            out: list[object] = [
                 i + 1,
                 Outcome(int(s.outcomes[q])).label,
                 s.query_id(q),
@@ -75,8 +90,10 @@ class QueryList(LiveScreen):
                 ev.b.value("plan", q),
                 s.texts[q].as_py(),
             ]
+            if with_verdicts:
+                out.insert(len(out) - 1, verdict_cell(verdicts.for_query(s.query_id(q))))
+            return out
 
-        table = self.query_one(VirtualTable)
         cursor = table.cursor if cursor is None else cursor
         table.set_rows(len(order), row, lambda i: TAGS.get(Outcome(int(s.outcomes[order[i]]))), cursor)
         self.update_title(cursor)
