@@ -189,7 +189,7 @@ def parse(raw: bytes) -> Record:
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     missing = {"schema", "id", "seq", "op", "query_id", "reviewer", "at", "base"} - set(obj)
-    if obj.get("op") != VERDICT and "chunk_id" not in obj:
+    if obj.get("op") in JUDGEMENT_OPS and "chunk_id" not in obj:  # a verdict names no chunk
         missing.add("chunk_id")
     if missing:
         raise ValueError(f"missing {', '.join(sorted(missing))}")

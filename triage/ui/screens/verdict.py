@@ -47,6 +47,7 @@ class VerdictScreen(ModalScreen[tuple[Cause, str] | None]):
     """Dismissed with (cause, note) — note "" for none — or None when cancelled."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
+    AUTO_FOCUS = ""  # none: the cause keys come to the screen; the note box takes the focus after
 
     def __init__(self, query_id: str, hinted: Sequence[Cause] = (), current: Verdict | None = None) -> None:
         super().__init__()
@@ -58,7 +59,9 @@ class VerdictScreen(ModalScreen[tuple[Cause, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="verdict-box"):
             yield Static(self._choices(), id="verdict-causes")
-            yield Input(placeholder="optional; enter with none records no note", id="verdict-note")
+            note = Input(placeholder="optional; enter with none records no note", id="verdict-note")
+            note.display = False  # until a cause is picked
+            yield note
 
     def _choices(self) -> Content:
         parts: list[str | tuple[str, str]] = [
@@ -74,9 +77,6 @@ class VerdictScreen(ModalScreen[tuple[Cause, str] | None]):
             if cause in self.hinted:
                 parts.append(("  hinted", "$text-accent"))
         return line(*parts)
-
-    def on_mount(self) -> None:
-        self.query_one(Input).display = False
 
     def on_key(self, event: events.Key) -> None:
         if self.cause is not None:  # the note box has the keys
