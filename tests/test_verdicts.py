@@ -17,6 +17,7 @@ from triage.cli.main import main
 from triage.core.bundled import bundled
 from triage.core.hints import HintKind
 from triage.core.manifest import from_manifest
+from triage.labels import records as records_module
 from triage.labels.agreement import agreement
 from triage.labels.records import (
     ADD,
@@ -24,6 +25,7 @@ from triage.labels.records import (
     VERDICT,
     Edited,
     ProblemKind,
+    Record,
     canonical_hash,
     parse,
     read_file,
@@ -114,6 +116,25 @@ def test_a_judgement_line_is_spelled_as_before_verdicts_existed() -> None:
     assert add.cause is None and add.line() == line and add.content_hash() == canonical_hash(body)
     retract = parse(resealed({**body, "id": "r1", "op": "retract", "retracts": "a1"}))
     assert retract.op == RETRACT and retract.cause is None and b"cause" not in retract.line()
+
+
+def test_a_reader_that_predates_verdicts_keeps_every_judgement(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older triage refuses the op and quarantines the verdict line alone; the chain runs
+    through it, so the judgements after it show no gap."""
+    path = _mixed(copy)
+    newer = records_module.parse
+
+    def older(raw: bytes) -> Record:
+        if json.loads(raw).get("op") not in ("add", "retract"):
+            raise ValueError("op 'verdict' is neither add nor retract")
+        return newer(raw)
+
+    monkeypatch.setattr(records_module, "parse", older)
+    records, problems = read_file(path)
+    assert [r.seq for r in records] == [1, 3] and all(r.op == ADD for r in records)
+    assert [(p.kind, p.offset > 0) for p in problems] == [(ProblemKind.QUARANTINED, True)] * 2
 
 
 def _verdict(copy: Path) -> dict[str, object]:
@@ -360,7 +381,7 @@ def test_labels_log_lists_verdicts_and_names_disagreements(copy: Path, capsys) -
     rc, out = cli(capsys, "labels", "log", str(copy))
     assert rc == 0
     lines = out.splitlines()
-    verdict_lines = [x for x in lines if " verdict" in x]
+    verdict_lines = [x for x in lines[1:] if " verdict" in x]
     assert len(verdict_lines) == 4
     assert any(
         "ana" in x and "verdict (replaced)" in x and "cause header-dominates" in x for x in verdict_lines
@@ -374,7 +395,7 @@ def test_labels_log_lists_verdicts_and_names_disagreements(copy: Path, capsys) -
     assert any("bo" in x and "cause label-error" in x for x in verdict_lines)
     assert f"verdicts disagree on {Q}: ana likely-unlabelled, bo label-error" in out
     assert "disagree on q113" not in out
-    assert "+ 1 amendments" in lines[0]  # the verdicts are not amendments
+    assert "+ 1 amendments" in lines[0] and "3 verdicts in force" in lines[0]  # not amendments
     rc, out = cli(capsys, "labels", "verify", str(copy))
     assert rc == 0 and "3 records (2 verdicts)" in out and "2 records (2 verdicts)" in out
 

@@ -23,9 +23,10 @@ EXIT_NOT_SAVED = 2  # as an input that cannot be read: the command did not do wh
 
 def log(snapshot: Snapshot) -> int:
     state = snapshot.labels
-    print(visible(f"labels: {state.describe()}  ·  folder {state.log.folder}"))
-    in_force = {r.id for r in state.in_force}
     verdicts = state.verdicts
+    counted = f"  ·  {verdicts.count} verdicts in force" if verdicts.count else ""
+    print(visible(f"labels: {state.describe()}{counted}  ·  folder {state.log.folder}"))
+    in_force = {r.id for r in state.in_force}
     latest = verdicts.ids
     by_id = {r.id: r for r in state.records}
     for r in state.every_record:
