@@ -23,10 +23,24 @@ EXIT_NOT_SAVED = 2  # as an input that cannot be read: the command did not do wh
 
 def log(snapshot: Snapshot) -> int:
     state = snapshot.labels
-    print(visible(f"labels: {state.describe()}  ·  folder {state.log.folder}"))
+    verdicts = state.verdicts
+    counted = f"  ·  {verdicts.count} verdicts in force" if verdicts.count else ""
+    print(visible(f"labels: {state.describe()}{counted}  ·  folder {state.log.folder}"))
     in_force = {r.id for r in state.in_force}
+    latest = verdicts.ids
     by_id = {r.id: r for r in state.records}
-    for r in state.records:
+    for r in state.every_record:
+        if r.cause is not None:
+            mark = "verdict" if r.id in latest else "verdict (replaced)"
+            note = f"  note: {r.note}" if r.note else ""
+            print(
+                visible(
+                    f"{r.at}  {r.reviewer:<12} {mark:<16} {r.query_id}  cause {r.cause}{note}  "
+                    f"[{r.file} #{r.seq}]",
+                    newlines=False,
+                )
+            )
+            continue
         mark = "retract" if r.op == RETRACT else ("add" if r.id in in_force else "add (retracted)")
         note = f"  note: {r.note}" if r.note else ""
         resolves = ""
@@ -43,6 +57,9 @@ def log(snapshot: Snapshot) -> int:
                 newlines=False,
             )
         )
+    for query_id in verdicts.disagreements():
+        who = ", ".join(f"{v.reviewer} {v.cause}" for v in verdicts.for_query(query_id))
+        print(visible(f"verdicts disagree on {query_id}: {who}", newlines=False))
     for p in state.log.problems:
         print(visible(f"problem: {p}", newlines=False))
     return 0
@@ -81,7 +98,11 @@ def verify(snapshot: Snapshot) -> int:
         failed += len(bad) + (1 if wrong_base else 0)
         if not bad and not wrong_base:
             print(
-                visible(f"ok   {path.name}: {len(records)} records, hashes and chain intact", newlines=False)
+                visible(
+                    f"ok   {path.name}: {len(records)} records{_verdicts_among(records)}, "
+                    "hashes and chain intact",
+                    newlines=False,
+                )
             )
     for p in log.problems:
         if p.kind is ProblemKind.DUPLICATE:
@@ -90,6 +111,11 @@ def verify(snapshot: Snapshot) -> int:
     if not files:
         print(visible(f"ok   no amendment files in {folder}"))
     return 1 if failed else 0
+
+
+def _verdicts_among(records: list[Record]) -> str:
+    n = sum(1 for r in records if r.cause is not None)
+    return f" ({n} verdict{'s' if n != 1 else ''})" if n else ""
 
 
 def export(snapshot: Snapshot, out: Path) -> int:

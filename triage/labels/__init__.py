@@ -1,2 +1,2 @@
-"""The label store: amendment records, the log, the writer, the effective label state, its checks
-and exports. Imports only the core."""
+"""The label store: review records (judgements and verdicts), the log, the writer, the effective
+label state, its checks and exports. Imports only the core."""

@@ -1,4 +1,6 @@
-"""Amendment records (DESIGN §6): one judgement, or the retraction of one, per JSON line.
+"""Review records (DESIGN §6), one per JSON line: a judgement (`add`), the retraction of one
+(`retract`), or a verdict (`verdict`: a reader's cause and note for a query; it names no chunk
+and no grade, and no label state reads it).
 
 Each record proves itself and its place: `hash` is the sha256 of its own canonical content (every
 stored field but `hash`), and `prev` the sha256 of the previous complete line of its file (without
@@ -24,15 +26,21 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
+from triage.labels.verdicts import Cause, Verdict
+
 SCHEMA = 1
 
 
 class Op(StrEnum):
     ADD = "add"  # a judgement: relevance ≥ 1 is gold, 0 is judged not relevant
     RETRACT = "retract"  # withdraws the add named by `retracts`
+    VERDICT = "verdict"  # a reader's conclusion about a query (`cause`, `note`): never a label
 
 
-ADD, RETRACT = Op.ADD, Op.RETRACT
+ADD, RETRACT, VERDICT = Op.ADD, Op.RETRACT, Op.VERDICT
+JUDGEMENT_OPS = (ADD, RETRACT)  # the records the label state reads
+# A verdict names no chunk: it stores none of these (in memory: chunk_id "", relevance 0).
+_NOT_IN_VERDICTS = ("chunk_id", "relevance", "retracts", "evidence", "resolves")
 _FIELDS = {
     "schema",
     "id",
@@ -51,6 +59,7 @@ _FIELDS = {
     "hash",
     "repairs",
     "resolves",
+    "cause",
 }
 MAX_INT = 2**53  # integers in a record (seq, relevance, offsets) stay below this: exact in JSON
 
@@ -74,16 +83,26 @@ class Record:
     repairs: int | None = None  # byte offset of a torn line this record's newline completed
     resolves: tuple[str, ...] | None = None  # ids of the conflicting judgements this one settles
     hash: str | None = None  # sha256 of the canonical content; None only in records of old writers
+    cause: Cause | None = None  # a verdict's cause; set exactly when op is verdict
     file: str = field(default="", compare=False)  # where it was read from (not stored)
 
     def _body(self) -> dict[str, object]:
         body = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("file", "hash")}
-        for optional in ("repairs", "resolves"):
+        for optional in ("repairs", "resolves", "cause"):  # absent, not null: old records' hashes hold
             if body[optional] is None:
                 del body[optional]
+        if self.op == VERDICT:
+            for absent in _NOT_IN_VERDICTS:
+                body.pop(absent, None)
         if "resolves" in body:
             body["resolves"] = list(self.resolves or ())
         return body
+
+    def as_verdict(self, saved: bool = True) -> Verdict | None:
+        """This record as a verdict (None: a judgement)."""
+        if self.cause is None:
+            return None
+        return Verdict(self.id, self.query_id, self.cause, self.note, self.reviewer, self.at, saved)
 
     def content_hash(self) -> str:
         """sha256 of the canonical JSON of every stored field but `hash`."""
@@ -169,7 +188,9 @@ def parse(raw: bytes) -> Record:
     obj = json.loads(raw.decode("utf-8"))
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
-    missing = {"schema", "id", "seq", "op", "query_id", "chunk_id", "reviewer", "at", "base"} - set(obj)
+    missing = {"schema", "id", "seq", "op", "query_id", "reviewer", "at", "base"} - set(obj)
+    if obj.get("op") in JUDGEMENT_OPS and "chunk_id" not in obj:  # a verdict names no chunk
+        missing.add("chunk_id")
     if missing:
         raise ValueError(f"missing {', '.join(sorted(missing))}")
     unknown = set(obj) - _FIELDS
@@ -177,14 +198,16 @@ def parse(raw: bytes) -> Record:
         raise ValueError(f"unknown field {sorted(unknown)[0]!r}")
     if obj["schema"] != SCHEMA:
         raise ValueError(f"schema {obj['schema']!r}, this triage reads {SCHEMA}")
-    if obj["op"] not in (ADD, RETRACT):
-        raise ValueError(f"op {obj['op']!r} is neither add nor retract")
+    if obj["op"] not in (ADD, RETRACT, VERDICT):
+        raise ValueError(f"op {_short(obj['op'])} is neither add, retract nor verdict")
     if obj["op"] == RETRACT and not isinstance(obj.get("retracts"), str):
         raise ValueError("a retract names no add (retracts)")
-    for key in ("id", "query_id", "chunk_id", "reviewer", "at", "base"):
+    cause = _cause(obj)
+    verdict = cause is not None
+    for key in ("id", "query_id", "reviewer", "at", "base", *(() if verdict else ("chunk_id",))):
         if not isinstance(obj[key], str) or not obj[key]:
             raise ValueError(f"{key} must be a non-empty string")
-    rel = obj.get("relevance", 1)  # 0: judged not relevant
+    rel = 0 if verdict else obj.get("relevance", 1)  # 0: judged not relevant (a verdict: no grade)
     if isinstance(rel, bool) or not isinstance(rel, int) or not 0 <= rel < MAX_INT:
         raise ValueError(f"relevance {_short(rel)} must be an integer from 0 to 2^53")
     resolves = obj.get("resolves")
@@ -217,7 +240,7 @@ def parse(raw: bytes) -> Record:
         seq=obj["seq"],
         op=Op(obj["op"]),
         query_id=obj["query_id"],
-        chunk_id=obj["chunk_id"],
+        chunk_id="" if verdict else obj["chunk_id"],
         relevance=rel,
         reviewer=obj["reviewer"],
         at=obj["at"],
@@ -229,7 +252,24 @@ def parse(raw: bytes) -> Record:
         repairs=repairs,
         resolves=tuple(resolves) if resolves is not None else None,
         hash=obj.get("hash"),
+        cause=cause,
     )
+
+
+def _cause(obj: dict[str, object]) -> Cause | None:
+    """A verdict's cause (None for a judgement), or ValueError: a verdict names a known cause and
+    no chunk; a judgement names no cause."""
+    if obj["op"] != VERDICT:
+        if "cause" in obj:
+            raise ValueError(f"a judgement ({obj['op']}) has no cause: only a verdict does")
+        return None
+    stray = [key for key in _NOT_IN_VERDICTS if key in obj]
+    if stray:
+        raise ValueError(f"a verdict names no chunk: {stray[0]} must be absent")
+    cause = obj.get("cause")
+    if not isinstance(cause, str) or cause not in {c.value for c in Cause}:
+        raise ValueError(f"a verdict's cause {_short(cause)} is not one of {', '.join(Cause)}")
+    return Cause(cause)
 
 
 def _seq_of(raw: bytes) -> int | None:

@@ -3,6 +3,9 @@
 Named "frozen <sha12> + N amendments (head <sha12>)", where N counts the amendment records merged
 (adds and retracts, saved or held in memory) and head is a hash over their ids in merge order.
 A state is a value: a new record gives a new state (`with_saved`, `with_unsaved`), never a change.
+Verdict records travel with it (`saved` and `unsaved` keep every record in the order written, so
+a refused verdict is retried in its place), but nothing here reads them: `records`, the version,
+the head and every label are the judgements' alone.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import pyarrow.compute as pc
 
 from triage.core.frozen import FrozenLabels
 from triage.labels.log import Log
-from triage.labels.records import ADD, RETRACT, Record
+from triage.labels.records import ADD, JUDGEMENT_OPS, RETRACT, VERDICT, Record
+from triage.labels.verdicts import Verdicts
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,7 @@ class LabelState:
     frozen: FrozenLabels
     log: Log  # as read from disk: its problems, stale files; `saved` grows past its records
     mode: LabelMode = LabelMode.AMENDED
-    saved: tuple[Record, ...] = ()  # every record on disk, in merge order
+    saved: tuple[Record, ...] = ()  # every record on disk (judgements and verdicts), in merge order
     unsaved: tuple[Record, ...] = field(default=())  # applied, but the disk refused them (yet)
 
     @staticmethod
@@ -113,9 +117,26 @@ class LabelState:
     def amended(self) -> bool:
         return self.mode is LabelMode.AMENDED
 
-    @property
+    @cached_property
     def records(self) -> tuple[Record, ...]:
+        """The judgements (adds and retracts), saved then unsaved: what the labels are made of."""
+        return tuple(r for r in self.saved + self.unsaved if r.op in JUDGEMENT_OPS)
+
+    @property
+    def every_record(self) -> tuple[Record, ...]:
+        """Every record, judgements and verdicts, saved then unsaved (what `labels log` lists)."""
         return self.saved + self.unsaved
+
+    @cached_property
+    def verdicts(self) -> Verdicts:
+        """Every reviewer's latest verdict per query (read from the verdict records; no label)."""
+        saved = (r.as_verdict() for r in self.saved)
+        unsaved = (r.as_verdict(saved=False) for r in self.unsaved)
+        return Verdicts.latest(v for v in (*saved, *unsaved) if v is not None)
+
+    @cached_property
+    def n_unsaved_judgements(self) -> int:
+        return sum(1 for r in self.unsaved if r.op in JUDGEMENT_OPS)
 
     def with_saved(self, record: Record) -> LabelState:
         """This state and one more record, written."""
@@ -130,7 +151,7 @@ class LabelState:
         built: a decision then costs the pair it touches, not every record again."""
         index = self.__dict__.get("_index")
         if index is not None:
-            new.__dict__["_index"] = index.plus(record, self._frozen_pairs)
+            new.__dict__["_index"] = index if record.op == VERDICT else index.plus(record, self._frozen_pairs)
         return new
 
     def with_unsaved_written(self, written: list[Record]) -> LabelState:
@@ -248,7 +269,7 @@ class LabelState:
     @property
     def version(self) -> str:
         """Names this state among all states of one session: cached numbers are keyed by it."""
-        return f"{self.mode}:{self.head or 'frozen'}:{len(self.unsaved)}"
+        return f"{self.mode}:{self.head or 'frozen'}:{self.n_unsaved_judgements}"
 
     def describe(self) -> str:
         text = f"frozen {self.frozen.sha256[:12]} + {len(self.records)} amendments"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from triage.core.files import open_append, protect
 from triage.core.frozen import sha256_file
-from triage.labels.records import Op, Record, line_hash, now, parse, scan, session_file_name
+from triage.labels.records import VERDICT, Op, Record, line_hash, now, parse, scan, session_file_name
+from triage.labels.verdicts import Cause
 
 
 class FrozenFileChanged(Exception):
@@ -52,8 +53,12 @@ class Writer:
         retracts: str | None = None,
         evidence: dict[str, object] | None = None,
         resolves: tuple[str, ...] | None = None,
+        cause: Cause | None = None,
     ) -> Record:
-        """A record not yet written (seq and prev are set when it is)."""
+        """A record not yet written (seq and prev are set when it is). A verdict (`op` verdict)
+        needs a `cause` and names no chunk (`new_verdict`); a judgement has no cause."""
+        if (op == VERDICT) != (cause is not None):
+            raise ValueError("a verdict, and only a verdict, has a cause")
         return Record(
             id=secrets.token_hex(8),
             seq=0,
@@ -69,7 +74,12 @@ class Writer:
             retracts=retracts,
             evidence=evidence,
             resolves=resolves,
+            cause=cause,
         )
+
+    def new_verdict(self, query_id: str, cause: Cause, note: str = "") -> Record:
+        """A verdict not yet written: no chunk, no grade (spelled "" and 0 in memory, absent on disk)."""
+        return self.new_record(VERDICT, query_id, "", 0, note, cause=cause)
 
     def append(self, record: Record) -> Record:
         """Write `record` as the next line of the chain; OSError if the disk refuses."""

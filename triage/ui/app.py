@@ -125,7 +125,8 @@ class TriageApp(App[None]):
         self.post_message(CorpusReady(corpus, ""))
 
     def on_amended(self, message: Amended) -> None:
-        self.prepare_soon()  # tenants and slices, once the keys rest
+        if not message.change.verdict:  # a verdict moves no number
+            self.prepare_soon()  # tenants and slices, once the keys rest
 
     def prepare_soon(self, delay: float = 1.5) -> None:
         """Recompute tenants and slices after amendments, once no key came for `delay` seconds

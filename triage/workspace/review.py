@@ -14,7 +14,9 @@ from pathlib import Path
 
 from triage.core.paired import Outcome
 from triage.labels.log import default_folder
-from triage.labels.records import ADD, RETRACT, Record, reviewer_name
+from triage.labels.records import ADD, RETRACT, VERDICT, Record, reviewer_name
+from triage.labels.state import LabelState
+from triage.labels.verdicts import Cause
 from triage.labels.writer import FrozenFileChanged, Writer
 from triage.workspace.snapshot import Snapshot
 
@@ -28,10 +30,14 @@ class Change:
     after: Outcome | None
     saved: bool
     error: str = ""
-    action: str = ""  # "amendment undone", "graded 3", … ("" for an add)
+    action: str = ""  # "amendment undone", "graded 3", "verdict other", … ("" for an add)
+    verdict: bool = False  # a verdict: no label, no outcome moved
 
     @property
     def message(self) -> str:
+        if self.verdict:
+            what = f"{self.query_id}: {self.action} (no label or number changes)"
+            return what + ("" if self.saved else f" — NOT SAVED: {self.error}")
         before, after = (o.label if o is not None else "unknown query" for o in (self.before, self.after))
         if self.before is Outcome.HIT_TO_MISS and self.after is not Outcome.HIT_TO_MISS:
             what = f"regression resolved by amendment (now {after})"
@@ -48,6 +54,13 @@ class Change:
 def _outcome(snapshot: Snapshot, query_id: str) -> Outcome | None:
     q = snapshot.ev.query_index(query_id)
     return Outcome(int(snapshot.ev.outcomes[q])) if q >= 0 else None
+
+
+def _next(snapshot: Snapshot, labels: LabelState, record: Record) -> Snapshot:
+    """The snapshot of `labels`, which adds `record` to `snapshot`'s: a verdict judges nothing again."""
+    if record.op == VERDICT:
+        return snapshot.with_verdicts(labels)
+    return snapshot.with_labels(labels, [record.query_id])
 
 
 class Review:
@@ -83,16 +96,16 @@ class Review:
         labels = snapshot.labels
         if labels.unsaved:
             return (
-                snapshot.with_labels(labels.with_unsaved(record), [record.query_id]),
+                _next(snapshot, labels.with_unsaved(record), record),
                 record,
                 False,
-                "earlier amendments are still unsaved",
+                "earlier decisions are still unsaved",
             )
         try:
             done = self.writer.append(record)
         except (OSError, FrozenFileChanged) as e:
-            return snapshot.with_labels(labels.with_unsaved(record), [record.query_id]), record, False, str(e)
-        return snapshot.with_labels(labels.with_saved(done), [record.query_id]), done, True, ""
+            return _next(snapshot, labels.with_unsaved(record), record), record, False, str(e)
+        return _next(snapshot, labels.with_saved(done), record), done, True, ""
 
     def _apply(self, snapshot: Snapshot, record: Record) -> tuple[Snapshot, Change]:
         before = _outcome(snapshot, record.query_id)
@@ -119,6 +132,17 @@ class Review:
             ADD, query_id, chunk_id, relevance, note, evidence=evidence, resolves=resolves
         )
         return self._apply(snapshot, record)
+
+    def verdict(
+        self, snapshot: Snapshot, query_id: str, cause: Cause, note: str = ""
+    ) -> tuple[Snapshot, Change]:
+        """The reader's verdict on `query_id`: written like a judgement, read by no label; it
+        replaces this reviewer's earlier verdict on the query, and shuts the grade window."""
+        record = self.writer.new_verdict(query_id, cause, note)
+        outcome = _outcome(snapshot, query_id)
+        after, _, saved, error = self._record(snapshot, record)
+        self.last_add = None
+        return after, Change(query_id, outcome, outcome, saved, error, f"verdict {cause}", verdict=True)
 
     def regrade(self, snapshot: Snapshot, relevance: int) -> tuple[Snapshot, Change] | None:
         """The grade for the add just made: retract it, add again with `relevance`. None when the

@@ -20,11 +20,13 @@ import pyarrow as pa
 from triage.core.checks import Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Evaluation
+from triage.core.hints import hints_for
 from triage.core.manifest import Spec, from_manifest
 from triage.core.paired import Outcome
 from triage.core.search import Searcher
 from triage.core.slices import DEFAULT_FLOOR, Slice, Tenants, all_slices, tenants
 from triage.labels.state import LabelState
+from triage.labels.verdicts import Cause, Verdicts
 from triage.workspace.detail import QueryDetail, build_detail
 from triage.workspace.review import Change, Review
 from triage.workspace.snapshot import Snapshot, open_snapshot
@@ -150,6 +152,23 @@ class Session:
         assert change is not None
         return change
 
+    def verdict(self, query_id: str, cause: Cause, note: str = "") -> Change:
+        """The reader's verdict on a query, written at once; when the disk refuses, held in memory
+        like a judgement (counted by `unsaved`, written by `retry`). No label or number changes."""
+        change = self._decided(self.review.verdict(self._snapshot, query_id, cause, note))
+        assert change is not None
+        return change
+
+    @property
+    def verdicts(self) -> Verdicts:
+        return self._snapshot.verdicts
+
+    def hinted_causes(self, q: int) -> tuple[Cause, ...]:
+        """The causes the core's hints name for query index `q`, in hint order (a verdict's first
+        choices)."""
+        hints = hints_for(self.ev, [q], self.corpus).get(q, ())
+        return tuple(dict.fromkeys(Cause(h.kind.value) for h in hints))
+
     def regrade(self, relevance: int) -> Change | None:
         return self._decided(self.review.regrade(self._snapshot, relevance))
 
@@ -168,7 +187,7 @@ class Session:
 
     @property
     def unsaved(self) -> int:
-        """Decisions applied but not on disk (the disk refused them)."""
+        """Decisions (judgements and verdicts) applied but not on disk (the disk refused them)."""
         return len(self.labels.unsaved)
 
     def write_elsewhere(self, folder: Path) -> Path:

@@ -31,8 +31,8 @@ class Snapshot:
 
     @property
     def verdicts(self) -> Verdicts:
-        """Every reviewer's latest verdict per query (skeleton: none read yet)."""
-        return Verdicts()
+        """Every reviewer's latest verdict per query, saved or held in memory (no number reads them)."""
+        return self.labels.verdicts
 
     @property
     def inputs(self) -> Inputs:
@@ -61,6 +61,11 @@ class Snapshot:
             if q >= 0:
                 ev = ev.rejudged(q, labels.gold_for(query_id), list(labels.judged_for(query_id)))
         return replace(self, labels=labels, ev=ev, own_checks=_checks(labels, ev))
+
+    def with_verdicts(self, labels: LabelState) -> Snapshot:
+        """The snapshot for `labels`, which differs from this one's only by verdict records: no
+        query is judged again, no check runs again, and the version stays."""
+        return replace(self, labels=labels)
 
     def with_corpus_checks(self, checks: list[Check]) -> Snapshot:
         return replace(self, corpus_checks=tuple(checks))

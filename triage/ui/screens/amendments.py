@@ -1,4 +1,5 @@
-"""`L`: the amendments — reviewer, time, what, note, evidence — and any damaged lines."""
+"""`L`: the amendments — reviewer, time, what, note, evidence — the verdicts among them (the cause
+in the chunk column), and any damaged lines."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from triage.labels.records import RETRACT
+from triage.labels.records import RETRACT, VERDICT
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.messages import OpenQuery
@@ -44,13 +45,19 @@ class AmendmentsScreen(LiveScreen):
 
     def fill(self) -> None:
         state = self.session.labels
-        records = list(reversed(state.records))  # newest first
-        in_force = {r.id for r in state.in_force}
+        records = list(reversed(state.every_record))  # newest first
+        # adds not retracted, and each reviewer's latest verdict per query
+        in_force = {r.id for r in state.in_force} | state.verdicts.ids
         unsaved = {r.id for r in state.unsaved}
 
         def what(i: int) -> str:
             r = records[i]
-            text = "retract" if r.op == RETRACT else ("add" if r.id in in_force else "add (retracted)")
+            if r.op == RETRACT:
+                text = "retract"
+            elif r.op == VERDICT:
+                text = "verdict" if r.id in in_force else "verdict (replaced)"
+            else:
+                text = "add" if r.id in in_force else "add (retracted)"
             return text + (" UNSAVED" if r.id in unsaved else "")
 
         def row(i: int) -> list[object]:
@@ -62,8 +69,8 @@ class AmendmentsScreen(LiveScreen):
                 r.reviewer,
                 what(i),
                 r.query_id,
-                r.chunk_id,
-                r.relevance,
+                r.chunk_id if r.cause is None else f"cause {r.cause}",
+                r.relevance if r.cause is None else "",
                 where,
                 r.note,
             ]
@@ -91,15 +98,15 @@ class AmendmentsScreen(LiveScreen):
         if state.unsaved:
             problems.insert(
                 0,
-                f"{len(state.unsaved)} amendments are not saved yet (kept in memory; "
-                "the next amendment retries)",
+                f"{len(state.unsaved)} decisions are not saved yet (kept in memory; "
+                "the next decision retries)",
             )
         self.query_one("#amend-problems", Static).update(
             line(*[(p + "\n", "$text-error") for p in problems]) if problems else ""
         )
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
-        records = list(reversed(self.session.labels.records))
+        records = list(reversed(self.session.labels.every_record))
         q = self.session.ev.query_index(records[event.index].query_id)
         if q >= 0:
             self.post_message(OpenQuery(q))

@@ -17,6 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from triage.core.corpus import Chunk
+from triage.labels.verdicts import Cause
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.messages import DetailClosed, announce
@@ -30,6 +31,7 @@ from triage.ui.widgets.detail import (
     RankedList,
     RankedLists,
     StatusLine,
+    VerdictLine,
 )
 from triage.ui.widgets.detail.preview import SELECT
 from triage.workspace.detail import QueryDetail, Row
@@ -51,6 +53,7 @@ class DetailScreen(Screen[int]):
         Binding("g", "amend", "mark gold"),
         Binding("G", "amend_note", "gold + note"),
         Binding("u", "undo", "undo amendment"),
+        Binding("v", "verdict", "verdict"),
         *[Binding(str(n), f"grade({n})", f"grade {n}", show=False) for n in range(1, 10)],
     ]
 
@@ -73,6 +76,7 @@ class DetailScreen(Screen[int]):
         yield DetailTitle(id="detail-title")
         yield StatusLine(id="status")
         yield QueryText(id="query-text")
+        yield VerdictLine(id="verdicts")
         yield ArmSummaries()
         yield GoldPane()
         yield RankedLists()
@@ -96,6 +100,7 @@ class DetailScreen(Screen[int]):
         note = self.session.corpus_note
         self.query_one(DetailTitle).show(d, self.label(self.position))
         self.query_one(QueryText).show(d)
+        self.query_one(VerdictLine).show(self.session.verdicts.for_query(d.query_id))
         self.query_one(ArmSummaries).show(d)
         self.query_one(GoldPane).show(d, note)
         self.query_one(RankedLists).show(d, note, cursor)
@@ -184,6 +189,25 @@ class DetailScreen(Screen[int]):
         if change is None:
             self.notify("nothing of yours to undo", timeout=3)
         self._said(change)
+
+    # -- verdicts ------------------------------------------------------------------------------
+    def action_verdict(self) -> None:
+        """Ask for the cause (one key) and a note, then record the verdict on the query shown."""
+        from triage.ui.screens.verdict import VerdictScreen
+
+        q = self.q
+        query_id = self.session.query_id(q)
+        reviewer = self.session.review.reviewer
+        mine = next((v for v in self.session.verdicts.for_query(query_id) if v.reviewer == reviewer), None)
+
+        def record(picked: tuple[Cause, str] | None) -> None:
+            if picked is None:
+                return
+            change = self.session.verdict(query_id, *picked)
+            self.query_one(StatusLine).say(announce(self, change, "verdict"))
+            self.show()
+
+        self.app.push_screen(VerdictScreen(query_id, self.session.hinted_causes(q), mine), record)
 
     # -- navigation ----------------------------------------------------------------------------
     def action_step(self, step: int) -> None:

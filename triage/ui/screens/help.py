@@ -21,7 +21,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("o", "the overview"),
             ("t", "tenants, worst first by B's hit rate (b: bars A beside B)"),
             ("s", "slices: plan, selectivity band, tenant, query type, source type, filter shape, language"),
-            ("L", "the amendments: who added which gold, when, with what note and evidence"),
+            ("L", "the amendments: who added which gold, when, with what note and evidence; the verdicts"),
             ("J", "the judging queue: every unjudged passage of a top k, one at a time"),
             ("/", "fuzzy search over query ids and texts (in a list)"),
             ("ctrl+p", "command palette: jump to a query by id or text; switch theme"),
@@ -50,6 +50,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("1 … 9", "right after g: the grade of that amendment"),
             ("G", "the same, after asking for a note"),
             ("u", "undo your last amendment (a retract record: nothing is deleted)"),
+            ("v", "your verdict on the query: its cause (one key each, hinted first), then an optional note"),
         ],
     ),
     (

@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from triage.core.evaluation import Arm
 from triage.core.paired import Outcome
+from triage.labels.verdicts import Verdict
 from triage.report import cells
 from triage.ui.keys import Keys
 from triage.ui.literal import line
@@ -45,6 +46,12 @@ def rank_cell(arm: Arm, q: int, short: bool, k: int) -> str:
     return f"{cells.rank(rank, k) if rank else '–'} ({int(arm.depth[q]) if n is None else n}/{k})"
 
 
+def verdict_cell(verdicts: tuple[Verdict, ...]) -> str:
+    """The query's verdict for a list row: the cause its reviewers name, or how many differ."""
+    causes = sorted({v.cause for v in verdicts})
+    return causes[0] if len(causes) == 1 else f"{len(causes)} differ" if causes else ""
+
+
 class QueryList(LiveScreen):
     """A list of query indices (`order`); enter opens the detail with n/p walking this list."""
 
@@ -75,6 +82,7 @@ class QueryList(LiveScreen):
             Column("gold B", rank_width, right=True),
             Column("plan A", 10),
             Column("plan B", 10),
+            Column("verdict", 12),  # shown once any query has a verdict
             Column("text", 0),
         ]
         self.hidden = empty_columns(self.session)
@@ -83,11 +91,14 @@ class QueryList(LiveScreen):
 
     def fill(self, cursor: int | None = None) -> None:
         """Draw the list; the cursor stays where it was unless `cursor` says otherwise."""
-        s, ev = self.session, self.session.ev
+        s, ev, verdicts = self.session, self.session.ev, self.session.verdicts
         self.order = self.rows()
         order = self.order
         short_a, short_b = ev.a.short, ev.b.short
-        shown = [c.title not in self.hidden for c in self.columns]
+        hidden = self.hidden | (set() if verdicts.by_query else {"verdict"})
+        shown = [c.title not in hidden for c in self.columns]
+        table = self.query_one(VirtualTable)
+        table.columns = [c for c, keep in zip(self.columns, shown, strict=True) if keep]
 
         def row(i: int) -> list[object]:
             q = int(order[i])
@@ -100,11 +111,11 @@ class QueryList(LiveScreen):
                 rank_cell(ev.b, q, bool(short_b[q]), ev.k),
                 ev.a.value("plan", q),
                 ev.b.value("plan", q),
+                verdict_cell(verdicts.for_query(s.query_id(q))) if "verdict" not in hidden else "",
                 s.texts[q].as_py(),
             ]
             return [v for v, keep in zip(values, shown, strict=True) if keep]
 
-        table = self.query_one(VirtualTable)
         cursor = table.cursor if cursor is None else cursor
         table.set_rows(len(order), row, lambda i: TAGS.get(Outcome(int(s.outcomes[order[i]]))), cursor)
         self.update_title(cursor)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
+from triage.labels.verdicts import Verdicts
 from triage.report.build import build
 from triage.report.model import Report
 from triage.ui.table import VirtualTable
@@ -18,12 +19,14 @@ def report(session: Session) -> Report:
 class LiveScreen(Screen):
     session: Session
     shown_version: str | None = None  # the session.version last drawn
+    shown_verdicts: Verdicts | None = None  # the verdicts last drawn (a verdict keeps the version)
 
     def fill(self) -> None:
         raise NotImplementedError
 
     def draw(self) -> None:
         self.shown_version = self.session.version
+        self.shown_verdicts = self.session.verdicts
         self.fill()
 
     def on_mount(self) -> None:
@@ -33,5 +36,5 @@ class LiveScreen(Screen):
             tables.first().focus()
 
     def on_screen_resume(self) -> None:
-        if self.session.version != self.shown_version:
+        if self.session.version != self.shown_version or self.session.verdicts is not self.shown_verdicts:
             self.draw()

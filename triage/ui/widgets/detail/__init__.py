@@ -4,7 +4,8 @@
 - `arms`: the two arm summaries (hit or miss, where the gold sits, plan and counts);
 - `gold`: the gold pane (each gold chunk's header apart from its body, with token counts);
 - `ranked`: the two ranked lists, each a title over a `VirtualTable`;
-- `preview`: the selected row in full, or what to select.
+- `preview`: the selected row in full, or what to select;
+- `verdicts`: the reviewers' verdicts on the query (cause, note), hidden when there are none.
 
 The screen composes them, routes keys and owns no drawing of its own.
 """
@@ -14,6 +15,7 @@ from triage.ui.widgets.detail.gold import GoldPane
 from triage.ui.widgets.detail.heading import DetailTitle, QueryText, StatusLine
 from triage.ui.widgets.detail.preview import Preview
 from triage.ui.widgets.detail.ranked import RankedList, RankedLists
+from triage.ui.widgets.detail.verdicts import VerdictLine
 
 __all__ = [
     "ArmSummaries",
@@ -25,4 +27,5 @@ __all__ = [
     "RankedList",
     "RankedLists",
     "StatusLine",
+    "VerdictLine",
 ]
