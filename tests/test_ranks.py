@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
+from test_oracle import as_run, generated, trec_inputs
 
 from triage.cli.main import main
 from triage.core.evaluation import Evaluation
@@ -22,7 +23,6 @@ from triage.core.ranks import TIE, Ranks, ranks, win_tie_loss
 from triage.report import cells
 
 from conftest import frozen_evaluation, manifest, write_parquet
-from test_oracle import as_run, generated, trec_inputs
 
 K = 5
 PAD = [f"x{i}" for i in range(20)]
@@ -196,7 +196,11 @@ def test_reports_cap_the_drops_and_say_how_many_more(capsys) -> None:
     assert f"and {hidden} more" in text and f"{n} queries hit in both arms" in text
     assert main(["report", "--format", "markdown"]) == 0
     md = capsys.readouterr().out
-    first, last_shown, first_hidden = d["drops"][0], d["drops"][cells.DROP_CAP - 1], d["drops"][cells.DROP_CAP]
+    first, last_shown, first_hidden = (
+        d["drops"][0],
+        d["drops"][cells.DROP_CAP - 1],
+        d["drops"][cells.DROP_CAP],
+    )
     assert f"| 1 | {first['query_id']} |" in md and f"| {cells.DROP_CAP} | {last_shown['query_id']} |" in md
     assert f"| {first_hidden['query_id']} |" not in md.split("## Per query")[1].split("##")[0]
     assert f"… and {hidden} more" in md
@@ -223,3 +227,92 @@ def test_queries_absent_from_b_count_as_empty(tmp_path: Path) -> None:
     x = agree(frozen_evaluation(manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet")), K)
     assert (x.mrr.wins, x.mrr.ties, x.mrr.losses) == (1, 0, 1)
     assert (x.changes.n, x.changes.only_a, x.changes.only_b) == (0, 1, 1)
+
+
+# -- the app -------------------------------------------------------------------------------------
+
+
+async def test_r_opens_the_drops_from_the_overview_and_enter_opens_the_detail() -> None:
+    from textual.widgets import Static
+
+    from triage.report.build import build
+    from triage.ui.app import TriageApp
+    from triage.ui.screens.detail import DetailScreen
+    from triage.ui.screens.help import HelpScreen
+    from triage.ui.screens.overview import OverviewScreen
+    from triage.ui.screens.ranks import RankDropsScreen
+    from triage.ui.table import VirtualTable
+
+    from app_helpers import wait_loaded
+
+    app = TriageApp()
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_loaded(pilot)
+        assert app.session is not None
+        r = build(app.session.snapshot)
+        hint = str(app.screen.query_one("#hint", Static).render())
+        assert cells.wins_ties_losses(r.ranks, r.k) in hint and "r: rank drops" in hint
+        assert (
+            f"mrr@5 {r.ranks.mrr.wins} wins / {r.ranks.mrr.ties} ties / {r.ranks.mrr.losses} losses" in hint
+        )
+        await pilot.press("r")
+        screen = app.screen
+        assert isinstance(screen, RankDropsScreen)
+        table = screen.query_one(VirtualTable)
+        assert table.has_focus and table.count == len(r.ranks.drops) > cells.DROP_CAP  # every drop
+        texts = app.session.texts
+        for i in (0, len(r.ranks.drops) - 1):
+            d = r.ranks.drops[i]
+            q = app.session.ev.query_index(d.query_id)
+            assert table.cells(i)[:5] == cells.drop_cells(i + 1, d)
+            assert table.cells(i)[5] == cells.text(texts[q].as_py())[: len(table.cells(i)[5])]
+        bars = str(screen.query_one("#histogram", Static).render())
+        for _, (label, count, bar) in cells.histogram_rows(r.ranks.histogram, 20):
+            assert f"{label:>4} {count:>4} {bar}" in bars
+        assert "drop 1 of" in str(screen.query_one("#list-title", Static).render())
+        await pilot.press("j", "j", "enter")
+        detail = app.screen
+        assert isinstance(detail, DetailScreen) and detail.detail is not None
+        assert detail.detail.query_id == r.ranks.drops[2].query_id
+        assert f"rank drop 3 of {len(r.ranks.drops)}" in str(
+            detail.query_one("#detail-title", Static).render()
+        )
+        await pilot.press("n")
+        assert app.screen.detail.query_id == r.ranks.drops[3].query_id  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        assert app.screen is screen and table.cursor == 3  # back at the query last read
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        help_text = str(app.screen.query_one(Static).render())
+        assert "rank drops" in help_text and "Rank drops (r)" in help_text
+        await pilot.press("escape", "o")
+        assert isinstance(app.screen, OverviewScreen)
+
+
+async def test_the_queues_own_r_still_filters_regressions(tmp_path: Path) -> None:
+    import shutil
+
+    from triage.core.bundled import bundled
+    from triage.ui.app import TriageApp
+    from triage.ui.screens.queue import QueueScreen
+    from triage.ui.screens.ranks import RankDropsScreen
+
+    from app_helpers import wait_loaded
+
+    copy = Path(shutil.copytree(bundled("sample_runs"), tmp_path / "sample"))
+    app = TriageApp(copy, reviewer="ana")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("J")
+        screen = app.screen
+        assert isinstance(screen, QueueScreen)
+        for _ in range(200):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if screen.queue is not None:
+                break
+        assert screen.queue is not None and not screen.queue.filters.regressions
+        await pilot.press("r")
+        assert app.screen is screen and screen.queue.filters.regressions
+        await pilot.press("escape", "r")
+        assert isinstance(app.screen, RankDropsScreen)  # elsewhere r is the rank drops

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from triage.core.checks import Check, Level
 from triage.core.paired import Outcome
 from triage.report.model import (
+    DropRow,
     FlipRow,
     FloorRow,
     KCells,
-    DropRow,
     PairedSection,
     RankHistogram,
     RanksSection,

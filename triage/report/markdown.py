@@ -99,7 +99,9 @@ def _ranks(r: Report) -> list[str]:
     out += _table(cells.WTL_HEAD, cells.win_tie_loss_rows(x, r.k))
     shown, hidden = cells.capped_drops(x.drops)
     out += [f"{cells.drops_line(x, r.k)}:", ""]
-    out += _table(cells.DROP_HEAD, [[cell(c) for c in cells.drop_cells(i, d)] for i, d in enumerate(shown, 1)])
+    out += _table(
+        cells.DROP_HEAD, [[cell(c) for c in cells.drop_cells(i, d)] for i, d in enumerate(shown, 1)]
+    )
     if hidden:
         out += [f"… and {hidden} more (`--format json` lists them all).", ""]
     return out + [cell(cells.histogram_line(x.histogram)), ""]
