@@ -316,3 +316,27 @@ async def test_the_queues_own_r_still_filters_regressions(tmp_path: Path) -> Non
         assert app.screen is screen and screen.queue.filters.regressions
         await pilot.press("escape", "r")
         assert isinstance(app.screen, RankDropsScreen)  # elsewhere r is the rank drops
+
+
+async def test_the_drops_show_ids_tenants_and_texts_literally(tmp_path: Path) -> None:
+    from test_untrusted_text import BOLD, CLEAR, OSC0, QUIT, check_screen, click_on, running
+
+    from triage.ui.screens.ranks import RankDropsScreen
+    from triage.ui.table import VirtualTable
+
+    qid, tenant, text = "[@click=app.quit]q9[/]", "[bold]t[/bold]" + OSC0, f"{BOLD} {CLEAR} {QUIT}"
+    write_parquet(tmp_path / "a.parquet", [{"query_id": qid, "retrieved": ranked({"g": 1})}], {"k": "5"})
+    write_parquet(tmp_path / "b.parquet", [{"query_id": qid, "retrieved": ranked({"g": 3})}], {"k": "5"})
+    write_parquet(tmp_path / "labels.parquet", [{"query_id": qid, "chunk_id": "g"}])
+    write_parquet(tmp_path / "queries.parquet", [{"query_id": qid, "text": text, "tenant": tenant}])
+    path = manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", queries="queries.parquet")
+    async with running(path) as (app, pilot):
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, RankDropsScreen)
+        rows = app.screen.query_one(VirtualTable)
+        check_screen(app, qid, tenant[:16], text[:16], "1 → 3", widget=rows)  # cut to the columns
+        await click_on(pilot, app, qid, "q9")
+        await pilot.press("enter")
+        await pilot.pause()
+        check_screen(app, text)  # the detail of the drop

@@ -42,3 +42,11 @@ def test_help(snap_compare) -> None:
         await pilot.press("question_mark")
 
     assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_rank_drops(snap_compare) -> None:
+    async def before(pilot) -> None:
+        await wait_loaded(pilot)
+        await pilot.press("r", "j")
+
+    assert snap_compare(_app(), terminal_size=SIZE, run_before=before)

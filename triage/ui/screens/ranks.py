@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
@@ -44,12 +45,13 @@ class RankDropsScreen(QueryList):
     title_text = "Rank drops"
 
     def compose(self) -> ComposeResult:
+        width = min(24, max(8, pc.max(pc.utf8_length(self.session.ev.query_ids)).as_py() or 0))
         yield Static(id="list-title")
         with Horizontal(id="ranks-body"):
             yield VirtualTable(
                 [
                     Column("#", 5, right=True),
-                    Column("query", 14),
+                    Column("query", width),
                     Column("tenant", 18),
                     Column("gold A → B", 11, right=True),
                     Column("drop", 5, right=True),
