@@ -201,8 +201,10 @@ def test_reports_cap_the_drops_and_say_how_many_more(capsys) -> None:
         d["drops"][cells.DROP_CAP - 1],
         d["drops"][cells.DROP_CAP],
     )
-    assert f"| 1 | {first['query_id']} |" in md and f"| {cells.DROP_CAP} | {last_shown['query_id']} |" in md
-    assert f"| {first_hidden['query_id']} |" not in md.split("## Per query")[1].split("##")[0]
+    drops_md = md.split("## Rank drops")[1].split("\n## ")[0]
+    assert f"| 1 | {first['query_id']} |" in drops_md
+    assert f"| {cells.DROP_CAP} | {last_shown['query_id']} |" in drops_md
+    assert f"| {first_hidden['query_id']} |" not in drops_md
     assert f"… and {hidden} more" in md
     m = d["mrr"]
     assert f"| mrr@5 | {m['wins']} | {m['ties']} | {m['losses']} |" in md

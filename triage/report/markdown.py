@@ -98,7 +98,7 @@ def _ranks(r: Report) -> list[str]:
     out = [f"## Per query, B against A (n = {x.n})", ""]
     out += _table(cells.WTL_HEAD, cells.win_tie_loss_rows(x, r.k))
     shown, hidden = cells.capped_drops(x.drops)
-    out += [f"{cells.drops_line(x, r.k)}:", ""]
+    out += ["## Rank drops (both arms hit, the gold lower in B)", "", f"{cells.drops_line(x, r.k)}:", ""]
     out += _table(
         cells.DROP_HEAD, [[cell(c) for c in cells.drop_cells(i, d)] for i, d in enumerate(shown, 1)]
     )
