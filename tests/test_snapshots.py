@@ -52,3 +52,11 @@ def test_chunk_best_passage(snap_compare) -> None:
         await pilot.press("f", "enter", "tab", "enter", "w")
 
     assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_rank_drops(snap_compare) -> None:
+    async def before(pilot) -> None:
+        await wait_loaded(pilot)
+        await pilot.press("r", "j")
+
+    assert snap_compare(_app(), terminal_size=SIZE, run_before=before)

@@ -14,6 +14,7 @@ from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
 from triage.core.metrics import Means, means
 from triage.core.paired import Outcome, Paired, outcome_codes, paired
+from triage.core.ranks import WinTieLoss, ranks
 from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
 from triage.labels.state import LabelState
 from triage.report.model import (
@@ -22,6 +23,7 @@ from triage.report.model import (
     ArmSliceRow,
     ByArm,
     Changed,
+    DropRow,
     FlipRow,
     FloorRow,
     FrozenView,
@@ -30,10 +32,13 @@ from triage.report.model import (
     LabelsSection,
     PairedSection,
     Partition,
+    RankHistogram,
+    RanksSection,
     Report,
     SliceRow,
     TenantRow,
     TenantsSection,
+    WinTieLossRow,
 )
 from triage.workspace.snapshot import Snapshot
 
@@ -114,6 +119,41 @@ def _flips(ev: Evaluation) -> tuple[FlipRow, ...]:
         for qid, hit_a, rank_a, rank_b, depth_a, depth_b, plan_a, plan_b, tenant, unjudged_a, unjudged_b in (
             columns
         )
+    )
+
+
+def _win_tie_loss(w: WinTieLoss) -> WinTieLossRow:
+    return WinTieLossRow(w.wins, w.ties, w.losses)
+
+
+def _ranks(ev: Evaluation) -> RanksSection:
+    """Wins, ties and losses on mrr@k and ndcg@k, the both-hit queries whose gold fell, and the
+    histogram of gold-rank changes (core/ranks.py)."""
+    x = ranks(ev)
+    order, c = x.drops, x.changes
+    rank_a, rank_b = ev.a.judged.gold_rank[order].tolist(), ev.b.judged.gold_rank[order].tolist()
+    columns = zip(
+        ev.query_ids.take(pa.array(order)).to_pylist(),
+        rank_a,
+        rank_b,
+        ev.query_column("tenant").take(pa.array(order)).to_pylist(),
+        strict=True,
+    )
+    return RanksSection(
+        n=x.n,
+        mrr=_win_tie_loss(x.mrr),
+        ndcg=_win_tie_loss(x.ndcg),
+        drops=tuple(DropRow(qid, ra, rb, rb - ra, tenant) for qid, ra, rb, tenant in columns),
+        histogram=RankHistogram(
+            n=c.n,
+            changes=dict(zip(c.change.tolist(), c.count.tolist(), strict=True)),
+            fell=c.fell,
+            same=c.same,
+            rose=c.rose,
+            only_a=c.only_a,
+            only_b=c.only_b,
+            neither=c.neither,
+        ),
     )
 
 
@@ -263,6 +303,7 @@ def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> Report:
         partition=partition,
         tenants=_tenants(ev, floor),
         flips=_flips(ev),
+        ranks=_ranks(ev),
         checks=tuple(snapshot.checks),
     )
 

@@ -12,10 +12,13 @@ from collections.abc import Iterable
 from triage.core.checks import Check, Level
 from triage.core.paired import Outcome
 from triage.report.model import (
+    DropRow,
     FlipRow,
     FloorRow,
     KCells,
     PairedSection,
+    RankHistogram,
+    RanksSection,
     Report,
     SliceRow,
     TenantRow,
@@ -340,3 +343,74 @@ def below_floor_line(t: TenantsSection, show: int = 3) -> str:
 def floor_cells(f: FloorRow) -> list[str]:
     """[floor, B hit rate, minimum, n, noise band]."""
     return [f.name, rate(f.hit_rate), floor(f.floor), str(f.n), band(f.noise_band)]
+
+
+# -- rank movements among the scored queries (core/ranks.py) -------------------------------------
+
+DROP_CAP = 25  # drops listed in text and Markdown (JSON lists all)
+HISTOGRAM_SPAN = 61  # a histogram spanning at most this many changes is drawn zero-filled
+DROP_HEAD = ["#", "query", "tenant", "gold A → B", "drop"]
+WTL_HEAD = ["metric", "B wins", "ties", "B loses"]
+
+
+def win_tie_loss_rows(x: RanksSection, k: int) -> list[list[str]]:
+    """[metric, wins, ties, losses] of B against A, per query, for mrr@k and ndcg@k."""
+    return [
+        [f"{name}@{k}", str(w.wins), str(w.ties), str(w.losses)]
+        for name, w in (("mrr", x.mrr), ("ndcg", x.ndcg))
+    ]
+
+
+def wins_ties_losses(x: RanksSection, k: int) -> str:
+    """The overview's line: "per query, B against A: mrr@5 88 wins / 60 ties / 52 losses; …"."""
+    parts = [f"{m} {w} wins / {t} ties / {lo} losses" for m, w, t, lo in win_tie_loss_rows(x, k)]
+    return f"per query, B against A over {x.n}: " + "; ".join(parts)
+
+
+def drops_line(x: RanksSection, k: int) -> str:
+    """ "46 queries hit in both arms with the gold ranked lower in B (within the top 5)"."""
+    return f"{len(x.drops)} queries hit in both arms with the gold ranked lower in B (within the top {k})"
+
+
+def capped_drops(drops: tuple[DropRow, ...]) -> tuple[tuple[DropRow, ...], int]:
+    """The first DROP_CAP drops (order kept) and how many were left out."""
+    return drops[:DROP_CAP], max(0, len(drops) - DROP_CAP)
+
+
+def drop_cells(i: int, d: DropRow) -> list[str]:
+    """The drop at 1-based position `i`, under DROP_HEAD."""
+    return [str(i), d.query_id, text(d.tenant), f"{d.rank_a} → {d.rank_b}", str(d.drop)]
+
+
+def change(c: int) -> str:
+    """A gold-rank change A − B: "+3" (B ranked it higher), "0", "−2" (lower)."""
+    return f"+{c}" if c > 0 else ("0" if c == 0 else f"−{-c}")
+
+
+def count_bar(n: int, most: int, width: int = BAR) -> str:
+    """A count as a bar of `width` cells scaled to `most` (eighths for the last cell); a count
+    above zero shows at least an eighth."""
+    eighths = round(n / most * width * 8) if most else 0
+    eighths = max(eighths, 1 if n else 0)
+    return "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
+
+
+def histogram_rows(h: RankHistogram, width: int = BAR) -> list[tuple[int, list[str]]]:
+    """(change, [change, queries, bar]) per change ascending: every change from the lowest to the
+    highest seen (zero-filled) when they span at most HISTOGRAM_SPAN, else the seen ones only."""
+    seen = h.changes
+    if not seen:
+        return []
+    lo, hi = min(seen), max(seen)
+    every = range(lo, hi + 1) if hi - lo < HISTOGRAM_SPAN else sorted(seen)
+    most = max(seen.values())
+    return [(c, [change(c), str(seen.get(c, 0)), count_bar(seen.get(c, 0), most, width)]) for c in every]
+
+
+def histogram_line(h: RankHistogram) -> str:
+    """What the histogram covers and what it leaves out."""
+    return (
+        f"gold rank A − B over {h.n} scored queries with a gold id in both stored lists: "
+        f"{h.fell} lower in B, {h.same} the same, {h.rose} higher; "
+        f"gold in A's list only {h.only_a}, in B's only {h.only_b}, in neither {h.neither}"
+    )

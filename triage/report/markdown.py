@@ -92,6 +92,21 @@ def _flips(r: Report) -> list[str]:
     return out
 
 
+def _ranks(r: Report) -> list[str]:
+    """B's wins, ties and losses per query, then the both-hit queries whose gold fell (capped)."""
+    x = r.ranks
+    out = [f"## Per query, B against A (n = {x.n})", ""]
+    out += _table(cells.WTL_HEAD, cells.win_tie_loss_rows(x, r.k))
+    shown, hidden = cells.capped_drops(x.drops)
+    out += ["## Rank drops (both arms hit, the gold lower in B)", "", f"{cells.drops_line(x, r.k)}:", ""]
+    out += _table(
+        cells.DROP_HEAD, [[cell(c) for c in cells.drop_cells(i, d)] for i, d in enumerate(shown, 1)]
+    )
+    if hidden:
+        out += [f"… and {hidden} more (`--format json` lists them all).", ""]
+    return out + [cell(cells.histogram_line(x.histogram)), ""]
+
+
 def _slices(r: Report) -> list[str]:
     out = []
     t = r.tenants
@@ -137,5 +152,5 @@ def render(r: Report) -> str:
         ["level", "code", "message"],
         [[LEVEL[level], f"`{code}`", cell(message)] for level, code, message in cells.check_rows(r.checks)],
     )
-    out += _numbers(r) + _flips(r) + _slices(r)
+    out += _numbers(r) + _flips(r) + _ranks(r) + _slices(r)
     return "\n".join(out)

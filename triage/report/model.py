@@ -219,6 +219,49 @@ class GateSection:
         return [f for f in self.floors if not f.holds]
 
 
+@dataclass(frozen=True, slots=True)
+class WinTieLossRow:
+    """Scored queries where B's per-query value beats A's, ties it (within 1e-9), loses to it."""
+
+    wins: int
+    ties: int
+    losses: int
+
+
+@dataclass(frozen=True, slots=True)
+class DropRow:
+    query_id: str
+    rank_a: int  # best gold rank in A (≤ k: both arms hit)
+    rank_b: int  # in B, worse than in A
+    drop: int  # rank_b − rank_a
+    tenant: str | None
+
+
+@dataclass(frozen=True)
+class RankHistogram:
+    """Gold-rank change A − B over the scored queries with a gold id in both stored lists."""
+
+    n: int  # queries in the histogram
+    changes: Mapping[int, int]  # change → queries, ascending; only changes that occur
+    fell: int  # change < 0: B ranked the gold lower
+    same: int
+    rose: int
+    only_a: int  # scored queries with a gold id in A's stored list only (not in the histogram)
+    only_b: int
+    neither: int
+
+
+@dataclass(frozen=True)
+class RanksSection:
+    """B against A per query beyond the flips (core/ranks.py)."""
+
+    n: int  # scored queries compared
+    mrr: WinTieLossRow
+    ndcg: WinTieLossRow
+    drops: tuple[DropRow, ...]  # both arms hit, B's gold rank worse: largest drop first
+    histogram: RankHistogram
+
+
 @dataclass(frozen=True)
 class Report:
     triage: str  # the version that wrote it
@@ -237,6 +280,7 @@ class Report:
     partition: Mapping[str, Partition]
     tenants: TenantsSection | None
     flips: tuple[FlipRow, ...]
+    ranks: RanksSection
     checks: tuple[Check, ...]  # errors first
     gate: GateSection | None = None
 

@@ -209,6 +209,29 @@ def flips_view(r: Report) -> Group:
     return Group(*parts)
 
 
+def ranks_view(r: Report) -> Group:
+    """B's wins, ties and losses per query on mrr@k and ndcg@k, then the queries both arms hit
+    whose gold B ranked lower (the first DROP_CAP; JSON lists all)."""
+    x = r.ranks
+    wtl = Table(title=f"Per query, B against A (n = {x.n})", title_justify="left")
+    for i, name in enumerate(cells.WTL_HEAD):
+        wtl.add_column(name, justify="left" if i == 0 else "right")
+    for metric, wins, ties, losses in cells.win_tie_loss_rows(x, r.k):
+        wtl.add_row(metric, Text(wins, "green"), ties, Text(losses, "red"))
+    shown, hidden = cells.capped_drops(x.drops)
+    drops = Table()
+    for name, just in zip(cells.DROP_HEAD, ("right", "left", "left", "right", "right"), strict=True):
+        drops.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
+    for i, d in enumerate(shown, 1):
+        n, query, tenant, moved, drop = cells.drop_cells(i, d)
+        drops.add_row(n, plain(query, 40), plain(tenant, 24), moved, Text(drop, "red"))
+    parts: list[RenderableType] = [wtl, Text(""), Text(cells.drops_line(x, r.k), "bold"), drops]
+    if hidden:
+        parts.append(Text(f"… and {hidden} more (--format json lists them all)"))
+    parts.append(Text(cells.histogram_line(x.histogram), "dim"))
+    return Group(*parts)
+
+
 def title(r: Report) -> Text:
     a, b = r.arms.a, r.arms.b
     head = Text("triage report: ", "bold") + plain(a.name, 40) + Text(" → ") + plain(b.name, 40)
@@ -238,6 +261,7 @@ def render(r: Report, console: Console | None = None) -> None:
         paired_view(r),
         label_states_table(r),
         flips_view(r),
+        ranks_view(r),
         tenants_view(r),
         slices_view(r),
     )

@@ -48,6 +48,7 @@ class TriageApp(App[None]):
         Binding("s", "slices", "slices", id="slices"),
         Binding("L", "amendments", "amendments", id="amendments"),
         Binding("J", "queue", "judge", id="queue"),
+        Binding("r", "ranks", "rank drops", id="ranks"),  # the queue's own r comes first there
     ]
 
     def __init__(
@@ -199,7 +200,7 @@ class TriageApp(App[None]):
     # -- navigation ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if (
-            action in ("flips", "all", "amendments", "tenants", "slices", "overview", "queue")
+            action in ("flips", "all", "amendments", "tenants", "slices", "overview", "queue", "ranks")
             and self.session is None
         ):
             return False if self.load_failed else None  # hidden after a failed load, disabled until loaded
@@ -223,6 +224,7 @@ class TriageApp(App[None]):
 
     def _install(self, name: str) -> None:
         from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
+        from triage.ui.screens.ranks import RankDropsScreen
         from triage.ui.screens.slices import SlicesScreen, TenantsScreen
 
         screens = {
@@ -230,6 +232,7 @@ class TriageApp(App[None]):
             "all": AllQueriesScreen,
             "tenants": TenantsScreen,
             "slices": SlicesScreen,
+            "ranks": RankDropsScreen,
         }
         if self.session is not None and not self.is_screen_installed(name):
             self.install_screen(screens[name](self.session), name)
@@ -245,6 +248,9 @@ class TriageApp(App[None]):
 
     def action_slices(self) -> None:
         self._top("slices")
+
+    def action_ranks(self) -> None:
+        self._top("ranks")
 
     def action_amendments(self) -> None:
         from triage.ui.screens.amendments import AmendmentsScreen

@@ -23,6 +23,10 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("s", "slices: plan, selectivity band, tenant, query type, source type, filter shape, language"),
             ("L", "the amendments: who added which gold, when, with what note and evidence; the verdicts"),
             ("J", "the judging queue: every unjudged passage of a top k, one at a time"),
+            (
+                "r",
+                "rank drops: both-hit queries whose gold B ranked lower; the rank-change histogram",
+            ),
             ("/", "fuzzy search over query ids and texts (in a list)"),
             ("ctrl+p", "command palette: jump to a query by id or text; switch theme"),
             ("?", "this help"),
@@ -83,6 +87,12 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("enter", "the tenant's or slice's queries, flips first; enter again for the detail"),
             ("b", "tenants: bars of A's and B's hit rate, ┃ marks the floor"),
             ("← / →, [ / ]", "slices: the previous / next slice key"),
+        ],
+    ),
+    (
+        "Rank drops (r)",
+        [
+            ("enter", "open the query's detail; n / p walk the drops"),
         ],
     ),
     (

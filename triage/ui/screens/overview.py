@@ -78,6 +78,8 @@ class OverviewScreen(Screen):
             line(
                 (cells.regressions_and_wins(r.paired), "bold"),
                 "  f: read the flips   a: all queries   /: search   ?: keys",
+                f"\n{cells.wins_ties_losses(r.ranks, r.k)}",
+                f"\n{cells.drops_line(r.ranks, r.k)}   r: rank drops",
                 below,
             )
         )
