@@ -114,9 +114,7 @@ class Corpus:
         hit = rows >= 0
         taken = self.table.take(pa.array(rows[hit])).select(COLUMNS).to_pydict()
         names = [c for c, h in zip(wanted, hit.tolist(), strict=True) if h]
-        return {
-            cid: Chunk(*(taken[k][i] for k in COLUMNS)) for i, cid in enumerate(names)
-        }
+        return {cid: Chunk(*(taken[k][i] for k in COLUMNS)) for i, cid in enumerate(names)}
 
 
 def sorted_index(ids: pa.Array) -> pa.Table:

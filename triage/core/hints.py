@@ -29,6 +29,7 @@ from triage.core.gold import KEY
 from triage.core.suggest import near_duplicates
 from triage.core.words import TOKENS_PER_WORD, shared, token_estimate, word_count, words
 
+MIN_SHARED = 2  # misleading-path: query words the gold's body must share (all of a shorter query's)
 PUSHED_BELOW = 2  # pushed-out: the best gold rank is in k+1 .. PUSHED_BELOW·k
 NO_HEADERS = "none"  # header_mode of an arm that embeds bodies only
 PREPEND = "prepend"  # header_mode of an arm that embeds heading path + body
@@ -91,7 +92,9 @@ def _best_gold(ev: Evaluation, arm: Arm, qs: np.ndarray) -> list[str | None]:
     glo, ghi = np.searchsorted(sets.query, qs), np.searchsorted(sets.query, qs, side="right")
     graded = ~ranked & (glo < ghi)  # sets are sorted by (query, grade descending)
     code[graded] = sets.code[glo[graded]]
-    names = ev.gold.vocabulary.take(pa.array(np.maximum(code, 0))).to_pylist() if len(ev.gold.vocabulary) else []
+    names = (
+        ev.gold.vocabulary.take(pa.array(np.maximum(code, 0))).to_pylist() if len(ev.gold.vocabulary) else []
+    )
     return [names[i] if c >= 0 else None for i, c in enumerate(code.tolist())]
 
 
@@ -318,7 +321,7 @@ def _misleading(
     x: _Query, gold: Chunk, query: set[str], above: list[str], chunks: dict[str, Chunk]
 ) -> Hint | None:
     in_body = shared(gold.text, query)
-    if not in_body or shared(gold.header, query) or not above:
+    if len(in_body) < min(MIN_SHARED, len(query)) or shared(gold.header, query) or not above:
         return None
     headed, weaker = [], []
     for c in above:
