@@ -736,12 +736,16 @@ def test_markdown_report_escapes_payloads_in_their_cells(evaluation: Path, capsy
     )
     # The flips, whole rows: # | query | direction | tenant | gold rank A | gold rank B | plan A |
     # plan B | unjudged in the top 5 A/B (q1: A's top 5 holds 4 ids besides its gold, B's 5 not gold)
+    # (the query's text and the hint codes, columns 3 and 11, are checked apart below)
     flips = tables["Flips (hit→miss first)"]
-    assert flips[1:] == [
+    assert flips[0][2] == "text" and flips[0][-1] == "hints"
+    assert [row[:2] + row[3:-1] for row in flips[1:]] == [
         ["1", MD_Q1, "hit→miss", MD_VAR, "1", "7 (>k)", "ann", MD_LINK, "4/5"],
         ["2", "q2", "hit→miss", MD_CLS, "1", "absent", MD_PLAN_A2, MD_POSTFILTER, "2/3"],
         ["3", "q3", "miss→hit", MD_PIPE, "6 (>k)", "1", "ann", "ann", "5/2"],
     ]
+    assert flips[1][2].startswith(r"\[bold\]x\[/bold\] A\[/foo\]Z") and flips[1][2].endswith("…")
+    assert [row[-1] for row in flips[1:]] == ["plan", "short plan", "pushed"]  # q3: A ranks gold 6, k 5
     assert [row[1] for row in tables["Tenants, worst first by B"][1:]] == [MD_VAR, MD_CLS, MD_PIPE, "acme"]
     assert {row[0] for row in tables["By plan"][1:]} == {"ann", MD_POSTFILTER, MD_LINK}
     assert {row[0] for row in tables["By query_type"][1:]} == {"faq", MD_QTYPE}
@@ -761,7 +765,7 @@ def test_text_report_shows_payloads_as_visible_tokens(evaluation: Path, capsys) 
         "[$accent]styled",
         "[CLS] token [SEP]",
         "A[/foo]Z|pipe",
-        "␛]52;c;aGVsbG8",  # plan A of q2, cut to its column
-        "[link='file:///",  # plan B of q1, cut to its column
+        "␛]52;c;a",  # plan A of q2, folded in its column (the flips table has 11 columns)
+        "[link='f",  # plan B of q1, folded in its column
     ]:
         assert literal in out, literal

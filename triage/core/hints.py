@@ -129,7 +129,9 @@ class _Query:
     max_tokens: int | None
 
 
-def hints_for(ev: Evaluation, qs: Sequence[int], corpus: Corpus | None) -> dict[int, tuple[Hint, ...]]:
+def hints_for(
+    ev: Evaluation, qs: Sequence[int] | np.ndarray, corpus: Corpus | None
+) -> dict[int, tuple[Hint, ...]]:
     """The hints of each query index in `qs`, for the arm that lost, in `HintKind` order.
 
     Without a corpus, only the hints that need no chunk text are given (short-list, plan-change,

@@ -181,28 +181,26 @@ def gate_view(r: Report) -> Group | None:
     return Group(head, t)
 
 
+TEXT = 24  # characters of a query's text in the terminal's flips table (cells cut it at FLIP_TEXT)
+
+
 def flips_view(r: Report) -> Group:
     shown, hidden = cells.capped_flips(r.flips)
     t = Table(title="Flips, hit→miss first", title_justify="left")
-    for name, just in zip(
-        cells.FLIP_HEAD,
-        ("right", "left", "left", "left", "right", "right", "left", "left", "right"),
-        strict=True,
-    ):
-        t.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
+    head = cells.flip_head(r)
+    right = {"#", "gold A", "gold B", "unjudged A/B"}
+    for name in head:
+        t.add_column(name, justify="right" if name in right else "left", overflow="fold")
+    width = {"query": 40, "text": TEXT, "tenant": 24, "plan A": 16, "plan B": 16}
     for i, f in enumerate(shown, 1):
-        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b, unjudged = cells.flip_cells(i, f, r.k)
-        t.add_row(
-            n,
-            plain(query, 40),
-            Text(direction, "red" if f.direction is Outcome.HIT_TO_MISS else "green"),
-            plain(tenant, 24),
-            rank_a,
-            rank_b,
-            plain(plan_a, 16),
-            plain(plan_b, 16),
-            unjudged,
-        )
+        row = cells.flip_cells(i, f, r.k)
+        drawn: list[RenderableType] = []
+        for name in head:
+            if name == "direction":
+                drawn.append(Text(row[name], "red" if f.direction is Outcome.HIT_TO_MISS else "green"))
+            else:
+                drawn.append(plain(row[name], width.get(name, 80)))
+        t.add_row(*drawn)
     parts: list[RenderableType] = [t]
     if hidden:
         parts.append(Text(f"… {hidden} more flips (--format json lists them all)"))
