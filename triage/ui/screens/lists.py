@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 import pyarrow.compute as pc
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
@@ -30,6 +31,7 @@ class QueryList(LiveScreen):
         Binding("escape", "app.pop_screen", "back"),
     ]
     title_text = ""
+    with_hints = False  # a column with each row's first cause hint (computed in a worker)
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -50,6 +52,7 @@ class QueryList(LiveScreen):
                 Column("gold B", 8, right=True),
                 Column("plan A", 10),
                 Column("plan B", 10),
+                *([Column("hint", 8)] if self.with_hints else []),
                 Column("text", 0),
             ],
             id="queries",
@@ -61,6 +64,17 @@ class QueryList(LiveScreen):
         s, ev = self.session, self.session.ev
         self.order = self.rows()
         order = self.order
+        hints = s.hints_ready() if self.with_hints else None
+        if self.with_hints and hints is None:
+            self.compute_hints()
+
+        def hint(q: int) -> list[object]:
+            if not self.with_hints:
+                return []
+            if hints is None:
+                return ["…"]  # not computed yet
+            found = hints.get(q, ())
+            return [found[0].kind.code if found else ""]
 
         def row(i: int) -> list[object]:
             q = int(order[i])
@@ -73,6 +87,7 @@ class QueryList(LiveScreen):
                 cells.rank(int(ev.b.judged.gold_rank[q]), ev.k),
                 ev.a.value("plan", q),
                 ev.b.value("plan", q),
+                *hint(q),
                 s.texts[q].as_py(),
             ]
 
@@ -83,6 +98,16 @@ class QueryList(LiveScreen):
 
     def rows(self) -> np.ndarray:
         raise NotImplementedError
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="hints")
+    def compute_hints(self) -> None:
+        """Every flip's hints, off the UI thread; the list is drawn again when they are in."""
+        self.session.hints()
+        self.app.call_from_thread(self._hints_done)
+
+    def _hints_done(self) -> None:
+        if self.is_attached:
+            self.fill()
 
     def position_label(self, i: int) -> str:
         return f"query {i + 1} of {len(self.order)}"
@@ -129,6 +154,7 @@ class QueryList(LiveScreen):
 
 class FlipsScreen(QueryList):
     title_text = "Flips, hit→miss first"
+    with_hints = True
 
     def rows(self) -> np.ndarray:
         return self.session.flips
