@@ -377,3 +377,51 @@ def test_sample_regressions_first_hint_is_the_planted_cause(sample: Path) -> Non
     assert set(hints) == set(ev.flips.tolist())
     wins = [q for q in ev.flips.tolist() if not ev.a.judged.hit[q]]
     assert all(h.arm == "a" for q in wins for h in hints[q])
+
+
+# -- shown: the flips list, the detail, the report -----------------------------------------------
+
+
+async def test_the_flips_list_and_the_detail_show_the_hints() -> None:
+    from textual.widgets import Static
+
+    from tests.app_helpers import wait_loaded
+    from triage.ui.app import TriageApp
+    from triage.ui.screens.lists import FlipsScreen
+    from triage.ui.table import VirtualTable
+
+    app = TriageApp()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("f")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FlipsScreen) and app.session is not None
+        table = screen.query_one(VirtualTable)
+        column = [c.title for c in table.columns].index("hint")
+        codes = [table.cells(i)[column] for i in range(6)]
+        assert codes == ["window", "path", "header", "header", "unlab", "short"]  # q046 … q031
+        await pilot.press("enter")
+        hint = str(app.screen.query_one("#hint-line", Static).render())
+        assert hint.startswith("hint  window (B)") and "embedding_max_tokens 512" in hint
+
+
+def test_the_report_lists_hints_and_drops_empty_columns(tmp_path: Path) -> None:
+    from triage.report.build import build
+    from triage.report.markdown import render as markdown
+    from triage.report.model import dumps
+    from triage.workspace.snapshot import open_snapshot
+
+    make(tmp_path, ["g"], X[:3], {"g": ("Billing > Refunds", "Refund before the invoice deadline, always.")})
+    snapshot = open_snapshot(from_manifest(tmp_path / "triage.toml"))
+    report = build(snapshot)
+    (flip,) = report.flips
+    assert flip.text == QUERY and [h.kind for h in flip.hints] == [HintKind.SHORT_LIST]
+    import json
+
+    (row,) = json.loads(dumps(report))["flips"]
+    assert row["hints"][0]["kind"] == "short-list" and row["hints"][0]["facts"]["n_returned"] == 3
+    head = next(line for line in markdown(report).splitlines() if line.startswith("| # | query |"))
+    assert "text" in head and "hints" in head
+    assert "tenant" not in head and "plan A" not in head  # no tenants, no plans in this evaluation
