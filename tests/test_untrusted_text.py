@@ -364,9 +364,10 @@ async def test_flips_and_all_queries_lists_show_every_column_literally(evaluatio
         assert isinstance(app.screen, FlipsScreen)
         rows = app.screen.query_one(VirtualTable)
         # ids and tenants fit their columns whole; plans and texts are cut to the column width
+        # (the flips list's text column is what the hint column leaves: 10 characters at 120)
         check_screen(app, Q1, VAR, CLS, BAIT + "|pipe", widget=rows)
-        check_screen(app, LINK[:8], PLAN_A2[:8], Q1_TEXT[:14], Q2_TEXT[:14], widget=rows)
-        await click_on(pilot, app, Q2_TEXT[:14], "[@click")
+        check_screen(app, LINK[:8], PLAN_A2[:8], Q1_TEXT[:10], Q2_TEXT[:10], widget=rows)
+        await click_on(pilot, app, Q2_TEXT[:10], "[@click")
         await press(pilot, "a")
         assert isinstance(app.screen, AllQueriesScreen)
         check_screen(app, Q1, Q5, "unlabelled ␛]0;", widget=app.screen.query_one(VirtualTable))
@@ -765,7 +766,7 @@ def test_text_report_shows_payloads_as_visible_tokens(evaluation: Path, capsys) 
         "[$accent]styled",
         "[CLS] token [SEP]",
         "A[/foo]Z|pipe",
-        "␛]52;c;a",  # plan A of q2, folded in its column (the flips table has 11 columns)
-        "[link='f",  # plan B of q1, folded in its column
+        "␛]52;c;aGVsbG8",  # plan A of q2, cut to its column
+        "[link='file:///",  # plan B of q1, cut to its column
     ]:
         assert literal in out, literal

@@ -63,6 +63,7 @@ class Corpus:
         self.ids = single(table.column("chunk_id"))
         if index is None:
             index = sorted_index(self.ids)
+        self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
 
@@ -111,10 +112,19 @@ class Corpus:
         if len(wanted) <= FEW:
             return self.get(wanted)
         rows = self.rows_of(pa.array(wanted, pa.string()))
-        hit = rows >= 0
-        taken = self.table.take(pa.array(rows[hit])).select(COLUMNS).to_pydict()
-        names = [c for c, h in zip(wanted, hit.tolist(), strict=True) if h]
-        return {cid: Chunk(*(taken[k][i] for k in COLUMNS)) for i, cid in enumerate(names)}
+        hit = np.flatnonzero(rows >= 0)
+        out: dict[str, Chunk] = {}
+        # Taken record batch by record batch: a take over the whole (mapped, chunked) table would
+        # first join its chunks, copying every text of the corpus.
+        starts = np.cumsum([0] + [b.num_rows for b in self._batches])
+        owner = np.searchsorted(starts, rows[hit], side="right") - 1
+        for b in np.unique(owner).tolist():
+            mine = hit[owner == b]
+            taken = self._batches[b].take(pa.array(rows[mine] - starts[b]))
+            values = zip(*(taken.column(k).to_pylist() for k in COLUMNS), strict=True)
+            for j, row in zip(mine.tolist(), values, strict=True):
+                out[wanted[j]] = Chunk(*row)
+        return out
 
 
 def sorted_index(ids: pa.Array) -> pa.Table:

@@ -142,18 +142,24 @@ def hints_for(
     idx = idx[ev.scored[idx]] if len(idx) else idx
     if not len(idx):
         return out
-    k = ev.k
-    b_lost = losing_arms(ev, idx)
-    lists = {side: _lists(arm, idx) for side, arm in (("a", ev.a), ("b", ev.b))}
-    plans = {side: arm.values("plan", idx) for side, arm in (("a", ev.a), ("b", ev.b))}
-    returned = {side: _returned(arm, idx) for side, arm in (("a", ev.a), ("b", ev.b))}
-    best = {"a": _best_gold(ev, ev.b, idx), "b": _best_gold(ev, ev.a, idx)}  # by the winner
-    texts = ev.query_column("text").take(pa.array(idx)).to_pylist()
-    window = {side: _meta_int(arm, "embedding_max_tokens") for side, arm in (("a", ev.a), ("b", ev.b))}
+    k, n = ev.k, len(idx)
+    b_lost = losing_arms(ev, idx).tolist()
+    sides = (("a", ev.a), ("b", ev.b))
+    plans = {side: arm.values("plan", idx) for side, arm in sides}
+    returned = {side: _returned(arm, idx) for side, arm in sides}
+    rank = {side: arm.judged.gold_rank[idx].tolist() for side, arm in sides}
+    depth = {side: arm.depth[idx].tolist() for side, arm in sides}
+    mode = {side: _header_mode(arm) for side, arm in sides}
+    window = {side: _meta_int(arm, "embedding_max_tokens") for side, arm in sides}
+    # What only the text rules read: fetched only with a corpus.
+    text = corpus is not None
+    lists: dict[str, list[list[str]]] = {side: _lists(arm, idx) if text else [[]] * n for side, arm in sides}
+    best = {"a": _best_gold(ev, ev.b, idx), "b": _best_gold(ev, ev.a, idx)} if text else {}  # by the winner
+    texts = ev.query_column("text").take(pa.array(idx)).to_pylist() if text else [None] * n
+    golds = _golds(ev, idx) if text else [[]] * n
     queries = []
     for i, q in enumerate(idx.tolist()):
         side = "b" if b_lost[i] else "a"
-        arm = ev.b if side == "b" else ev.a
         other = "a" if side == "b" else "b"
         queries.append(
             _Query(
@@ -162,12 +168,12 @@ def hints_for(
                 side.upper(),
                 k,
                 lists[side][i],
-                int(arm.judged.gold_rank[q]),
-                int(arm.depth[q]),
-                [g for g, _ in ev.gold_of(q)],
-                best[side][i],
+                rank[side][i],
+                depth[side][i],
+                golds[i],
+                best[side][i] if text else None,
                 texts[i],
-                _header_mode(arm),
+                mode[side],
                 window[side] or window[other],  # the model is held still between the arms
             )
         )
@@ -198,6 +204,17 @@ def hints_for(
             found += _position(x, corpus is not None)
         out[x.q] = tuple(sorted(found, key=lambda h: ORDER[h.kind]))
     return out
+
+
+def _golds(ev: Evaluation, qs: np.ndarray) -> list[list[str]]:
+    """Each query's gold ids, best grade first (one take over the gold vocabulary)."""
+    sets = ev.gold.sets
+    lo, hi = np.searchsorted(sets.query, qs), np.searchsorted(sets.query, qs, side="right")
+    count = hi - lo
+    rows = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    names = ev.gold.vocabulary.take(pa.array(sets.code[rows])).to_pylist() if len(rows) else []
+    ends = np.cumsum(count).tolist()
+    return [names[e - c : e] for e, c in zip(ends, count.tolist(), strict=True)]
 
 
 def _lists(arm: Arm, qs: np.ndarray) -> list[list[str]]:

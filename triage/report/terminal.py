@@ -181,17 +181,21 @@ def gate_view(r: Report) -> Group | None:
     return Group(head, t)
 
 
-TEXT = 24  # characters of a query's text in the terminal's flips table (cells cut it at FLIP_TEXT)
+PIPED_WIDTH = 160  # characters per line when the output is not a terminal
 
 
 def flips_view(r: Report) -> Group:
     shown, hidden = cells.capped_flips(r.flips)
-    t = Table(title="Flips, hit→miss first", title_justify="left")
+    # The text takes what width the other columns leave (one line, cut with an ellipsis).
+    t = Table(title="Flips, hit→miss first", title_justify="left", expand=True, min_width=None)
     head = cells.flip_head(r)
     right = {"#", "gold A", "gold B", "unjudged A/B"}
     for name in head:
-        t.add_column(name, justify="right" if name in right else "left", overflow="fold")
-    width = {"query": 40, "text": TEXT, "tenant": 24, "plan A": 16, "plan B": 16}
+        if name == "text":
+            t.add_column(name, ratio=1, no_wrap=True, overflow="ellipsis")
+        else:
+            t.add_column(name, justify="right" if name in right else "left", overflow="fold")
+    width = {"query": 40, "text": cells.FLIP_TEXT, "tenant": 24, "plan A": 16, "plan B": 16}
     for i, f in enumerate(shown, 1):
         row = cells.flip_cells(i, f, r.k)
         drawn: list[RenderableType] = []
@@ -224,8 +228,9 @@ def summary(r: Report) -> Text:
 
 def render(r: Report, console: Console | None = None) -> None:
     if console is None:
-        # Piped or in CI there is no terminal width: use one that keeps ids whole.
-        console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+        # Piped or in CI there is no terminal width: use one that keeps ids whole and gives the
+        # flips table (eleven columns with the query's text) room.
+        console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
     console.print(title(r))
     console.print(summary(r))
     parts = (

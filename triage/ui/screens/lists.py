@@ -52,7 +52,7 @@ class QueryList(LiveScreen):
                 Column("gold B", 8, right=True),
                 Column("plan A", 10),
                 Column("plan B", 10),
-                *([Column("hint", 8)] if self.with_hints else []),
+                *([Column("hint", 7)] if self.with_hints else []),
                 Column("text", 0),
             ],
             id="queries",
