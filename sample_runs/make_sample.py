@@ -33,6 +33,7 @@ META_COMMON = {  # held still between the arms
     "embedding_model_version": "intfloat/e5-base-v2@1c644c92",
     "chunker": "recursive-512",
     "corpus_snapshot": "corpus-2026-10-15",
+    "embedding_max_tokens": "512",  # e5-base-v2's input window
 }
 LABELS_CREATED = "2026-10-20T11:30:00Z"
 RUNS = {  # file stem -> (arm, name, k, created_at, header_mode)
@@ -898,6 +899,7 @@ STOP = set(
     "a an the i we my our me you your they their it its do does did get how much many what when "
     "where which who can is are to of for in on at if and or be after before with still keeps s "
     "t don this that from by as so up off out about need have has will would long time".split())
+LIFTED = 3  # header_dominates: chunks lifted by their headings at the top of B's list (of K = 5)
 HIT_RANKS, HIT_WEIGHTS = [1, 2, 3, 4, 5], [45, 22, 14, 10, 9]
 # Where each planted regression puts gold (and its rival), arm by arm; None = not retrieved.
 A_GOLD_RANK = {"header_dominates_short_body": 1, "misleading_heading_path": 2,
@@ -942,7 +944,16 @@ def planted_ranks(q, arm, rows) -> tuple[dict[str, int | None], int | None]:
         rival = next(r["chunk_id"] for r in rows if r["tenant"] == q["tenant"] and (
             r["header"].endswith("How much paid leave you get")
             or r["header"].endswith("card is declined")))
-        return {rival: 1, g: 9 if q["tenant"] == "borealis-health" else 8}, None
+        # ... and the top K is filled with chunks lifted by their headings: at least half of it
+        # holds chunks whose heading path has a query word their body lacks.
+        qw = words(q["text"])
+        lifted = sorted((r for r in rows if r["tenant"] == q["tenant"] and r["chunk_id"] not in
+                         (g, rival) and (words(r["header"]) & qw) - words(r["text"])),
+                        key=lambda r: (-len((words(r["header"]) & qw) - words(r["text"])),
+                                       r["chunk_id"]))
+        placed = {rival: 1, g: 9 if q["tenant"] == "borealis-health" else 8}
+        placed.update({r["chunk_id"]: i for i, r in enumerate(lifted[:LIFTED - 1], 2)})
+        return placed, None
     if kind == "misleading_heading_path":
         return {g: 14}, None
     if kind == "unlabelled_near_duplicate":
@@ -1238,7 +1249,9 @@ def verify(out_dir: pathlib.Path, planted: dict[str, str]) -> dict:
             body_n, head_n = len(g["text"].split()), len(g["header"].split())
             rivals = [i for i in b["retrieved"][:K] if len(words(chunks[i]["header"]) & qw)
                       >= max(2, len(words(g["header"]) & qw) + 1)]
-            ok = body_n < 15 and head_n > body_n and bool(rivals)
+            lifted = [i for i in b["retrieved"][:K]
+                      if (words(chunks[i]["header"]) & qw) - words(chunks[i]["text"])]
+            ok = body_n < 15 and head_n > body_n and bool(rivals) and 2 * len(lifted) >= K
         elif kind == "misleading_heading_path":
             same_path = [x for x in chunks.values()
                          if x["header"] == g["header"] and x["chunk_id"] != g["chunk_id"]]

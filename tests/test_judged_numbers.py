@@ -144,7 +144,7 @@ def test_the_hand_built_rows_in_text_markdown_and_cells(hand: Path, capsys) -> N
         "regressions with an unjudged passage in B's top 3: 1 of 2 (each a possible false regression)." in md
     )
     flips = body(md, "## Flips (hit→miss first)")
-    assert [(f[1], f[-1]) for f in flips] == [("q2", "1/3"), ("q4", "0/0"), ("q3", "1/0")]
+    assert [(f[1], f[-2]) for f in flips] == [("q2", "1/3"), ("q4", "0/0"), ("q3", "1/0")]
     assert main(["report", str(hand)]) == 0
     text = capsys.readouterr().out
     for name, *figures in rows:  # each row on one line of the text report, in its order

@@ -52,9 +52,9 @@ def test_the_first_candidate_is_q150s_2023_copy_and_each_pair_is_there_once(sess
     first = queue.current()
     assert first is not None and (first.query_id, first.chunk_id, first.tier) == ("q150", NEAR_DUPLICATE, 1)
     assert first.evidence == {"arm": "b", "rank": 1} and (first.rank_a, first.rank_b) == (3, 1)
-    assert queue.counts == {1: 1, 2: 630, 3: 752}
+    assert queue.counts == {1: 1, 2: 631, 3: 752}
     found = pairs(queue)
-    assert len(found) == len(set(found)) == 1383
+    assert len(found) == len(set(found)) == 1384
     # every candidate is unjudged and in some arm's top k; every unjudged top-k pair is a candidate
     ev, labels = session.ev, session.labels
     expected = set()
@@ -137,8 +137,8 @@ def test_skip_goes_last_judged_never_appear_and_undo_brings_back(session: Sessio
         shown.append(c.index)
         queue.skip(c)
     assert second.index not in shown and shown[-1] == first.index  # skipped first: shown last
-    assert len(shown) == 1383 - 3
-    assert "3 of 1,383 judged · 0 gold added · 0 regressions resolved" == queue.progress()
+    assert len(shown) == 1384 - 3
+    assert "3 of 1,384 judged · 0 gold added · 0 regressions resolved" == queue.progress()
     on_disk = records(copy)
     assert [r.op for r in on_disk] == [ADD, RETRACT, ADD, ADD, ADD]
     assert on_disk[0].evidence == second.evidence and on_disk[0].relevance == 0
@@ -151,7 +151,7 @@ def test_judged_elsewhere_is_passed_over_and_counted(session: Session) -> None:
     session.add(first.query_id, first.chunk_id, 1, evidence={"arm": "b", "rank": 1})  # the detail's g
     nxt = queue.current()
     assert nxt is not None and nxt.index != first.index
-    assert queue.progress() == "1 of 1,383 judged · 1 gold added · 1 regression resolved"
+    assert queue.progress() == "1 of 1,384 judged · 1 gold added · 1 regression resolved"
 
 
 def test_the_queue_is_kept_per_session(session: Session) -> None:
@@ -206,7 +206,7 @@ async def test_the_issues_acceptance_in_the_app(copy: Path, capsys) -> None:
         await pilot.press("n", "n", "n", "backspace")
         assert "undone" in _text(screen, "#queue-status")
         await pilot.press("n")
-        assert _text(screen, "#queue-progress").startswith("4 of 1,383 judged · 1 gold added · 1 regression")
+        assert _text(screen, "#queue-progress").startswith("4 of 1,384 judged · 1 gold added · 1 regression")
         await pilot.press("escape", "J")  # the position is kept
         assert isinstance(app.screen, QueueScreen) and app.screen.view is not None
         assert app.screen.view.candidate.index == screen.view.candidate.index

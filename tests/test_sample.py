@@ -147,15 +147,17 @@ def test_text_and_markdown_carry_the_same_numbers(capsys, fmt: str) -> None:
     assert f"p = {story.MCNEMAR_P}" in out
     # The flips: the six regressions first, each with its tenant, its gold ranks, B's plan and the
     # unjudged ids in each arm's top k (A/B: B's never 0 here, each regression possibly false).
-    flips = [r for r in table if len(r) == 9 and r[0].isdigit()]
+    # Columns: # | query | text | direction | tenant | gold A | gold B | plan A | plan B | unjudged | hints
+    flips = [r for r in table if len(r) == 11 and r[0].isdigit()]
     assert {r[1] for r in flips[: story.A_HIT_B_MISS]} == set(story.REGRESSIONS)
     for r in flips[: story.A_HIT_B_MISS]:
         ranks = story.REGRESSION_RANKS[r[1]]
-        assert r[2:6] == ["hit→miss", story.REGRESSIONS[r[1]][0], rank(ranks[0]), rank(ranks[1])], r
-        assert int(r[8].split("/")[1]) > 0, r
+        assert r[3:7] == ["hit→miss", story.REGRESSIONS[r[1]][0], rank(ranks[0]), rank(ranks[1])], r
+        assert int(r[9].split("/")[1]) > 0, r
+        assert r[10] not in ("", "–"), r  # each regression has a hint
     assert flips[story.A_HIT_B_MISS][1] == story.FIRST_WIN
     postfilter = next(r for r in flips if r[1] == story.POSTFILTER_QUERY)
-    assert postfilter[7] == "postfilter"
+    assert postfilter[8] == "postfilter" and postfilter[10].split()[0] == "short"
     # The tenants: n and both hit rates on the tenant's own row.
     for name, (n, _, _) in story.TENANTS.items():
         got = next(r for r in table if len(r) > 4 and r[1] == name)

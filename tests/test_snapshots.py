@@ -24,6 +24,8 @@ def test_flips(snap_compare) -> None:
     async def before(pilot) -> None:
         await wait_loaded(pilot)
         await pilot.press("f", "j")
+        await pilot.app.workers.wait_for_complete()  # the hints column's worker
+        await pilot.pause()
 
     assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
 

@@ -364,9 +364,10 @@ async def test_flips_and_all_queries_lists_show_every_column_literally(evaluatio
         assert isinstance(app.screen, FlipsScreen)
         rows = app.screen.query_one(VirtualTable)
         # ids and tenants fit their columns whole; plans and texts are cut to the column width
+        # (the flips list's text column is what the hint column leaves: 10 characters at 120)
         check_screen(app, Q1, VAR, CLS, BAIT + "|pipe", widget=rows)
-        check_screen(app, LINK[:8], PLAN_A2[:8], Q1_TEXT[:14], Q2_TEXT[:14], widget=rows)
-        await click_on(pilot, app, Q2_TEXT[:14], "[@click")
+        check_screen(app, LINK[:8], PLAN_A2[:8], Q1_TEXT[:10], Q2_TEXT[:10], widget=rows)
+        await click_on(pilot, app, Q2_TEXT[:10], "[@click")
         await press(pilot, "a")
         assert isinstance(app.screen, AllQueriesScreen)
         check_screen(app, Q1, Q5, "unlabelled ␛]0;", widget=app.screen.query_one(VirtualTable))
@@ -736,12 +737,16 @@ def test_markdown_report_escapes_payloads_in_their_cells(evaluation: Path, capsy
     )
     # The flips, whole rows: # | query | direction | tenant | gold rank A | gold rank B | plan A |
     # plan B | unjudged in the top 5 A/B (q1: A's top 5 holds 4 ids besides its gold, B's 5 not gold)
+    # (the query's text and the hint codes, columns 3 and 11, are checked apart below)
     flips = tables["Flips (hit→miss first)"]
-    assert flips[1:] == [
+    assert flips[0][2] == "text" and flips[0][-1] == "hints"
+    assert [row[:2] + row[3:-1] for row in flips[1:]] == [
         ["1", MD_Q1, "hit→miss", MD_VAR, "1", "7 (>k)", "ann", MD_LINK, "4/5"],
         ["2", "q2", "hit→miss", MD_CLS, "1", "absent", MD_PLAN_A2, MD_POSTFILTER, "2/3"],
         ["3", "q3", "miss→hit", MD_PIPE, "6 (>k)", "1", "ann", "ann", "5/2"],
     ]
+    assert flips[1][2].startswith(r"\[bold\]x\[/bold\] A\[/foo\]Z") and flips[1][2].endswith("…")
+    assert [row[-1] for row in flips[1:]] == ["plan", "short plan", "pushed"]  # q3: A ranks gold 6, k 5
     assert [row[1] for row in tables["Tenants, worst first by B"][1:]] == [MD_VAR, MD_CLS, MD_PIPE, "acme"]
     assert {row[0] for row in tables["By plan"][1:]} == {"ann", MD_POSTFILTER, MD_LINK}
     assert {row[0] for row in tables["By query_type"][1:]} == {"faq", MD_QTYPE}

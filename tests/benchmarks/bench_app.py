@@ -26,6 +26,7 @@ Measures, and prints as a table with target and verdict (exit 1 if any target is
    ``corpus.get(ids)`` for 200 random queries' ~25 ids (gold + first 10 of each arm; picked by
    another child so the look-up child reads nothing else). p50 / p95, and that child's peak RSS
    (``os.wait4``) split into anonymous and mapped-file memory.               target p95 <= 50 ms
+   The same child then times ``hints_for`` for every flip, without and with the corpus.
    App peak RSS: a separate child runs the app headless, waits for the evaluation, the corpus and
    its workers, opens the first flip's detail and exits: ``ru_maxrss`` from ``os.wait4``; and the
    real app of 3b after all its keys.                            target <= 2.5 GB (2.5e9 bytes)
@@ -535,7 +536,9 @@ def child_corpus(data: Path, ids_file: Path) -> dict:
         ((v[3], f"{Path(k[0]).name}:{k[1]}({k[2]})", v[1]) for k, v in stats.stats.items()),  # type: ignore[attr-defined]
         reverse=True,
     )[:8]
+    hints = _time_hints(data, corpus)
     return {
+        "hints": hints,
         "open_s": open_s,
         "get": times,
         "ids_per_query": statistics.mean(len(x) for x in lists),
@@ -546,6 +549,29 @@ def child_corpus(data: Path, ids_file: Path) -> dict:
         "status_end": _status_kib(),
         "chunks_arrow_bytes": sum(p.stat().st_size for p in Path(corpus_cache_dir()).rglob("chunks.arrow")),
         "profile_top_cumulative": [(round(c, 4), name, calls) for c, name, calls in top],
+    }
+
+
+def _time_hints(data: Path, corpus: object) -> dict:
+    """Cause hints for every flip of the evaluation: without the corpus (no text) and with it."""
+    from triage.core.evaluation import evaluate
+    from triage.core.hints import hints_for
+    from triage.core.inputs import load_inputs
+    from triage.core.manifest import from_manifest
+
+    inputs = load_inputs(from_manifest(data / "triage.toml"))
+    ev = evaluate(inputs, inputs.frozen.table)
+    t = time.perf_counter()
+    hints_for(ev, ev.flips, None)
+    bare = time.perf_counter() - t
+    t = time.perf_counter()
+    got = hints_for(ev, ev.flips, corpus)  # type: ignore[arg-type]
+    full = time.perf_counter() - t
+    return {
+        "flips": len(ev.flips),
+        "no_corpus_s": bare,
+        "corpus_s": full,
+        "with_hint": sum(map(bool, got.values())),
     }
 
 
@@ -1218,6 +1244,15 @@ def main(argv: list[str] | None = None) -> int:
                     f"p50 {ms(g['p50'])}, p95 {ms(g['p95'])}, max {ms(g['max'])}",
                     "p95 <= 50 ms",
                     g["p95"] <= 0.050 and c["found"] == c["asked"],
+                )
+            )
+            h = c["hints"]
+            lines.append(
+                Line(
+                    f"4 hints_for every flip ({h['flips']:,})",
+                    f"{h['corpus_s']:.1f} s with the corpus, {h['no_corpus_s']:.1f} s without",
+                    "-",
+                    None,
                 )
             )
             lines.append(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -27,6 +28,7 @@ from triage.core.readers import Parsed, read_table
 
 COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
 SMALL = 64 << 20  # bytes: a corpus file under this size is simply read whole
+FEW = 64  # ids: up to this many, `get_many` searches the sorted ids one by one
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Corpus:
         self.ids = single(table.column("chunk_id"))
         if index is None:
             index = sorted_index(self.ids)
+        self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
 
@@ -88,6 +91,39 @@ class Corpus:
             if row >= 0:
                 values = self.table.slice(row, 1).to_pylist()[0]
                 out[cid] = Chunk(**{k: values[k] for k in COLUMNS})
+        return out
+
+    def rows_of(self, chunk_ids: pa.Array) -> np.ndarray:
+        """The table row of each id of `chunk_ids` (int64; -1: not in the corpus), in one pass:
+        the corpus ids are probed against a hash set of the wanted ones (`pc.index_in`), so the
+        cost is one scan of the ids however many are wanted."""
+        wanted = pc.unique(chunk_ids.cast(pa.string())).drop_null()
+        out = np.full(len(wanted), -1, np.int64)
+        where = pc.index_in(self.ids, value_set=wanted)  # per corpus row: its place in `wanted`
+        found = pc.indices_nonzero(pc.is_valid(where)).to_numpy()
+        out[where.filter(pc.is_valid(where)).to_numpy()] = found
+        at = pc.index_in(chunk_ids.cast(pa.string()), value_set=wanted).fill_null(-1).to_numpy()
+        return np.where(at >= 0, out[np.maximum(at, 0)], -1)
+
+    def get_many(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        """`get` for many ids at once (thousands of flips' chunks): one batched look-up, `rows_of`,
+        then one `take` of the rows found. A few ids are cheaper through `get`."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if len(wanted) <= FEW:
+            return self.get(wanted)
+        rows = self.rows_of(pa.array(wanted, pa.string()))
+        hit = np.flatnonzero(rows >= 0)
+        out: dict[str, Chunk] = {}
+        # Taken record batch by record batch: a take over the whole (mapped, chunked) table would
+        # first join its chunks, copying every text of the corpus.
+        starts = np.cumsum([0] + [b.num_rows for b in self._batches])
+        owner = np.searchsorted(starts, rows[hit], side="right") - 1
+        for b in np.unique(owner).tolist():
+            mine = hit[owner == b]
+            taken = self._batches[b].take(pa.array(rows[mine] - starts[b]))
+            values = zip(*(taken.column(k).to_pylist() for k in COLUMNS), strict=True)
+            for j, row in zip(mine.tolist(), values, strict=True):
+                out[wanted[j]] = Chunk(*row)
         return out
 
 

@@ -1,16 +1,38 @@
 """Cause hints for a flip: what in the data likely made the losing arm miss, with its evidence.
 
-(Skeleton: the kinds and the value types are fixed here; `hints_for` is being written.)
+The rules are defined in README "Cause hints"; in short, for query q and the arm L that lost:
+
+- the losing arm is the one whose best gold rank is worse (absent counts as worst), B on a tie:
+  for a flip, the arm that missed;
+- the reference gold g is the gold id the other arm W ranked best (else the best-graded gold);
+- words are content words (`triage.core.words`); tokens are `token_estimate` (4 per 3 words).
+
+Hints come in the fixed order of `HintKind` (most specific first). The per-query facts (list
+lengths, plans, ranks) are numpy over every asked query at once; text rules read the corpus only
+for the asked queries' chunks, in one batched look-up.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from triage.core.corpus import Corpus
-from triage.core.evaluation import Evaluation
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from triage.core.corpus import Chunk, Corpus
+from triage.core.evaluation import Arm, Evaluation
+from triage.core.gold import KEY
+from triage.core.suggest import near_duplicates
+from triage.core.words import TOKENS_PER_WORD, shared, token_estimate, word_count, words
+
+MIN_SHARED = 2  # misleading-path: query words the gold's body must share (all of a shorter query's)
+PUSHED_BELOW = 2  # pushed-out: the best gold rank is in k+1 .. PUSHED_BELOW·k
+NO_HEADERS = "none"  # header_mode of an arm that embeds bodies only
+PREPEND = "prepend"  # header_mode of an arm that embeds heading path + body
 
 
 class HintKind(StrEnum):
@@ -25,6 +47,24 @@ class HintKind(StrEnum):
     PUSHED_OUT = "pushed-out"
     DROPPED = "dropped"
 
+    @property
+    def code(self) -> str:
+        """The short code a list column shows."""
+        return _CODES[self]
+
+
+_CODES = {
+    HintKind.SHORT_LIST: "short",
+    HintKind.PLAN_CHANGE: "plan",
+    HintKind.HEADER_DOMINATES: "header",
+    HintKind.MISLEADING_PATH: "path",
+    HintKind.LIKELY_UNLABELLED: "unlab",
+    HintKind.WINDOW: "window",
+    HintKind.PUSHED_OUT: "pushed",
+    HintKind.DROPPED: "dropped",
+}
+ORDER = {kind: i for i, kind in enumerate(HintKind)}
+
 
 @dataclass(frozen=True)
 class Hint:
@@ -34,8 +74,350 @@ class Hint:
     facts: dict[str, object] = field(default_factory=dict)  # the same numbers, for programs
 
 
-def hints_for(ev: Evaluation, qs: Sequence[int], corpus: Corpus | None) -> dict[int, tuple[Hint, ...]]:
-    """The hints of each query index in `qs`, for the arm that lost (skeleton: none yet).
+def losing_arms(ev: Evaluation, qs: np.ndarray) -> np.ndarray:
+    """Per query of `qs`: True where B lost (its best gold rank is worse, absent counting as
+    worst; B on a tie), False where A did. For a flip this is the arm that missed."""
+    worst = np.iinfo(np.int64).max
+    ra, rb = (np.where(r[qs] > 0, r[qs], worst) for r in (ev.a.judged.gold_rank, ev.b.judged.gold_rank))
+    return np.asarray(rb >= ra)
 
-    Without a corpus, only the hints that need no chunk text can be given."""
-    return {int(q): () for q in qs}
+
+def _best_gold(ev: Evaluation, arm: Arm, qs: np.ndarray) -> list[str | None]:
+    """Per query: the gold id `arm` ranked best, else the query's best-graded gold (None: no gold)."""
+    h, sets = arm.hits, ev.gold.sets
+    code = np.full(len(qs), -1, np.int64)
+    lo, hi = np.searchsorted(h.query, qs), np.searchsorted(h.query, qs, side="right")
+    ranked = lo < hi  # hits are sorted by (query, rank): the first is the best-ranked
+    code[ranked] = h.code[lo[ranked]]
+    glo, ghi = np.searchsorted(sets.query, qs), np.searchsorted(sets.query, qs, side="right")
+    graded = ~ranked & (glo < ghi)  # sets are sorted by (query, grade descending)
+    code[graded] = sets.code[glo[graded]]
+    names = (
+        ev.gold.vocabulary.take(pa.array(np.maximum(code, 0))).to_pylist() if len(ev.gold.vocabulary) else []
+    )
+    return [names[i] if c >= 0 else None for i, c in enumerate(code.tolist())]
+
+
+def _meta_int(arm: Arm, key: str) -> int | None:
+    try:
+        value = int(str(arm.run.meta.get(key, "")).strip())
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def _header_mode(arm: Arm) -> str | None:
+    mode = arm.run.meta.get("header_mode")
+    return mode.strip().lower() if mode is not None and mode.strip() else None
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What the rules read of one asked query: the losing arm's side of it."""
+
+    q: int
+    arm: str  # "a" or "b": the loser
+    name: str  # the loser's name as evidence shows it ("A", "B")
+    k: int
+    top: list[str]  # the loser's first k ids
+    rank: int  # the loser's best gold rank (0: absent)
+    depth: int
+    golds: list[str]
+    gold: str | None  # the reference gold
+    text: str | None  # the query's text
+    header_mode: str | None
+    max_tokens: int | None
+
+
+def hints_for(
+    ev: Evaluation, qs: Sequence[int] | np.ndarray, corpus: Corpus | None
+) -> dict[int, tuple[Hint, ...]]:
+    """The hints of each query index in `qs`, for the arm that lost, in `HintKind` order.
+
+    Without a corpus, only the hints that need no chunk text are given (short-list, plan-change,
+    pushed-out, dropped), and pushed-out / dropped say that text causes were not examined. A
+    query without gold gets none (nothing was lost)."""
+    idx = np.asarray(list(dict.fromkeys(int(q) for q in qs)), np.int64)
+    out: dict[int, tuple[Hint, ...]] = {int(q): () for q in qs}
+    idx = idx[ev.scored[idx]] if len(idx) else idx
+    if not len(idx):
+        return out
+    k, n = ev.k, len(idx)
+    b_lost = losing_arms(ev, idx).tolist()
+    sides = (("a", ev.a), ("b", ev.b))
+    plans = {side: arm.values("plan", idx) for side, arm in sides}
+    returned = {side: _returned(arm, idx) for side, arm in sides}
+    rank = {side: arm.judged.gold_rank[idx].tolist() for side, arm in sides}
+    depth = {side: arm.depth[idx].tolist() for side, arm in sides}
+    mode = {side: _header_mode(arm) for side, arm in sides}
+    window = {side: _meta_int(arm, "embedding_max_tokens") for side, arm in sides}
+    # What only the text rules read: fetched only with a corpus.
+    text = corpus is not None
+    lists: dict[str, list[list[str]]] = {side: _lists(arm, idx) if text else [[]] * n for side, arm in sides}
+    best = {"a": _best_gold(ev, ev.b, idx), "b": _best_gold(ev, ev.a, idx)} if text else {}  # by the winner
+    texts = ev.query_column("text").take(pa.array(idx)).to_pylist() if text else [None] * n
+    golds = _golds(ev, idx) if text else [[]] * n
+    queries = []
+    for i, q in enumerate(idx.tolist()):
+        side = "b" if b_lost[i] else "a"
+        other = "a" if side == "b" else "b"
+        queries.append(
+            _Query(
+                q,
+                side,
+                side.upper(),
+                k,
+                lists[side][i],
+                rank[side][i],
+                depth[side][i],
+                golds[i],
+                best[side][i] if text else None,
+                texts[i],
+                mode[side],
+                window[side] or window[other],  # the model is held still between the arms
+            )
+        )
+    chunks: dict[str, Chunk] = {}
+    if corpus is not None:
+        chunks = corpus.get_many(c for x in queries for c in [*x.golds, *x.top])
+    for i, x in enumerate(queries):
+        side = x.arm
+        other = "a" if side == "b" else "b"
+        found: list[Hint] = []
+        n_ret, n_elig = returned[side][i]
+        plan, other_plan = plans[side][i], plans[other][i]
+        if n_ret < k and (n_elig is None or n_ret < n_elig):
+            found.append(_short(x, n_ret, plan, n_elig))
+        if plan is not None and other_plan is not None and plan != other_plan:
+            pa_, pb = (plan, other_plan) if side == "a" else (other_plan, plan)
+            found.append(
+                Hint(
+                    HintKind.PLAN_CHANGE,
+                    side,
+                    f"A used plan {pa_}, B plan {pb}",
+                    {"plan_a": pa_, "plan_b": pb},
+                )
+            )
+        if corpus is not None:
+            found += _text_hints(ev, x, chunks)
+        if not found:
+            found += _position(x, corpus is not None)
+        out[x.q] = tuple(sorted(found, key=lambda h: ORDER[h.kind]))
+    return out
+
+
+def _golds(ev: Evaluation, qs: np.ndarray) -> list[list[str]]:
+    """Each query's gold ids, best grade first (one take over the gold vocabulary)."""
+    sets = ev.gold.sets
+    lo, hi = np.searchsorted(sets.query, qs), np.searchsorted(sets.query, qs, side="right")
+    count = hi - lo
+    rows = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    names = ev.gold.vocabulary.take(pa.array(sets.code[rows])).to_pylist() if len(rows) else []
+    ends = np.cumsum(count).tolist()
+    return [names[e - c : e] for e, c in zip(ends, count.tolist(), strict=True)]
+
+
+def _lists(arm: Arm, qs: np.ndarray) -> list[list[str]]:
+    """Each query's first k stored ids in `arm` (empty where the run lacks the query)."""
+    rows = arm.row[qs]
+    table = arm.run.retrieved
+    if len(table) == 0:
+        return [[] for _ in qs]
+    taken = table.take(pa.array(np.maximum(rows, 0)))
+    top = pc.list_slice(taken, 0, arm.judged.k).to_pylist()
+    return [t if r >= 0 and t is not None else [] for t, r in zip(top, rows.tolist(), strict=True)]
+
+
+def _returned(arm: Arm, qs: np.ndarray) -> list[tuple[int, int | None]]:
+    """(n_returned, n_eligible or None) per query: `n_returned` where the run records it, else the
+    stored list length; 0 where the run lacks the query."""
+    n_ret = arm.depth[qs].copy()
+    col = arm.aligned("n_returned")
+    if col is not None:
+        values = col.take(pa.array(qs))
+        recorded = values.is_valid().to_numpy(zero_copy_only=False)
+        given = values.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        n_ret = np.where(recorded, given, n_ret)
+    n_ret = np.where(arm.row[qs] >= 0, n_ret, 0)
+    elig = arm.n_eligible[qs]
+    return [(int(r), None if e < 0 else int(e)) for r, e in zip(n_ret.tolist(), elig.tolist(), strict=True)]
+
+
+def _short(x: _Query, n_ret: int, plan: object, n_elig: int | None) -> Hint:
+    said = [f"plan {plan}" if plan is not None else "plan not recorded"]
+    if n_elig is not None:
+        said.append(f"{n_elig} eligible")
+    return Hint(
+        HintKind.SHORT_LIST,
+        x.arm,
+        f"{x.name} returned {n_ret} of k={x.k} ids ({', '.join(said)})",
+        {"n_returned": n_ret, "k": x.k, "plan": plan, "n_eligible": n_elig},
+    )
+
+
+def _position(x: _Query, examined: bool) -> list[Hint]:
+    """pushed-out / dropped: where the gold went, when no other rule explains the loss."""
+    note = "" if examined else " (no corpus: text causes not examined)"
+    if x.rank == 0:
+        return [
+            Hint(
+                HintKind.DROPPED,
+                x.arm,
+                f"no gold id is among {x.name}'s {x.depth} stored ids{note}",
+                {"depth": x.depth, "text_examined": examined},
+            )
+        ]
+    if x.k < x.rank <= PUSHED_BELOW * x.k:
+        return [
+            Hint(
+                HintKind.PUSHED_OUT,
+                x.arm,
+                f"{x.name} ranks its best gold {x.rank}, just below k={x.k} "
+                f"(ranks {x.k + 1}–{PUSHED_BELOW * x.k}){note}",
+                {"rank": x.rank, "k": x.k, "text_examined": examined},
+            )
+        ]
+    return []
+
+
+def _text_hints(ev: Evaluation, x: _Query, chunks: dict[str, Chunk]) -> list[Hint]:
+    out: list[Hint] = []
+    query = words(x.text)
+    gold = chunks.get(x.gold) if x.gold is not None else None
+    # The ids above the loser's best gold within its top k (for a miss: the whole top k).
+    above = [c for c in (x.top if not 0 < x.rank <= x.k else x.top[: x.rank - 1]) if c in chunks]
+    embeds_headers = x.header_mode != NO_HEADERS
+    if gold is not None and query and embeds_headers:
+        hint = _header_dominates(x, gold, query, above, chunks)
+        if hint is not None:
+            out.append(hint)
+        hint = _misleading(x, gold, query, above, chunks)
+        if hint is not None:
+            out.append(hint)
+    hint = _unlabelled(ev, x, chunks)
+    if hint is not None:
+        out.append(hint)
+    if gold is not None:
+        hint = _window(x, gold)
+        if hint is not None:
+            out.append(hint)
+    return out
+
+
+def _lifted(chunk: Chunk, query: set[str]) -> set[str]:
+    """The query's words the chunk's heading path holds and its body does not."""
+    return shared(chunk.header, query) - shared(chunk.text, query)
+
+
+def _header_dominates(
+    x: _Query, gold: Chunk, query: set[str], above: list[str], chunks: dict[str, Chunk]
+) -> Hint | None:
+    head, body = token_estimate(gold.header), token_estimate(gold.text)
+    if head <= body or not above:
+        return None
+    lifted = {c: sorted(_lifted(chunks[c], query)) for c in above}
+    lifted = {c: w for c, w in lifted.items() if w}
+    if 2 * len(lifted) < len(above):  # "filled": at least half of the chunks above the gold
+        return None
+    first, why = next(iter(lifted.items()))
+    return Hint(
+        HintKind.HEADER_DOMINATES,
+        x.arm,
+        f"gold {gold.chunk_id}'s heading path (~{head} tokens) is longer than its body (~{body}), and "
+        f"{len(lifted)} of the {len(above)} ids above it in {x.name}'s top {x.k} have headings holding "
+        f"query words their bodies lack (first: {first}, '{' '.join(why)}')",
+        {
+            "gold": gold.chunk_id,
+            "header_tokens": head,
+            "body_tokens": body,
+            "lifted": list(lifted),
+            "n_above": len(above),
+        },
+    )
+
+
+def _misleading(
+    x: _Query, gold: Chunk, query: set[str], above: list[str], chunks: dict[str, Chunk]
+) -> Hint | None:
+    in_body = shared(gold.text, query)
+    if len(in_body) < min(MIN_SHARED, len(query)) or shared(gold.header, query) or not above:
+        return None
+    headed, weaker = [], []
+    for c in above:
+        ch = chunks[c]
+        if shared(ch.header, query):
+            headed.append(c)
+        elif len(shared(ch.header, query) | shared(ch.text, query)) < len(in_body):
+            weaker.append(c)
+        else:
+            return None  # a chunk above out-matches the gold by its body: not the heading's doing
+    return Hint(
+        HintKind.MISLEADING_PATH,
+        x.arm,
+        f"gold {gold.chunk_id}'s body shares {len(in_body)} query words ({', '.join(sorted(in_body))}) "
+        f"but its heading path none; of the {len(above)} ids above it in {x.name}'s top {x.k}, "
+        f"{len(headed)} have headings sharing query words and {len(weaker)} share fewer words",
+        {
+            "gold": gold.chunk_id,
+            "body_shared": sorted(in_body),
+            "header": gold.header,
+            "above_with_heading": headed,
+            "above_weaker": weaker,
+        },
+    )
+
+
+def _unlabelled(ev: Evaluation, x: _Query, chunks: dict[str, Chunk]) -> Hint | None:
+    golds = {g: (chunks[g].header, chunks[g].text) for g in x.golds if g in chunks}
+    zero = _judged_not_relevant(ev, x.q)
+    candidates = {c: (chunks[c].header, chunks[c].text) for c in x.top if c in chunks and c not in zero}
+    if not golds or not candidates:
+        return None
+    dups = near_duplicates(golds, candidates)
+    if not dups:
+        return None
+    cid = next(c for c in x.top if c in dups)  # the best-ranked one
+    gid, score = dups[cid]
+    rank = x.top.index(cid) + 1
+    return Hint(
+        HintKind.LIKELY_UNLABELLED,
+        x.arm,
+        f"{x.name}'s rank {rank}, {cid}, nearly duplicates gold {gid} (similarity {score:.0f}/100) "
+        "and is not labelled: the miss may be a missing label",
+        {"chunk": cid, "gold": gid, "rank": rank, "similarity": round(score, 1), "n_duplicates": len(dups)},
+    )
+
+
+def _judged_not_relevant(ev: Evaluation, q: int) -> set[str]:
+    zero = ev.not_relevant
+    lo, hi = np.searchsorted(zero.keys, [q * KEY, (q + 1) * KEY])
+    if hi <= lo:
+        return set()
+    return set(zero.vocabulary.take(pa.array(zero.keys[lo:hi] % KEY)).to_pylist())
+
+
+def _window(x: _Query, gold: Chunk) -> Hint | None:
+    limit = x.max_tokens
+    if limit is None or x.header_mode != PREPEND:
+        return None
+    body = token_estimate(gold.text)
+    both = token_estimate(f"{gold.header or ''}\n{gold.text or ''}")
+    if not body <= limit < both:
+        return None
+    fit = math.floor(limit / TOKENS_PER_WORD)  # words that fit the window
+    cut = word_count(gold.header) + word_count(gold.text) - fit
+    return Hint(
+        HintKind.WINDOW,
+        x.arm,
+        f"{x.name} prepends headers: gold {gold.chunk_id}'s heading path + body (~{both} tokens) exceed "
+        f"embedding_max_tokens {limit} while its body alone (~{body}) fits, so the body's last ~{cut} "
+        "words were cut off (tokens estimated at 4 per 3 words)",
+        {
+            "gold": gold.chunk_id,
+            "embedding_max_tokens": limit,
+            "header_body_tokens": both,
+            "body_tokens": body,
+            "words_cut": cut,
+            "estimate": "token_estimate: ceil(words x 4/3), words split on whitespace",
+        },
+    )

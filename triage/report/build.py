@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 
 from triage import __version__
+from triage.core.corpus import Corpus, open_corpus
+from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
+from triage.core.hints import hints_for
 from triage.core.metrics import Means, means
 from triage.core.paired import Outcome, Paired, outcome_codes, paired
 from triage.core.ranks import WinTieLoss, ranks
@@ -85,9 +89,10 @@ def _paired(p: Paired, a: Means, b: Means, regressions_with_unjudged: int) -> Pa
     )
 
 
-def _flips(ev: Evaluation) -> tuple[FlipRow, ...]:
+def _flips(ev: Evaluation, corpus: Corpus | None) -> tuple[FlipRow, ...]:
     order = ev.flips
     a, b = ev.a, ev.b
+    hints = hints_for(ev, order, corpus)
     columns = zip(
         ev.query_ids.take(order).to_pylist(),
         a.judged.hit[order].tolist(),
@@ -100,6 +105,8 @@ def _flips(ev: Evaluation) -> tuple[FlipRow, ...]:
         ev.query_column("tenant").take(pa.array(order)).to_pylist(),  # queries file, else runs
         a.unjudged_top[order].tolist(),
         b.unjudged_top[order].tolist(),
+        ev.query_column("text").take(pa.array(order)).to_pylist(),
+        order.tolist(),
         strict=True,
     )
     return tuple(
@@ -115,10 +122,24 @@ def _flips(ev: Evaluation) -> tuple[FlipRow, ...]:
             tenant,
             unjudged_a,
             unjudged_b,
+            text,
+            hints[q],
         )
-        for qid, hit_a, rank_a, rank_b, depth_a, depth_b, plan_a, plan_b, tenant, unjudged_a, unjudged_b in (
-            columns
-        )
+        for (
+            qid,
+            hit_a,
+            rank_a,
+            rank_b,
+            depth_a,
+            depth_b,
+            plan_a,
+            plan_b,
+            tenant,
+            unjudged_a,
+            unjudged_b,
+            text,
+            q,
+        ) in columns
     )
 
 
@@ -280,8 +301,25 @@ def _labels(snapshot: Snapshot, arms: ByArm[ArmSection], frozen: FrozenView) -> 
     )
 
 
-def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> Report:
+def report_corpus(snapshot: Snapshot) -> Corpus | None:
+    """The corpus the spec names, opened for the flips' text hints (None: none named, or it cannot
+    be opened: the hints that need no text are still given)."""
+    path = snapshot.spec.corpus
+    if path is None:
+        return None
+    try:
+        return open_corpus(path)
+    except (InputError, OSError):
+        return None
+
+
+def build(
+    snapshot: Snapshot, floor: float = DEFAULT_FLOOR, corpus: Corpus | None | Literal["open"] = "open"
+) -> Report:
+    """The report of `snapshot`. `corpus`: the chunks the flips' text hints read; "open" opens the
+    one the spec names; None gives only the hints that need no text."""
     ev = snapshot.ev
+    chunks = report_corpus(snapshot) if corpus == "open" else corpus
     scored = ev.scored
     slice_rows, partition = _slices(ev)
     arms = ByArm(_arm(ev, ev.a), _arm(ev, ev.b))
@@ -302,7 +340,7 @@ def build(snapshot: Snapshot, floor: float = DEFAULT_FLOOR) -> Report:
         slices=slice_rows,
         partition=partition,
         tenants=_tenants(ev, floor),
-        flips=_flips(ev),
+        flips=_flips(ev, chunks),
         ranks=_ranks(ev),
         checks=tuple(snapshot.checks),
     )

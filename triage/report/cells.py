@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from triage.core.checks import Check, Level
 from triage.core.paired import Outcome
+from triage.core.sanitize import one_line
 from triage.report.model import (
     DropRow,
     FlipRow,
@@ -236,21 +237,53 @@ def capped_flips(flips: Iterable[FlipRow]) -> tuple[list[FlipRow], int]:
     return shown, total - len(shown)
 
 
-FLIP_HEAD = ["#", "query", "direction", "tenant", "gold A", "gold B", "plan A", "plan B", "unjudged A/B"]
+FLIP_HEAD = [
+    "#",
+    "query",
+    "text",
+    "direction",
+    "tenant",
+    "gold A",
+    "gold B",
+    "plan A",
+    "plan B",
+    "unjudged A/B",
+    "hints",
+]
+FLIP_TEXT = 40  # characters of a query's text shown in a flips table
 
 
-def flip_cells(i: int, f: FlipRow, k: int) -> list[str]:
-    return [
-        str(i),
-        f.query_id,
-        outcome(f.direction),
-        text(f.tenant),
-        rank(f.gold_rank_a, k),
-        rank(f.gold_rank_b, k),
-        text(f.plan_a),
-        text(f.plan_b),
-        f"{f.unjudged_in_top_k_a}/{f.unjudged_in_top_k_b}",
-    ]
+def flip_head(r: Report) -> list[str]:
+    """The flips table's columns: the tenant and plan columns only when the evaluation has
+    tenants / plans (an empty column is not drawn)."""
+    drop = set()
+    if "tenant" not in r.slices:
+        drop.add("tenant")
+    if "plan" not in r.slices:
+        drop |= {"plan A", "plan B"}
+    return [h for h in FLIP_HEAD if h not in drop]
+
+
+def hint_codes(f: FlipRow) -> str:
+    """The flip's hints as short codes, most specific first: "short plan"."""
+    return " ".join(h.kind.code for h in f.hints)
+
+
+def flip_cells(i: int, f: FlipRow, k: int) -> dict[str, str]:
+    """Every cell of one flips-table row by its FLIP_HEAD name (the text is one line, cut)."""
+    return {
+        "#": str(i),
+        "query": f.query_id,
+        "text": one_line(text(f.text), FLIP_TEXT),
+        "direction": outcome(f.direction),
+        "tenant": text(f.tenant),
+        "gold A": rank(f.gold_rank_a, k),
+        "gold B": rank(f.gold_rank_b, k),
+        "plan A": text(f.plan_a),
+        "plan B": text(f.plan_b),
+        "unjudged A/B": f"{f.unjudged_in_top_k_a}/{f.unjudged_in_top_k_b}",
+        "hints": hint_codes(f) or NONE,
+    }
 
 
 SLICE_HEAD = ["value", "n", "hit A", "hit B", "±B", "B−A", "rec A", "rec B", "h→m", "m→h", "short", "elig=0"]

@@ -67,26 +67,14 @@ def _numbers(r: Report) -> list[str]:
 def _flips(r: Report) -> list[str]:
     shown, hidden = cells.capped_flips(r.flips)
     out = ["## Flips (hit→miss first)", ""]
+    head = cells.flip_head(r)
+    data = {"query", "text", "tenant", "plan A", "plan B"}  # data text: escaped
     rows = []
     for i, f in enumerate(shown, 1):
-        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b, unjudged = cells.flip_cells(i, f, r.k)
-        rows.append(
-            [n, cell(query), direction, cell(tenant), rank_a, rank_b, cell(plan_a), cell(plan_b), unjudged]
-        )
-    out += _table(
-        [
-            "#",
-            "query",
-            "direction",
-            "tenant",
-            "gold rank A",
-            "gold rank B",
-            "plan A",
-            "plan B",
-            f"unjudged in top {r.k} A/B",
-        ],
-        rows,
-    )
+        row = cells.flip_cells(i, f, r.k)
+        rows.append([cell(row[h]) if h in data else row[h] for h in head])
+    names = {"gold A": "gold rank A", "gold B": "gold rank B", "unjudged A/B": f"unjudged in top {r.k} A/B"}
+    out += _table([names.get(h, h) for h in head], rows)
     if hidden:
         out += [f"… {hidden} more flips (`--format json` lists them all).", ""]
     return out

@@ -17,6 +17,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from triage.core.checks import Check
+from triage.core.hints import Hint
 from triage.core.paired import Outcome
 
 SCHEMA = 1  # `to_json()["schema"]`: raised when a key changes name or meaning
@@ -196,6 +197,8 @@ class FlipRow:
     tenant: str | None
     unjudged_in_top_k_a: int  # unjudged ids in A's top k for this query
     unjudged_in_top_k_b: int
+    text: str | None = None  # the query's text (None: unknown)
+    hints: tuple[Hint, ...] = ()  # likely causes for the arm that lost, most specific first
 
 
 @dataclass(frozen=True, slots=True)

@@ -181,28 +181,30 @@ def gate_view(r: Report) -> Group | None:
     return Group(head, t)
 
 
+PIPED_WIDTH = 160  # characters per line when the output is not a terminal
+
+
 def flips_view(r: Report) -> Group:
     shown, hidden = cells.capped_flips(r.flips)
-    t = Table(title="Flips, hit→miss first", title_justify="left")
-    for name, just in zip(
-        cells.FLIP_HEAD,
-        ("right", "left", "left", "left", "right", "right", "left", "left", "right"),
-        strict=True,
-    ):
-        t.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
+    # The text takes what width the other columns leave (one line, cut with an ellipsis).
+    t = Table(title="Flips, hit→miss first", title_justify="left", expand=True, min_width=None)
+    head = cells.flip_head(r)
+    right = {"#", "gold A", "gold B", "unjudged A/B"}
+    for name in head:
+        if name == "text":
+            t.add_column(name, ratio=1, no_wrap=True, overflow="ellipsis")
+        else:
+            t.add_column(name, justify="right" if name in right else "left", overflow="fold")
+    width = {"query": 40, "text": cells.FLIP_TEXT, "tenant": 24, "plan A": 16, "plan B": 16}
     for i, f in enumerate(shown, 1):
-        n, query, direction, tenant, rank_a, rank_b, plan_a, plan_b, unjudged = cells.flip_cells(i, f, r.k)
-        t.add_row(
-            n,
-            plain(query, 40),
-            Text(direction, "red" if f.direction is Outcome.HIT_TO_MISS else "green"),
-            plain(tenant, 24),
-            rank_a,
-            rank_b,
-            plain(plan_a, 16),
-            plain(plan_b, 16),
-            unjudged,
-        )
+        row = cells.flip_cells(i, f, r.k)
+        drawn: list[RenderableType] = []
+        for name in head:
+            if name == "direction":
+                drawn.append(Text(row[name], "red" if f.direction is Outcome.HIT_TO_MISS else "green"))
+            else:
+                drawn.append(plain(row[name], width.get(name, 80)))
+        t.add_row(*drawn)
     parts: list[RenderableType] = [t]
     if hidden:
         parts.append(Text(f"… {hidden} more flips (--format json lists them all)"))
@@ -249,8 +251,9 @@ def summary(r: Report) -> Text:
 
 def render(r: Report, console: Console | None = None) -> None:
     if console is None:
-        # Piped or in CI there is no terminal width: use one that keeps ids whole.
-        console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+        # Piped or in CI there is no terminal width: use one that keeps ids whole and gives the
+        # flips table (eleven columns with the query's text) room.
+        console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
     console.print(title(r))
     console.print(summary(r))
     parts = (

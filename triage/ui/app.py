@@ -192,10 +192,13 @@ class TriageApp(App[None]):
             # markup=False stops markup, not escape sequences: the note names a file path (data)
             self.notify(visible(message.note), title="corpus unavailable", severity="warning", markup=False)
         from triage.ui.screens.detail import DetailScreen
+        from triage.ui.screens.lists import FlipsScreen
         from triage.ui.screens.queue import QueueScreen
 
         if isinstance(self.screen, (DetailScreen, QueueScreen)):
             self.screen.show()
+        elif isinstance(self.screen, FlipsScreen):  # text hints can be computed now
+            self.screen.fill()
 
     # -- navigation ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

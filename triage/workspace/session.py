@@ -20,7 +20,7 @@ import pyarrow as pa
 from triage.core.checks import Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Evaluation
-from triage.core.hints import hints_for
+from triage.core.hints import Hint, hints_for
 from triage.core.manifest import Spec, from_manifest
 from triage.core.paired import Outcome
 from triage.core.search import Searcher
@@ -218,6 +218,31 @@ class Session:
         if hit is not None and hit[0] == snapshot.version and hit[1][0] == key:
             return hit[1][1]  # type: ignore[no-any-return]
         return build_detail(snapshot, q, corpus)
+
+    # -- cause hints ---------------------------------------------------------------------------
+    def _hints_name(self, corpus: Corpus | None) -> str:
+        return f"hints:{corpus is not None}"
+
+    def hints(self) -> dict[int, tuple[Hint, ...]]:
+        """Every flip's cause hints (query index → hints, most specific first) for the current
+        snapshot, cached by its version and by whether the corpus is loaded (text hints need it):
+        a worker's job at thousands of flips."""
+        corpus = self.corpus  # read once: the name says what the hints were computed with
+        return self.cached(
+            self._hints_name(corpus), lambda snapshot: hints_for(snapshot.ev, snapshot.ev.flips, corpus)
+        )
+
+    def hints_ready(self) -> dict[int, tuple[Hint, ...]] | None:
+        """The flips' hints if computed for the current snapshot and corpus state, else None."""
+        hit = self._cache.get(self._hints_name(self.corpus))
+        return hit[1] if hit is not None and hit[0] == self.version else None  # type: ignore[no-any-return]
+
+    def hints_of(self, q: int) -> tuple[Hint, ...]:
+        """Query `q`'s hints: the flips' when computed, else computed now for `q` alone (cheap)."""
+        ready = self.hints_ready()
+        if ready is not None and q in ready:
+            return ready[q]
+        return hints_for(self.ev, [q], self.corpus)[q]
 
     def prefetch(self, q: int) -> None:
         """Build query `q`'s detail ahead (in a worker): its chunks' pages are read meanwhile."""

@@ -26,6 +26,7 @@ from triage.ui.widgets.detail import (
     ArmSummaries,
     DetailTitle,
     GoldPane,
+    HintLine,
     Preview,
     QueryText,
     RankedList,
@@ -76,6 +77,7 @@ class DetailScreen(Screen[int]):
         yield DetailTitle(id="detail-title")
         yield StatusLine(id="status")
         yield QueryText(id="query-text")
+        yield HintLine(id="hint-line")
         yield VerdictLine(id="verdicts")
         yield ArmSummaries()
         yield GoldPane()
@@ -100,11 +102,20 @@ class DetailScreen(Screen[int]):
         note = self.session.corpus_note
         self.query_one(DetailTitle).show(d, self.label(self.position))
         self.query_one(QueryText).show(d)
+        self.query_one(HintLine).show(self.session.hints_of(self.q), self.hint_note())
         self.query_one(VerdictLine).show(self.session.verdicts.for_query(d.query_id))
         self.query_one(ArmSummaries).show(d)
         self.query_one(GoldPane).show(d, note)
         self.query_one(RankedLists).show(d, note, cursor)
         self.sync_preview()
+
+    def hint_note(self) -> str:
+        """What the hint line says of the text hints it could not give yet (empty: none)."""
+        if self.session.corpus is not None:
+            return ""
+        if self.session.snapshot.spec.corpus is None:
+            return "no corpus: text causes not examined"
+        return "text causes once the corpus is loaded"
 
     def _focused_list(self) -> RankedList | None:
         return self.query_one(RankedLists).list_of(self.focused)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 import pyarrow.compute as pc
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
@@ -60,6 +61,7 @@ class QueryList(LiveScreen):
         Binding("escape", "app.pop_screen", "back"),
     ]
     title_text = ""
+    with_hints = False  # a column with each row's first cause hint (computed in a worker)
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -82,10 +84,11 @@ class QueryList(LiveScreen):
             Column("gold B", rank_width, right=True),
             Column("plan A", 10),
             Column("plan B", 10),
+            Column("hint", 7),  # the first cause hint (flips list only)
             Column("verdict", 12),  # shown once any query has a verdict
             Column("text", 0),
         ]
-        self.hidden = empty_columns(self.session)
+        self.hidden = empty_columns(self.session) | (set() if self.with_hints else {"hint"})
         yield VirtualTable([c for c in self.columns if c.title not in self.hidden], id="queries")
         yield Keys()
 
@@ -99,6 +102,17 @@ class QueryList(LiveScreen):
         shown = [c.title not in hidden for c in self.columns]
         table = self.query_one(VirtualTable)
         table.columns = [c for c, keep in zip(self.columns, shown, strict=True) if keep]
+        hints = s.hints_ready() if self.with_hints else None
+        if self.with_hints and hints is None:
+            self.compute_hints()
+
+        def hint(q: int) -> str:
+            if not self.with_hints:
+                return ""
+            if hints is None:
+                return "…"  # not computed yet
+            found = hints.get(q, ())
+            return found[0].kind.code if found else ""
 
         def row(i: int) -> list[object]:
             q = int(order[i])
@@ -111,6 +125,7 @@ class QueryList(LiveScreen):
                 rank_cell(ev.b, q, bool(short_b[q]), ev.k),
                 ev.a.value("plan", q),
                 ev.b.value("plan", q),
+                hint(q),
                 verdict_cell(verdicts.for_query(s.query_id(q))) if "verdict" not in hidden else "",
                 s.texts[q].as_py(),
             ]
@@ -122,6 +137,16 @@ class QueryList(LiveScreen):
 
     def rows(self) -> np.ndarray:
         raise NotImplementedError
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="hints")
+    def compute_hints(self) -> None:
+        """Every flip's hints, off the UI thread; the list is drawn again when they are in."""
+        self.session.hints()
+        self.app.call_from_thread(self._hints_done)
+
+    def _hints_done(self) -> None:
+        if self.is_attached:
+            self.fill()
 
     def position_label(self, i: int) -> str:
         return f"query {i + 1} of {len(self.order)}"
@@ -168,6 +193,7 @@ class QueryList(LiveScreen):
 
 class FlipsScreen(QueryList):
     title_text = "Flips, hit→miss first"
+    with_hints = True
 
     def rows(self) -> np.ndarray:
         return self.session.flips

@@ -12,8 +12,9 @@ from triage.workspace.session import Session
 
 
 def report(session: Session) -> Report:
-    """The report of the session's current snapshot, built once per version."""
-    return session.cached("report", lambda snapshot: build(snapshot, session.floor))
+    """The report of the session's current snapshot, built once per version (its flips' hints
+    without text: the screens read those from `Session.hints`)."""
+    return session.cached("report", lambda snapshot: build(snapshot, session.floor, corpus=None))
 
 
 class LiveScreen(Screen):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from triage.core.hints import Hint
 from triage.core.paired import Outcome
 from triage.ui.literal import line
 from triage.workspace.detail import QueryDetail
@@ -50,5 +51,26 @@ class QueryText(Static):
                 d.text if d.text is not None else "(no query text)",
                 "\n",
                 (fields, "$text-muted"),
+            )
+        )
+
+
+class HintLine(Static):
+    """The likely cause of the loss: the first hint's kind and evidence, then the other kinds."""
+
+    def show(self, hints: tuple[Hint, ...], note: str) -> None:
+        """`note`: why text hints are missing (no corpus, or not loaded yet); empty when not."""
+        later = f"  ({note})" if note else ""
+        if not hints:
+            self.update(line(("hint  ", "bold"), ("none: no rule explains it" + later, "$text-muted")))
+            return
+        first, *rest = hints
+        also = f"   also: {', '.join(h.kind.value for h in rest)}" if rest else ""
+        self.update(
+            line(
+                ("hint  ", "bold"),
+                (f"{first.kind.value} ({first.arm.upper()})  ", "bold $text-warning"),
+                first.evidence,
+                (also + later, "$text-muted"),
             )
         )
