@@ -25,6 +25,7 @@ from conftest import frozen_evaluation, manifest, write_parquet
 
 SIZE = (140, 45)
 LIST_COLUMNS = ["#", "outcome", "query", "tenant", "gold A", "gold B", "plan A", "plan B", "text"]
+FLIPS_COLUMNS = [*LIST_COLUMNS[:-1], "hint", "text"]  # the flips list adds each flip's first hint
 
 
 def content_of(screen, selector: str) -> Content:
@@ -257,7 +258,7 @@ async def test_list_columns_empty_for_this_evaluation_are_hidden(
         table = app.screen.query_one(VirtualTable)
         expected = [
             c
-            for c in LIST_COLUMNS
+            for c in FLIPS_COLUMNS
             if (c != "tenant" or tenants == "some") and (not c.startswith("plan") or plans)
         ]
         assert titles(table) == expected
@@ -267,7 +268,7 @@ async def test_list_columns_empty_for_this_evaluation_are_hidden(
         if plans:
             assert cells[expected.index("plan A")] == "scan" and cells[expected.index("plan B")] == "ann"
         await pilot.press("escape", "a")
-        assert titles(app.screen.query_one(VirtualTable)) == expected
+        assert titles(app.screen.query_one(VirtualTable)) == [c for c in expected if c != "hint"]
 
 
 async def test_the_sample_shows_every_list_column_and_the_tenants_plan_and_selectivity() -> None:
@@ -275,7 +276,7 @@ async def test_the_sample_shows_every_list_column_and_the_tenants_plan_and_selec
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
         await pilot.press("f")
-        assert titles(app.screen.query_one(VirtualTable)) == LIST_COLUMNS
+        assert titles(app.screen.query_one(VirtualTable)) == FLIPS_COLUMNS
         await pilot.press("t")
         assert isinstance(app.screen, TenantsScreen)
         table = app.screen.query_one(VirtualTable)

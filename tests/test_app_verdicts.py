@@ -144,7 +144,8 @@ async def test_the_hinted_causes_are_offered_first(copy: Path, monkeypatch: pyte
         assert [line.split()[1] for line in causes[2:]] == [c.value for c in Cause if c is not Cause.WINDOW]
 
 
-async def test_no_hint_lists_the_causes_in_their_order(copy: Path) -> None:
+async def test_no_hint_lists_the_causes_in_their_order(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "hints_for", lambda ev, qs, corpus: {int(q): () for q in qs})
     app = TriageApp(copy, reviewer="ana")
     async with app.run_test(size=SIZE) as pilot:
         await open_q150(pilot)
@@ -152,6 +153,17 @@ async def test_no_hint_lists_the_causes_in_their_order(copy: Path) -> None:
         causes = text_of(app.screen, "#verdict-causes").splitlines()[1:]
         assert [line.split()[1] for line in causes] == [c.value for c in Cause]
         assert not any("hinted" in line for line in causes)
+
+
+async def test_the_samples_own_hint_is_offered_first(copy: Path) -> None:
+    """q150's computed hint (a retrieved near-duplicate of its gold) leads the causes; the key stays."""
+    app = TriageApp(copy, reviewer="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_q150(pilot)
+        await pilot.press("v")
+        causes = text_of(app.screen, "#verdict-causes").splitlines()[1:]
+        assert causes[0].split() == ["u", "likely-unlabelled", "hinted"]
+        assert sum("hinted" in line for line in causes) == 1
 
 
 async def test_a_refused_verdict_is_kept_and_the_quit_prompt_counts_it(copy: Path) -> None:
