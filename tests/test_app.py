@@ -84,7 +84,7 @@ async def test_detail_shows_gold_header_apart_from_body_and_the_postfilter_short
         golds = text_of(screen, "#gold-text")
         g = d.golds[0]
         assert g.chunk is not None and g.chunk.header in golds
-        assert f"header ({g.header_tokens} tokens)" in golds and f"body ({g.body_tokens} tokens)" in golds
+        assert f"header (~{g.header_tokens} tokens)" in golds and f"body (~{g.body_tokens} tokens)" in golds
         arm_b = text_of(screen, "#arm-b")
         assert "plan postfilter" in arm_b and f"n_returned {d.b.n_returned}" in arm_b
         assert d.b.n_returned is not None and d.b.n_returned < d.k

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from triage.core.hints import HintKind
+
 
 class Cause(StrEnum):
     """A verdict's cause: every hint kind (`core.hints.HintKind`), or one of the last three."""
@@ -27,6 +29,14 @@ class Cause(StrEnum):
     REAL_REGRESSION = "real-regression"
     LABEL_ERROR = "label-error"
     OTHER = "other"
+
+    @property
+    def code(self) -> str:
+        """The short code a list column shows: a hint kind's own code, else the first word."""
+        return HintKind(self.value).code if self.value in _HINTED else self.value.split("-")[0]
+
+
+_HINTED = frozenset(HintKind)
 
 
 @dataclass(frozen=True)

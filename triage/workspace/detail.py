@@ -1,13 +1,12 @@
 """Everything the detail screen shows about one query, assembled headless (no UI code here).
 
 Ranks are 1-based. A row's `other_rank` is where the same chunk sits in the other arm's stored
-list (None: absent). Token counts use one stated rule, `TOKEN`: runs of word characters and
-single punctuation marks — a proxy for model tokens, good for comparing a header with its body.
+list (None: absent). Token counts are the hints' estimate (`core.words.token_estimate`: 4 tokens
+per 3 whitespace words), so the gold pane and a `window` hint never disagree.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -17,24 +16,25 @@ from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.paired import Outcome
 from triage.core.suggest import near_duplicates
+from triage.core.words import token_estimate
 from triage.workspace.snapshot import Snapshot
 
-TOKEN = re.compile(r"\w+|[^\w\s]")
 MIN_ROWS = 10  # rows shown per arm: at least max(k, MIN_ROWS)
 QUERY_FIELDS = ("tenant", "query_type", "source_type", "language", "filter", "selectivity")
 
 
-TOKEN_SCAN = 100_000  # characters counted at most (~5 ms); beyond, a count is a lower bound
+TOKEN_SCAN = 100_000  # characters counted at most (~1 ms); beyond, a count is a lower bound
 
 
 def tokens(text: str | None) -> int:
-    return len(TOKEN.findall(text[:TOKEN_SCAN])) if text else 0
+    """Estimated model tokens of the first TOKEN_SCAN characters of `text`."""
+    return token_estimate(text[:TOKEN_SCAN]) if text else 0
 
 
 def token_label(text: str | None) -> str:
-    """ "12 tokens", or "≥ 180,000 tokens" when the text is longer than TOKEN_SCAN."""
+    """ "~12 tokens", or "≥ ~180,000 tokens" when the text is longer than TOKEN_SCAN."""
     n = tokens(text)
-    return f"≥ {n:,} tokens" if text and len(text) > TOKEN_SCAN else f"{n:,} tokens"
+    return f"≥ ~{n:,} tokens" if text and len(text) > TOKEN_SCAN else f"~{n:,} tokens"
 
 
 class Judgement(Enum):

@@ -50,7 +50,7 @@ def rank_cell(arm: Arm, q: int, short: bool, k: int) -> str:
 def verdict_cell(verdicts: tuple[Verdict, ...]) -> str:
     """The query's verdict for a list row: the cause its reviewers name, or how many differ."""
     causes = sorted({v.cause for v in verdicts})
-    return causes[0] if len(causes) == 1 else f"{len(causes)} differ" if causes else ""
+    return causes[0].code if len(causes) == 1 else f"{len(causes)} differ" if causes else ""
 
 
 class QueryList(LiveScreen):
@@ -85,7 +85,7 @@ class QueryList(LiveScreen):
             Column("plan A", 10),
             Column("plan B", 10),
             Column("hint", 7),  # the first cause hint (flips list only)
-            Column("verdict", 12),  # shown once any query has a verdict
+            Column("verdict", 8),  # shown once any query has a verdict
             Column("text", 0),
         ]
         self.hidden = empty_columns(self.session) | (set() if self.with_hints else {"hint"})
