@@ -475,7 +475,7 @@ FIXES = [
 # ---------------------------------------------------------------------------------------------
 # 3. Planted chunks for the six regressions (A hit, B miss)
 # ---------------------------------------------------------------------------------------------
-# R1 borealis, header dominates a short body: a 10-word adoption rule under a 24-word path...
+# R1 borealis, header dominates a short body: an 11-word adoption rule under a 25-word path...
 R1_PATH = ("Leave and Time Off > Parental leave > Eligibility, notice periods and documentation "
            "requirements for adoptive and foster parents")
 R1_BODY = "Adoptive and foster parents: 14 weeks of paid leave per child."
@@ -502,7 +502,7 @@ TWIN_EDITS = [("manager's", "line manager's"), ("your manager", "your line manag
 # R4 acme, postfilter short list: on the contracts filter B's planner post-filters and keeps
 # three ids, none of them gold; A's planner scans the 45 eligible chunks exactly.
 R4_CPS, R4_TOPIC = "Keystone", "termination"
-# R5 cobalt, header dominates a short body: 14-word card-reader tip under a 20-word path; B
+# R5 cobalt, header dominates a short body: 14-word card-reader tip under a 22-word path; B
 # ranks first "Tap to pay > When a customer's card is declined", a path echoing the query.
 R5_PATH = ("Hardware > Card reader > Troubleshooting contactless, chip and magstripe read errors "
            "on firmware 3.x terminals")

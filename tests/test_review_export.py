@@ -18,7 +18,7 @@ from tests.conftest import manifest, write_parquet
 from triage.cli.main import main
 from triage.core.hints import Hint, HintKind
 from triage.labels.verdicts import Cause, Verdict, Verdicts
-from triage.report.review import opening
+from triage.report.review import ending, opening
 from triage.workspace.snapshot import Snapshot
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
@@ -109,6 +109,26 @@ def test_gold_heading_path_and_opening_lines(capsys) -> None:
     gold = chunks["borealis/handbook-2024#028"]
     assert f"Heading path: {md_escaped(gold['header'])}" in body
     assert f"> {md_escaped(gold['text'])}" in body  # a short body: whole, unmarked
+
+
+def test_a_window_hint_shows_the_words_past_the_window(capsys) -> None:
+    """q046's answer is its body's last line, past e5's window in B: the export quotes what was cut,
+    as many words as the hint counts; a gold without a window hint gets no such block."""
+    chunks = {r["chunk_id"]: r for r in pq.read_table(SAMPLE / "chunks.parquet").to_pylist()}
+    found = sections(export(capsys))
+    body = found["q046"]
+    cut = int(re.search(r"the body's last \\?~(\d+) words were cut off", body).group(1))
+    tail = " ".join(chunks["fjord/docs#019"]["text"].split()[-cut:])
+    past = "Past the embedding window (cut off where the heading path is prepended):"
+    assert f"{past}\n\n> {md_escaped(tail)}" in body
+    assert not any("Past the embedding window" in found[q] for q in REGRESSIONS - {"q046"})
+
+
+def test_ending_keeps_the_last_words_within_300_characters() -> None:
+    assert ending("one two  three\nfour", 2) == "three four"
+    assert ending("one two", 5) == "one two"
+    assert ending("x" * 1_000_000, 1) == "…" + "x" * 300
+    assert ending(None, 3) is None and ending("a b", 0) is None
 
 
 def test_opening_keeps_three_lines_and_300_characters() -> None:

@@ -356,7 +356,8 @@ def _misleading(
         x.arm,
         f"gold {gold.chunk_id}'s body shares {len(in_body)} query words ({', '.join(sorted(in_body))}) "
         f"but its heading path none; of the {len(above)} ids above it in {x.name}'s top {x.k}, "
-        f"{len(headed)} have headings sharing query words and {len(weaker)} share fewer words",
+        f"{len(headed)} have headings sharing query words and {len(weaker)} share fewer query words "
+        "than the gold's body",
         {
             "gold": gold.chunk_id,
             "body_shared": sorted(in_body),

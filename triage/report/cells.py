@@ -401,8 +401,9 @@ def wins_ties_losses(x: RanksSection, k: int) -> str:
 
 
 def drops_line(x: RanksSection, k: int) -> str:
-    """ "46 queries hit in both arms with the gold ranked lower in B (within the top 5)"."""
-    return f"{len(x.drops)} queries hit in both arms with the gold ranked lower in B (within the top {k})"
+    """ "46 queries hit in both arms with the gold ranked lower in B (both inside the top 5)"."""
+    n = len(x.drops)
+    return f"{n} queries hit in both arms with the gold ranked lower in B (both inside the top {k})"
 
 
 def capped_drops(drops: tuple[DropRow, ...]) -> tuple[tuple[DropRow, ...], int]:

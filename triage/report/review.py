@@ -19,7 +19,7 @@ from pathlib import Path
 from triage import __version__
 from triage.core.checks import Check, Level
 from triage.core.corpus import Corpus
-from triage.core.hints import Hint, hints_for
+from triage.core.hints import Hint, HintKind, hints_for
 from triage.core.paired import Outcome
 from triage.labels.verdicts import Verdict
 from triage.report import cells
@@ -76,6 +76,7 @@ class Gold:
     in_corpus: bool
     rank: ByArm[int | None]  # this chunk's rank per arm (None: absent from the stored depth)
     added_by: str | None  # reviewer of the amendment that made it gold; None: frozen gold
+    cut_off: str | None = None  # a `window` hint's lost words: the body's last words, ≤ OPENING_CHARS
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,24 @@ def _arm(view: ArmView, k: int, d: QueryDetail) -> ArmTop:
     )
 
 
+def ending(text: str | None, words: int, chars: int = OPENING_CHARS) -> str | None:
+    """The last `words` whitespace words of `text`, at most `chars` characters (MORE in front
+    where cut); only the last 10 × `chars` characters are read."""
+    if not text or words <= 0:
+        return None
+    tail = " ".join(text[-10 * chars :].split()[-words:])
+    return tail if len(tail) <= chars else MORE + tail[-chars:].lstrip()
+
+
+def _cut_off(hints: tuple[Hint, ...], chunk_id: str, text: str | None) -> str | None:
+    """What a `window` hint on this gold says was cut off: the body's last words."""
+    for h in hints:
+        if h.kind is HintKind.WINDOW and h.facts.get("gold") == chunk_id:
+            n = h.facts.get("words_cut")
+            return ending(text, n) if isinstance(n, int) else None
+    return None
+
+
 def _query(snapshot: Snapshot, d: QueryDetail, hints: tuple[Hint, ...]) -> Query:
     k = d.k
     return Query(
@@ -179,6 +198,7 @@ def _query(snapshot: Snapshot, d: QueryDetail, hints: tuple[Hint, ...]) -> Query
                 g.chunk is not None,
                 ByArm(g.rank_a, g.rank_b),
                 d.amended.get(g.chunk_id),
+                _cut_off(hints, g.chunk_id, g.chunk.text) if g.chunk else None,
             )
             for g in d.golds
         ),
@@ -256,7 +276,10 @@ def arm_line(arm: ArmTop, k: int) -> str:
     """ "gold rank 3, plan ann" with the list's length where shorter than k."""
     if not arm.present:
         return "not answered by this arm (scored as an empty list)"
-    parts = [f"gold rank {cells.rank(arm.gold_rank, k)}", f"plan {arm.plan or cells.NONE}"]
+    rank = "gold not in the stored list"
+    if arm.gold_rank is not None:
+        rank = f"gold rank {cells.rank(arm.gold_rank, k)}"
+    parts = [rank, f"plan {arm.plan or cells.NONE}"]
     if arm.short(k):
         parts.append(f"n_returned {arm.n_returned} < k = {k}")
     return ", ".join(parts)

@@ -97,7 +97,11 @@ def _gold(i: int, n: int, g: Gold, k: int, corpus: bool) -> list[str]:
     if not g.in_corpus:
         return [*out, f'<p class="muted">({e(NOT_IN_CORPUS)})</p>']
     out.append(f"<p>Heading path: {e(g.header) if g.header is not None else cells.NONE}</p>")
-    return [*out, f'<div class="text">{e(g.opening or "", newlines=True)}</div>']
+    out.append(f'<div class="text">{e(g.opening or "", newlines=True)}</div>')
+    if g.cut_off is not None:
+        out.append("<p>Past the embedding window (cut off where the heading path is prepended):</p>")
+        out.append(f'<div class="text">{e(g.cut_off, newlines=True)}</div>')
+    return out
 
 
 def _arm(side: str, arm: ArmTop, k: int, corpus: bool) -> list[str]:

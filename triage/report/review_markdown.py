@@ -96,7 +96,11 @@ def _gold(i: int, n: int, g: Gold, k: int, corpus: bool) -> list[str]:
     if not g.in_corpus:
         return [*out, f"({NOT_IN_CORPUS})", ""]
     out += [f"Heading path: {md(g.header) if g.header is not None else cells.NONE}", ""]
-    return out + quote(g.opening or "")
+    out += quote(g.opening or "")
+    if g.cut_off is not None:
+        out += ["Past the embedding window (cut off where the heading path is prepended):", ""]
+        out += quote(g.cut_off)
+    return out
 
 
 def _arm(side: str, arm: ArmTop, k: int, corpus: bool) -> list[str]:
