@@ -90,7 +90,14 @@ def test_the_report_section_by_hand(hand: Evaluation, tmp_path: Path, capsys) ->
     assert main(["report", str(tmp_path / "triage.toml"), "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)["ranks"]
     assert d["mrr"] == {"wins": 1, "ties": 3, "losses": 7} and d["ndcg"]["wins"] == 2
-    assert d["drops"][0] == {"query_id": "qa", "rank_a": 1, "rank_b": 4, "drop": 3, "tenant": None}
+    assert d["drops"][0] == {
+        "query_id": "qa",
+        "rank_a": 1,
+        "rank_b": 4,
+        "drop": 3,
+        "tenant": None,
+        "text": None,
+    }
     assert [r["query_id"] for r in d["drops"]] == ["qa", "qz", "qm", "qd"]
     h = d["histogram"]
     assert list(h["changes"]) == ["-6", "-3", "-1", "0", "2"] and h["changes"]["-3"] == 3
@@ -342,3 +349,25 @@ async def test_the_drops_show_ids_tenants_and_texts_literally(tmp_path: Path) ->
         await pilot.press("enter")
         await pilot.pause()
         check_screen(app, text)  # the detail of the drop
+
+
+def test_the_reports_drops_carry_the_query_text(capsys) -> None:
+    """Each drop names its query's text (JSON in full; the Markdown table cut to one line)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from triage.cli.main import main
+    from triage.core.bundled import sample_manifest
+
+    rows = pq.read_table(sample_manifest().parent / "queries.parquet", columns=["query_id", "text"])
+    texts = {r["query_id"]: r["text"] for r in rows.to_pylist()}
+    assert main(["report", "--format", "json"]) == 0
+    drops = json.loads(capsys.readouterr().out)["ranks"]["drops"]
+    assert drops and all(d["text"] == texts[d["query_id"]] for d in drops)
+    assert main(["report", "--format", "markdown"]) == 0
+    first = drops[0]
+    row = next(
+        x for x in capsys.readouterr().out.splitlines() if x.startswith(f"| 1 | {first['query_id']} |")
+    )
+    assert row.endswith(f"| {first['text']} |")  # the sample's first drop: short, nothing to escape

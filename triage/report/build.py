@@ -158,13 +158,14 @@ def _ranks(ev: Evaluation) -> RanksSection:
         rank_a,
         rank_b,
         ev.query_column("tenant").take(pa.array(order)).to_pylist(),
+        ev.query_column("text").take(pa.array(order)).to_pylist(),
         strict=True,
     )
     return RanksSection(
         n=x.n,
         mrr=_win_tie_loss(x.mrr),
         ndcg=_win_tie_loss(x.ndcg),
-        drops=tuple(DropRow(qid, ra, rb, rb - ra, tenant) for qid, ra, rb, tenant in columns),
+        drops=tuple(DropRow(qid, ra, rb, rb - ra, tenant, t) for qid, ra, rb, tenant, t in columns),
         histogram=RankHistogram(
             n=c.n,
             changes=dict(zip(c.change.tolist(), c.count.tolist(), strict=True)),

@@ -416,6 +416,11 @@ def drop_cells(i: int, d: DropRow) -> list[str]:
     return [str(i), d.query_id, text(d.tenant), f"{d.rank_a} → {d.rank_b}", str(d.drop)]
 
 
+def drop_text(d: DropRow) -> str:
+    """The dropped query's text as one line of at most FLIP_TEXT characters."""
+    return one_line(text(d.text), FLIP_TEXT)
+
+
 def change(c: int) -> str:
     """A gold-rank change A − B: "+3" (B ranked it higher), "0", "−2" (lower)."""
     return f"+{c}" if c > 0 else ("0" if c == 0 else f"−{-c}")

@@ -88,7 +88,8 @@ def _ranks(r: Report) -> list[str]:
     shown, hidden = cells.capped_drops(x.drops)
     out += ["## Rank drops (both arms hit, the gold lower in B)", "", f"{cells.drops_line(x, r.k)}:", ""]
     out += _table(
-        cells.DROP_HEAD, [[cell(c) for c in cells.drop_cells(i, d)] for i, d in enumerate(shown, 1)]
+        [*cells.DROP_HEAD, "text"],
+        [[cell(c) for c in [*cells.drop_cells(i, d), cells.drop_text(d)]] for i, d in enumerate(shown, 1)],
     )
     if hidden:
         out += [f"… and {hidden} more (`--format json` lists them all).", ""]

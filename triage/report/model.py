@@ -238,6 +238,7 @@ class DropRow:
     rank_b: int  # in B, worse than in A
     drop: int  # rank_b − rank_a
     tenant: str | None
+    text: str | None = None  # the query's text (None: unknown)
 
 
 @dataclass(frozen=True)

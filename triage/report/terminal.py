@@ -222,11 +222,14 @@ def ranks_view(r: Report) -> Group:
         wtl.add_row(metric, Text(wins, "green"), ties, Text(losses, "red"))
     shown, hidden = cells.capped_drops(x.drops)
     drops = Table()
-    for name, just in zip(cells.DROP_HEAD, ("right", "left", "left", "right", "right"), strict=True):
+    heads = [*cells.DROP_HEAD, "text"]
+    for name, just in zip(heads, ("right", "left", "left", "right", "right", "left"), strict=True):
         drops.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
     for i, d in enumerate(shown, 1):
         n, query, tenant, moved, drop = cells.drop_cells(i, d)
-        drops.add_row(n, plain(query, 40), plain(tenant, 24), moved, Text(drop, "red"))
+        drops.add_row(
+            n, plain(query, 40), plain(tenant, 24), moved, Text(drop, "red"), plain(cells.drop_text(d), 40)
+        )
     parts: list[RenderableType] = [wtl, Text(""), Text(cells.drops_line(x, r.k), "bold"), drops]
     if hidden:
         parts.append(Text(f"… and {hidden} more (--format json lists them all)"))
