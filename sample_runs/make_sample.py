@@ -488,7 +488,9 @@ BOREALIS_PARENTAL_0 = (
     "Birth parents with at least {months} months of service receive {pweeks} weeks of fully paid "
     "parental leave. The rules for adoptive and foster parents follow below.")
 # R2 granite, misleading heading path: granite's handbook has no parental-leave section; the
-# paragraph was filed under Benefits > Retirement plan.
+# paragraph was filed under Benefits > Retirement plan, while its vacation section is titled
+# "Paid time off", the query's own words.
+GRANITE_PATHS = {"vacation": "Leave > Paid time off"}
 R2_BODY = (
     "New parents receive 16 weeks of paid parental leave after the birth or adoption of a child "
     "and may start it up to two weeks before the due date. Agree the dates with your manager "
@@ -700,6 +702,7 @@ def add_handbooks(corpus, tenant, short, p, pool) -> None:
         paths, bodies = BOREALIS_PATHS, {("parental", 0): BOREALIS_PARENTAL_0}
         topics = topics + [("adoption", R1_PATH, [R1_BODY], [])]
     if tenant == "granite-insurance":  # R2: no parental section; its paragraph sits in pension
+        paths = GRANITE_PATHS
         topics = [(k, path, texts + [R2_BODY] if k == "pension" else texts, asks)
                   for k, path, texts, asks in topics if k != "parental"]
     for year in [2023, 2024] if tenant == "driftwood-logistics" else [2024]:

@@ -75,6 +75,7 @@ def kinds(ev: Evaluation, q: int, corpus: Corpus | None) -> list[HintKind]:
 
 
 X = [f"x{i}" for i in range(20)]  # filler ids: no query word anywhere
+PREPEND = {"header_mode": "prepend"}  # the losing arm B embeds heading path + body
 
 
 # -- short-list ----------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ LIFTED = {  # headings hold "refund" / "deadline", bodies none of the query's wo
 
 def test_header_dominates_present(tmp_path: Path) -> None:
     b = ["r0", "r1", "r2", "x1", "x2", "g"]  # 3 of the 5 above the gold are lifted by headings
-    ev, corpus, q = make(tmp_path, ["g"], b, {**SHORT_GOLD, **LIFTED}, meta_b={"header_mode": "prepend"})
+    ev, corpus, q = make(tmp_path, ["g"], b, {**SHORT_GOLD, **LIFTED}, meta_b=PREPEND)
     (first, *_) = hints_for(ev, [q], corpus)[q]
     assert first.kind is HintKind.HEADER_DOMINATES and first.arm == "b"
     assert first.facts["lifted"] == ["r0", "r1", "r2"] and first.facts["n_above"] == 5
@@ -149,17 +150,25 @@ def test_header_dominates_present(tmp_path: Path) -> None:
 def test_header_dominates_absent(tmp_path: Path) -> None:
     chunks = {**SHORT_GOLD, **LIFTED}
     # only 2 of 5 lifted: the top k is not filled by them
-    ev, corpus, q = make(tmp_path / "two", ["g"], ["r0", "r1", "x1", "x2", "x3", "g"], chunks)
+    ev, corpus, q = make(tmp_path / "two", ["g"], ["r0", "r1", "x1", "x2", "x3", "g"], chunks, meta_b=PREPEND)
     assert HintKind.HEADER_DOMINATES not in kinds(ev, q, corpus)
     # the gold's heading is shorter than its body
     long_body = {"g": ("Billing", "Refund requests must reach us before the invoice deadline, always.")}
     ev, corpus, q = make(
-        tmp_path / "body", ["g"], ["r0", "r1", "r2", "r3", "r4", "g"], {**long_body, **LIFTED}
+        tmp_path / "body", ["g"], ["r0", "r1", "r2", "r3", "r4", "g"], {**long_body, **LIFTED}, meta_b=PREPEND
     )
     assert HintKind.HEADER_DOMINATES not in kinds(ev, q, corpus)
     # the losing arm embeds bodies only: headings cannot dominate its ranking
     ev, corpus, q = make(
         tmp_path / "none", ["g"], ["r0", "r1", "r2", "r3", "r4", "g"], chunks, meta_b={"header_mode": "none"}
+    )
+    assert HintKind.HEADER_DOMINATES not in kinds(ev, q, corpus)
+    # the losing arm records no header_mode: nothing says it embedded headings
+    ev, corpus, q = make(tmp_path / "unsaid", ["g"], ["r0", "r1", "r2", "x1", "x2", "g"], chunks)
+    assert HintKind.HEADER_DOMINATES not in kinds(ev, q, corpus)
+    # ids the corpus lacks still count among the ids above: 2 lifted of 5 is not "filled"
+    ev, corpus, q = make(
+        tmp_path / "unknown", ["g"], ["r0", "r1", "z1", "z2", "z3", "g"], chunks, meta_b=PREPEND
     )
     assert HintKind.HEADER_DOMINATES not in kinds(ev, q, corpus)
 
@@ -175,35 +184,56 @@ MISFILED = {
 
 
 def test_misleading_path_present(tmp_path: Path) -> None:
-    above = {"w": ("Handbook > Payments", "Invoice numbers are printed on the top right.")}  # 1 word < 3
-    ev, corpus, q = make(tmp_path, ["g"], ["w", *X[:6], "g"], {**MISFILED, **above})
+    # chunks above it drawn by headings that share the query's words; the rest weaker by body
+    w = {"w": ("Handbook > Payments", "Invoice numbers are printed on the top right.")}  # 1 word < 3
+    ev, corpus, q = make(
+        tmp_path, ["g"], ["r0", "w", *X[:3], "g"], {**MISFILED, **LIFTED, **w}, meta_b=PREPEND
+    )
     (first, *_) = hints_for(ev, [q], corpus)[q]
     assert first.kind is HintKind.MISLEADING_PATH
     assert first.facts["body_shared"] == ["deadline", "invoice", "refund"]
-    assert first.facts["above_weaker"] == ["w", *X[:4]] and first.facts["above_with_heading"] == []
-    # chunks above lifted by headings that share the query's words count for it too
-    ev, corpus, q = make(tmp_path / "h", ["g"], ["r0", "r1", *X[:4], "g"], {**MISFILED, **LIFTED})
-    (first, *_) = hints_for(ev, [q], corpus)[q]
-    assert first.kind is HintKind.MISLEADING_PATH and first.facts["above_with_heading"] == ["r0", "r1"]
+    assert first.facts["above_with_heading"] == ["r0"] and first.facts["above_weaker"] == ["w", *X[:3]]
 
 
 def test_misleading_path_absent(tmp_path: Path) -> None:
+    headed = ["r0", *X[:4], "g"]
+    # nothing above was drawn by its heading: the gold just lost to other text
+    ev, corpus, q = make(tmp_path / "noheads", ["g"], [*X[:5], "g"], MISFILED, meta_b=PREPEND)
+    assert HintKind.MISLEADING_PATH not in kinds(ev, q, corpus)
+    # the losing arm records no header_mode: nothing says it embedded headings
+    ev, corpus, q = make(tmp_path / "unsaid", ["g"], headed, {**MISFILED, **LIFTED})
+    assert HintKind.MISLEADING_PATH not in kinds(ev, q, corpus)
+    # the gold has no heading path at all (null or blank): none can mislead
+    for i, head in enumerate((None, "  ")):
+        bare = {"g": (head, MISFILED["g"][1])}
+        ev, corpus, q = make(tmp_path / f"bare{i}", ["g"], headed, {**bare, **LIFTED}, meta_b=PREPEND)
+        assert HintKind.MISLEADING_PATH not in kinds(ev, q, corpus)
+    # an id above it is not in the corpus: its text is unread, so nothing is explained
+    ev, corpus, q = make(
+        tmp_path / "unknown", ["g"], ["r0", "zz", *X[:3], "g"], {**MISFILED, **LIFTED}, meta_b=PREPEND
+    )
+    assert HintKind.MISLEADING_PATH not in kinds(ev, q, corpus)
     # the gold's heading shares a query word
     fair = {"g": ("Handbook > Refunds", MISFILED["g"][1])}
-    ev, corpus, q = make(tmp_path / "fair", ["g"], [*X[:6], "g"], fair)
+    ev, corpus, q = make(tmp_path / "fair", ["g"], headed, {**fair, **LIFTED}, meta_b=PREPEND)
     assert HintKind.MISLEADING_PATH not in kinds(ev, q, corpus)
     # a chunk above matches as many words by its body alone: the heading is not why gold fell
     rival = {"w": ("Handbook > Payments", "An invoice refund has a deadline of thirty days.")}
-    ev, corpus, q = make(tmp_path / "rival", ["g"], ["w", *X[:6], "g"], {**MISFILED, **rival})
+    ev, corpus, q = make(
+        tmp_path / "rival", ["g"], ["w", *headed], {**MISFILED, **rival, **LIFTED}, meta_b=PREPEND
+    )
     assert HintKind.MISLEADING_PATH not in kinds(ev, q, corpus)
     # the gold's body shares none of the query's words
     off = {"g": ("Handbook > Benefits > Retirement plan", "Pensions are paid monthly.")}
-    ev, corpus, q = make(tmp_path / "off", ["g"], [*X[:6], "g"], off)
+    ev, corpus, q = make(tmp_path / "off", ["g"], headed, {**off, **LIFTED}, meta_b=PREPEND)
     assert HintKind.MISLEADING_PATH not in kinds(ev, q, corpus)
     # ... or only one of them (fewer than MIN_SHARED = 2): too little to call the body a match
     one = {"g": ("Handbook > Benefits > Retirement plan", "Pensions are paid monthly, with no refund.")}
-    ev, corpus, q = make(tmp_path / "one", ["g"], [*X[:6], "g"], one)
+    ev, corpus, q = make(tmp_path / "one", ["g"], headed, {**one, **LIFTED}, meta_b=PREPEND)
     assert HintKind.MISLEADING_PATH not in kinds(ev, q, corpus)
+    # the control: the same lists with the misfiled gold do give the hint
+    ev, corpus, q = make(tmp_path / "control", ["g"], headed, {**MISFILED, **LIFTED}, meta_b=PREPEND)
+    assert kinds(ev, q, corpus)[0] is HintKind.MISLEADING_PATH
 
 
 # -- likely-unlabelled ---------------------------------------------------------------------------
@@ -250,6 +280,15 @@ def test_window_present(tmp_path: Path) -> None:
     assert first.facts["body_tokens"] == 54 and first.facts["header_body_tokens"] == 68
     assert first.facts["words_cut"] == 6 and first.facts["embedding_max_tokens"] == 60
     assert "4 per 3 words" in first.evidence
+    # the window written as a whole number in float form reads the same
+    ev, corpus, q = make(
+        tmp_path / "float",
+        ["g"],
+        X[:20],
+        {"g": (HEAD10, BODY40)},
+        meta_b={**WINDOW_META, "embedding_max_tokens": "60.0"},
+    )
+    assert kinds(ev, q, corpus)[0] is HintKind.WINDOW
 
 
 def test_window_absent(tmp_path: Path) -> None:
@@ -260,6 +299,9 @@ def test_window_absent(tmp_path: Path) -> None:
         ("nowindow", {"header_mode": "prepend"}),  # the window not recorded
         ("wide", {"header_mode": "prepend", "embedding_max_tokens": "70"}),  # everything fits
         ("narrow", {"header_mode": "prepend", "embedding_max_tokens": "50"}),  # the body alone does not fit
+        ("fraction", {"header_mode": "prepend", "embedding_max_tokens": "60.5"}),  # not a token count
+        ("negative", {"header_mode": "prepend", "embedding_max_tokens": "-60"}),
+        ("words", {"header_mode": "prepend", "embedding_max_tokens": "sixty"}),
     ):
         ev, corpus, q = make(tmp_path / name, ["g"], X[:20], chunks, meta_b=meta)
         assert HintKind.WINDOW not in kinds(ev, q, corpus), name
@@ -270,7 +312,7 @@ def test_window_absent(tmp_path: Path) -> None:
         X[:20],
         chunks,
         meta_a={"embedding_max_tokens": "60"},
-        meta_b={"header_mode": "prepend"},
+        meta_b=PREPEND,
     )
     assert kinds(ev, q, corpus) == [HintKind.WINDOW]
 

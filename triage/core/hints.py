@@ -99,11 +99,12 @@ def _best_gold(ev: Evaluation, arm: Arm, qs: np.ndarray) -> list[str | None]:
 
 
 def _meta_int(arm: Arm, key: str) -> int | None:
+    """A positive whole number from run metadata ("512", "512.0"); None when absent or not one."""
     try:
-        value = int(str(arm.run.meta.get(key, "")).strip())
+        value = float(str(arm.run.meta.get(key, "")).strip())
     except ValueError:
         return None
-    return value if value > 0 else None
+    return int(value) if value.is_integer() and 0 < value < 2**53 else None
 
 
 def _header_mode(arm: Arm) -> str | None:
@@ -285,8 +286,9 @@ def _text_hints(ev: Evaluation, x: _Query, chunks: dict[str, Chunk]) -> list[Hin
     query = words(x.text)
     gold = chunks.get(x.gold) if x.gold is not None else None
     # The ids above the loser's best gold within its top k (for a miss: the whole top k).
-    above = [c for c in (x.top if not 0 < x.rank <= x.k else x.top[: x.rank - 1]) if c in chunks]
-    embeds_headers = x.header_mode != NO_HEADERS
+    # Ids the corpus lacks stay in: a rule over "the ids above" cannot vouch for text it cannot read.
+    above = list(x.top if not 0 < x.rank <= x.k else x.top[: x.rank - 1])
+    embeds_headers = x.header_mode is not None and x.header_mode != NO_HEADERS  # recorded, not none
     if gold is not None and query and embeds_headers:
         hint = _header_dominates(x, gold, query, above, chunks)
         if hint is not None:
@@ -315,7 +317,7 @@ def _header_dominates(
     head, body = token_estimate(gold.header), token_estimate(gold.text)
     if head <= body or not above:
         return None
-    lifted = {c: sorted(_lifted(chunks[c], query)) for c in above}
+    lifted = {c: sorted(_lifted(chunks[c], query)) for c in above if c in chunks}
     lifted = {c: w for c, w in lifted.items() if w}
     if 2 * len(lifted) < len(above):  # "filled": at least half of the chunks above the gold
         return None
@@ -340,17 +342,23 @@ def _misleading(
     x: _Query, gold: Chunk, query: set[str], above: list[str], chunks: dict[str, Chunk]
 ) -> Hint | None:
     in_body = shared(gold.text, query)
-    if len(in_body) < min(MIN_SHARED, len(query)) or shared(gold.header, query) or not above:
+    if not (gold.header or "").strip() or not above:  # no heading path: nothing to mislead
+        return None
+    if len(in_body) < min(MIN_SHARED, len(query)) or shared(gold.header, query):
         return None
     headed, weaker = [], []
     for c in above:
-        ch = chunks[c]
+        ch = chunks.get(c)
+        if ch is None:
+            return None  # an id above it the corpus lacks: unread, so unexplained
         if shared(ch.header, query):
             headed.append(c)
         elif len(shared(ch.header, query) | shared(ch.text, query)) < len(in_body):
             weaker.append(c)
         else:
             return None  # a chunk above out-matches the gold by its body: not the heading's doing
+    if not headed:
+        return None  # nothing above was drawn by its heading: the path is not shown to mislead
     return Hint(
         HintKind.MISLEADING_PATH,
         x.arm,

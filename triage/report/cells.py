@@ -401,9 +401,9 @@ def wins_ties_losses(x: RanksSection, k: int) -> str:
 
 
 def drops_line(x: RanksSection, k: int) -> str:
-    """ "46 queries hit in both arms with the gold ranked lower in B (both inside the top 5)"."""
+    """ "46 queries hit in both arms (top 5) with the gold ranked lower in B"."""
     n = len(x.drops)
-    return f"{n} queries hit in both arms with the gold ranked lower in B (both inside the top {k})"
+    return f"{n} queries hit in both arms (top {k}) with the gold ranked lower in B"
 
 
 def capped_drops(drops: tuple[DropRow, ...]) -> tuple[tuple[DropRow, ...], int]:
