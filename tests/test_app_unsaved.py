@@ -92,3 +92,19 @@ async def test_quitting_with_everything_saved_does_not_ask() -> None:
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running
+
+
+def test_the_refusal_shown_is_the_disks_not_the_queue_behind_it(refused: Path) -> None:
+    """A second decision held behind the first refused one keeps the disk's words for the prompt."""
+    from triage.core.manifest import from_manifest
+    from triage.labels.verdicts import Cause
+    from triage.workspace.review import QUEUED
+    from triage.workspace.session import Session
+    from triage.workspace.snapshot import open_snapshot
+
+    session = Session(open_snapshot(from_manifest(refused / "triage.toml")), reviewer="ana")
+    first = session.add("q150", "driftwood/handbook-2023#009")
+    assert not first.saved and first.error and first.error != QUEUED
+    second = session.verdict("q150", Cause.LIKELY_UNLABELLED, "")
+    assert not second.saved and second.error == QUEUED
+    assert session.refusal == first.error and session.unsaved == 2

@@ -20,6 +20,8 @@ from triage.labels.verdicts import Cause
 from triage.labels.writer import FrozenFileChanged, Writer
 from triage.workspace.snapshot import Snapshot
 
+QUEUED = "earlier decisions are still unsaved"  # a change held back behind unsaved ones, not refused
+
 
 @dataclass(frozen=True)
 class Change:
@@ -99,7 +101,7 @@ class Review:
                 _next(snapshot, labels.with_unsaved(record), record),
                 record,
                 False,
-                "earlier decisions are still unsaved",
+                QUEUED,
             )
         try:
             done = self.writer.append(record)

@@ -28,7 +28,7 @@ from triage.core.slices import DEFAULT_FLOOR, Slice, Tenants, all_slices, tenant
 from triage.labels.state import LabelState
 from triage.labels.verdicts import Cause, Verdicts
 from triage.workspace.detail import QueryDetail, build_detail
-from triage.workspace.review import Change, Review
+from triage.workspace.review import QUEUED, Change, Review
 from triage.workspace.snapshot import Snapshot, open_snapshot
 
 T = TypeVar("T")
@@ -132,8 +132,8 @@ class Session:
         if result is None:
             return None
         self._snapshot, change = result
-        if not change.saved:
-            self.refusal = change.error
+        if not change.saved and (change.error != QUEUED or not self.refusal):
+            self.refusal = change.error  # the disk's own words; a change queued behind keeps them
         return change
 
     def add(
