@@ -41,6 +41,13 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("pgdn / pgup, home / end", "move by a page, to the ends"),
             ("enter", "open the query's detail"),
             ("0 1 2 3 4", "all queries only: every / both hit / both miss / hit→miss / miss→hit"),
+            (
+                "hint",
+                "flips: the likely cause of the loss — short (short list), plan (plan change), header "
+                "(header dominates), path (misleading path), unlab (likely unlabelled), window, pushed "
+                "(just below k), dropped; the detail shows its evidence (README: Cause hints)",
+            ),
+            ("verdict", "the cause a reviewer recorded with v (real, label, other, or a hint's code)"),
         ],
     ),
     (
