@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tests.conftest import manifest, write_parquet
+from conftest import manifest, write_parquet
 from triage.core.corpus import Corpus, open_corpus
 from triage.core.evaluation import Evaluation, evaluate
 from triage.core.hints import HintKind, hints_for

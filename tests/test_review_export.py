@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import manifest, write_parquet
+from conftest import manifest, write_parquet
 from triage.cli.main import main
 from triage.core.hints import Hint, HintKind
 from triage.labels.verdicts import Cause, Verdict, Verdicts
