@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from conftest import manifest, write_parquet
 from triage.core.corpus import Corpus, open_corpus
 from triage.core.evaluation import Evaluation, evaluate
 from triage.core.hints import HintKind, hints_for
 from triage.core.inputs import load_inputs
 from triage.core.manifest import from_manifest
+
+from conftest import manifest, write_parquet
 
 QUERY = "when is the refund deadline for an invoice"  # content words: refund, deadline, invoice
 FILLER = ("Archive > Misc > Notes", "Nothing relevant is written here about other matters at all.")

@@ -14,12 +14,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import manifest, write_parquet
 from triage.cli.main import main
 from triage.core.hints import Hint, HintKind
 from triage.labels.verdicts import Cause, Verdict, Verdicts
 from triage.report.review import ending, opening
 from triage.workspace.snapshot import Snapshot
+
+from conftest import manifest, write_parquet
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
 REGRESSIONS = {"q155", "q113", "q061", "q150", "q031", "q046"}
