@@ -428,10 +428,11 @@ def test_sample_regressions_first_hint_is_the_planted_cause(sample: Path) -> Non
 async def test_the_flips_list_and_the_detail_show_the_hints() -> None:
     from textual.widgets import Static
 
-    from tests.app_helpers import wait_loaded
     from triage.ui.app import TriageApp
     from triage.ui.screens.lists import FlipsScreen
     from triage.ui.table import VirtualTable
+
+    from app_helpers import wait_loaded
 
     app = TriageApp()
     async with app.run_test(size=(120, 36)) as pilot:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import triage
 
@@ -51,3 +52,18 @@ def test_json_report_never_loads_textual(sample) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "False"]
+
+
+def test_no_test_imports_the_tests_package() -> None:
+    """CI installs a wheel and runs pytest on the clone: `tests` is no package there, so helpers are
+    imported by their module name (`from conftest import …`), never as `tests.…`."""
+    import re
+
+    here = Path(__file__).parent
+    bad = [
+        f"{p.name}:{i}"
+        for p in sorted(here.rglob("*.py"))
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if re.match(r"\s*(from tests[.\s]|import tests\b)", line)
+    ]
+    assert not bad, bad
