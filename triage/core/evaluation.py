@@ -40,7 +40,17 @@ from triage.core.gold import (
 )
 from triage.core.inputs import Inputs, Run
 from triage.core.manifest import check_ks
-from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, hits_at, judge, means, recall_at
+from triage.core.metrics import (
+    GoldHits,
+    GoldSets,
+    Means,
+    PerQuery,
+    hits_at,
+    judge,
+    judge_at,
+    means,
+    recall_at,
+)
 from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
 
 
@@ -313,14 +323,20 @@ class Evaluation:
         hits, sets = frozen_only(arm.hits, self.gold)
         return judge(hits, self.k, sets, arm.n_eligible), sets
 
-    def at_k(self, arm: Arm, k: int) -> Means | None:
-        """`arm`'s means at cut-off `k`, from its gold hits (no pass over the ranked lists); None
-        when its stored depth cannot show k (every list shorter than k), even at the decision k."""
-        if self.depth(arm) < k:
-            return None
-        if k == self.k:
-            return self.means(arm)
-        return means(judge(arm.hits, k, self.gold.sets, arm.n_eligible), self.scored)
+    def at_k(self, arm: Arm, ks: Sequence[int]) -> dict[int, Means | None]:
+        """`arm`'s means at each of `ks`, read from its gold hits in one go (`judge_at`: no pass
+        over the ranked lists); None at a k its stored depth cannot show (every list shorter),
+        even at the decision k, whose means are the arm's own."""
+        depth = self.depth(arm)
+        other = [k for k in ks if k != self.k and k <= depth]
+        judged = judge_at(arm.hits, other, self.gold.sets, arm.n_eligible)
+        out: dict[int, Means | None] = {}
+        for k in ks:
+            if k > depth:
+                out[k] = None
+            else:
+                out[k] = self.means(arm) if k == self.k else means(judged[k], self.scored)
+        return out
 
     def depth(self, arm: Arm) -> int:
         """The arm's stored depth: its longest ranked list (0 when it answered nothing)."""
@@ -336,13 +352,6 @@ class Evaluation:
         recall = recall_at(arm.hits, d, self.gold.sets, arm.n_eligible)
         ok = self.scored & ~np.isnan(recall)
         return float(recall[ok].mean()) if ok.any() else float("nan")
-
-    def hit_rate_at(self, arm: Arm, k: int) -> float | None:
-        """Hit rate of `arm` at another cut-off; None when its stored depth cannot show it."""
-        if int(arm.depth.max(initial=0)) < k:
-            return None
-        hit = judge(arm.hits, k, self.gold.sets).hit
-        return float(hit[self.scored].mean()) if self.scored.any() else float("nan")
 
 
 def _in_sorted(values: np.ndarray, keys: np.ndarray) -> np.ndarray:

@@ -81,7 +81,7 @@ def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
         n_recall_unscored=m.n - m.n_recall,
         n_missing_scored=int((ev.scored & ~arm.present).sum()),
         meta=dict(arm.run.meta),
-        at_k={k: _at_k(ev.at_k(arm, k)) for k in cutoffs(ev)},
+        at_k={k: _at_k(m) for k, m in ev.at_k(arm, cutoffs(ev)).items()},
         depth=ev.depth(arm),
         recall_at_depth=_num(ev.recall_at_depth(arm)),
     )

@@ -16,7 +16,6 @@ from triage.report.model import (
     DropRow,
     FlipRow,
     FloorRow,
-    KCells,
     PairedSection,
     RankHistogram,
     RanksSection,
@@ -166,11 +165,6 @@ JUDGED_NOTE = (
     "judged: mean share of a top k judged, gold or not; upper: the hit rate if every unjudged "
     "passage there were relevant (the measured one takes them as not)"
 )
-
-
-def k_cell_rows(c: KCells) -> list[tuple[str, list[str]]]:
-    """(arm, its hit rate at each of `c.ks`)."""
-    return [(side, [k_cell(x) for x in cells.values()]) for side, cells in (("a", c.a), ("b", c.b))]
 
 
 AT_K_METRICS = ("hit_rate", "recall", "mrr", "ndcg")
