@@ -228,7 +228,7 @@ def import_judgements(snapshot: Snapshot, source: Path, note: str = "", reviewer
         )
     )
     print(visible(f"  written to {writer.path} #1-#{written[-1].seq}", newlines=False))
-    after = open_snapshot(snapshot.spec, snapshot.ev.k, apply_stale=state.log.applied_stale)
+    after = open_snapshot(snapshot.spec, snapshot.ev.cutoffs, apply_stale=state.log.applied_stale)
     before_out, after_out = snapshot.ev.outcomes, after.ev.outcomes
     changed: list[int] = np.flatnonzero(before_out != after_out).tolist()  # one query universe
     print(f"  {len(changed)} queries changed outcome")

@@ -26,7 +26,12 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--labels", type=Path, help="frozen gold labels (with RUN_A RUN_B)")
     p.add_argument("--corpus", type=Path, help="chunks file (with RUN_A RUN_B)")
     p.add_argument("--queries", type=Path, help="queries file (with RUN_A RUN_B)")
-    p.add_argument("--k", type=positive_int, help="judge both arms at this cut-off (a positive integer)")
+    p.add_argument(
+        "--k",
+        type=cutoffs,
+        help="judge both arms at this cut-off (a positive integer); several, as 1,5,10: the flips at "
+        "the first, each arm's metrics at every one",
+    )
 
 
 def whole(text: str, low: int, high: int, what: str) -> int:
@@ -43,6 +48,16 @@ def whole(text: str, low: int, high: int, what: str) -> int:
 def positive_int(text: str) -> int:
     """--k: a whole number ≥ 1 ("0", "-1", "1.5" and "5x" are refused, naming the flag)."""
     return whole(text, 1, 2**63, "positive: k counts the ids judged")
+
+
+def cutoffs(text: str) -> tuple[int, ...]:
+    """--k: one cut-off or several separated by commas ("1,5,10"), each a positive whole number,
+    none twice; the first is the decision k."""
+    values = tuple(positive_int(part.strip()) for part in text.split(","))
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        raise argparse.ArgumentTypeError(f"{twice} is given twice")
+    return values
 
 
 def rate(text: str) -> float:

@@ -1,5 +1,8 @@
 """One evaluation: two arms judged at one k against one set of gold labels — computed, never mutated.
 
+Several cut-offs may be asked for (`ks`, the decision k first): flips and the paired table use
+the decision k alone; the others are read from the same per-query gold ranks (`at_k`).
+
 Data flows one way: `Inputs` (contract-shaped Arrow tables) and a gold table → integer arrays
 aligned with the query universe → per-query metrics → means, paired table, flips. Every per-query
 array here has one entry per id of `query_ids`. A new gold set for some queries (an amendment) is a
@@ -8,6 +11,7 @@ new `Evaluation` from `rejudged`, sharing what did not change and copying what d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -35,7 +39,18 @@ from triage.core.gold import (
     with_query,
 )
 from triage.core.inputs import Inputs, Run
-from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, hits_at, judge, means
+from triage.core.manifest import check_ks
+from triage.core.metrics import (
+    GoldHits,
+    GoldSets,
+    Means,
+    PerQuery,
+    hits_at,
+    judge,
+    judge_at,
+    means,
+    recall_at,
+)
 from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
 
 
@@ -117,6 +132,12 @@ class Evaluation:
     a: Arm
     b: Arm
     not_relevant: Judged  # every pair judged not relevant (gold pairs are in `gold`)
+    ks: tuple[int, ...] = ()  # every cut-off asked for, `k` first (empty: `k` alone)
+
+    @property
+    def cutoffs(self) -> tuple[int, ...]:
+        """Every cut-off asked for, the decision k first."""
+        return self.ks or (self.k,)
 
     @property
     def n(self) -> int:
@@ -302,12 +323,35 @@ class Evaluation:
         hits, sets = frozen_only(arm.hits, self.gold)
         return judge(hits, self.k, sets, arm.n_eligible), sets
 
-    def hit_rate_at(self, arm: Arm, k: int) -> float | None:
-        """Hit rate of `arm` at another cut-off; None when its stored depth cannot show it."""
-        if int(arm.depth.max(initial=0)) < k:
-            return None
-        hit = judge(arm.hits, k, self.gold.sets).hit
-        return float(hit[self.scored].mean()) if self.scored.any() else float("nan")
+    def at_k(self, arm: Arm, ks: Sequence[int]) -> dict[int, Means | None]:
+        """`arm`'s means at each of `ks`, read from its gold hits in one go (`judge_at`: no pass
+        over the ranked lists); None at a k its stored depth cannot show (every list shorter),
+        even at the decision k, whose means are the arm's own."""
+        depth = self.depth(arm)
+        other = [k for k in ks if k != self.k and k <= depth]
+        judged = judge_at(arm.hits, other, self.gold.sets, arm.n_eligible)
+        out: dict[int, Means | None] = {}
+        for k in ks:
+            if k > depth:
+                out[k] = None
+            else:
+                out[k] = self.means(arm) if k == self.k else means(judged[k], self.scored)
+        return out
+
+    def depth(self, arm: Arm) -> int:
+        """The arm's stored depth: its longest ranked list (0 when it answered nothing)."""
+        return int(arm.depth.max(initial=0))
+
+    def recall_at_depth(self, arm: Arm) -> float:
+        """recall@D at the stored depth D (`depth`): the share of the gold a reranker reading
+        every stored id could reach, min(D, |gold|[, n_eligible]) as the denominator like
+        recall@k. NaN when no query is scored or nothing was retrieved."""
+        d = self.depth(arm)
+        if d == 0:
+            return float("nan")
+        recall = recall_at(arm.hits, d, self.gold.sets, arm.n_eligible)
+        ok = self.scored & ~np.isnan(recall)
+        return float(recall[ok].mean()) if ok.any() else float("nan")
 
 
 def _in_sorted(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -324,12 +368,15 @@ def _with(values: np.ndarray, q: int, value: object) -> np.ndarray:
     return out
 
 
-def choose_k(inputs: Inputs, k: int | None) -> int:
-    """--k, else the manifest's k, else the arms' k (the smaller when they differ)."""
+Cutoffs = int | Sequence[int] | None  # one k, several (the first decides), or None: the inputs'
+
+
+def choose_ks(inputs: Inputs, k: Cutoffs) -> tuple[int, ...]:
+    """The cut-offs, the decision k first: --k (one or several), else the manifest's, else the
+    arms' k (the smaller when they differ)."""
     spec = inputs.spec
-    if k is not None and (isinstance(k, bool) or k < 1):
-        raise InputError("--k", f"k must be a positive integer, found {k!r}")
-    chosen = k or spec.k
+    asked = () if k is None else check_ks(list(k) if isinstance(k, Sequence) else k, "--k")
+    chosen = asked or spec.ks or ((spec.k,) if spec.k else ())
     if chosen:
         return chosen
     known = [r.k for r in (inputs.a, inputs.b) if r.k is not None]
@@ -338,7 +385,12 @@ def choose_k(inputs: Inputs, k: int | None) -> int:
             spec.manifest or inputs.a.path,
             "no k: set k in the manifest, pass --k, or record k in the runs' metadata",
         )
-    return min(known)
+    return (min(known),)
+
+
+def choose_k(inputs: Inputs, k: Cutoffs) -> int:
+    """The decision k of `choose_ks`."""
+    return choose_ks(inputs, k)[0]
 
 
 def build_arm(run: Run, query_ids: pa.Array, gold: Gold, not_relevant: Judged, k: int) -> Arm:
@@ -370,13 +422,12 @@ def universe(inputs: Inputs) -> pa.Array:
     )
 
 
-def evaluate(
-    inputs: Inputs, gold: pa.Table, k: int | None = None, judged: pa.Table | None = None
-) -> Evaluation:
+def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table | None = None) -> Evaluation:
     """Judge both arms at one k (DESIGN §4) against `gold`: (query_id, chunk_id, relevance ≥ 1)
     rows, one per pair, holding at least the frozen file's gold pairs. `judged`: every judged pair
-    (any grade; default: the frozen file's judgements). `k` as `choose_k`."""
-    judged_k = choose_k(inputs, k)
+    (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
+    ks = choose_ks(inputs, k)
+    judged_k = ks[0]
     query_ids = universe(inputs)
     encoded = encode_gold(gold, inputs.frozen.table, query_ids)
     every = judged if judged is not None else inputs.frozen.judgements
@@ -394,4 +445,5 @@ def evaluate(
         a=arm_a,
         b=arm_b,
         not_relevant=not_relevant,
+        ks=ks,
     )

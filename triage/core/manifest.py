@@ -30,7 +30,8 @@ class ArmSpec:
 
 @dataclass(frozen=True)
 class Spec:
-    """The files of one evaluation; `k` is the cut-off asked for (None: the arms' own)."""
+    """The files of one evaluation; `k` is the cut-off asked for (None: the arms' own), `ks` every
+    cut-off asked for, `k` first (empty when none is)."""
 
     a: ArmSpec
     b: ArmSpec
@@ -40,6 +41,7 @@ class Spec:
     amendments: Path | None = None
     k: int | None = None
     manifest: Path | None = None
+    ks: tuple[int, ...] = ()
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
@@ -55,6 +57,21 @@ def _check_k(k: object, where: Path | str) -> int | None:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(where, f"k must be a positive integer, found {k!r}")
     return k
+
+
+def check_ks(k: object, where: Path | str) -> tuple[int, ...]:
+    """k as one positive integer or a non-empty list of distinct ones (the first is the decision
+    k); () when None."""
+    if k is None:
+        return ()
+    values = k if isinstance(k, list | tuple) else [k]
+    if not values:
+        raise InputError(where, "k must be a positive integer or a list of them, found []")
+    out = tuple(_check_k(v, where) or 0 for v in values)
+    twice = next((v for i, v in enumerate(out) if v in out[:i]), None)
+    if twice is not None:
+        raise InputError(where, f"k lists {twice} twice")
+    return out
 
 
 def from_manifest(path: Path) -> Spec:
@@ -116,6 +133,7 @@ def from_manifest(path: Path) -> Spec:
         pair.append(ArmSpec(str(t.get("name") or p.stem), p))
     labels = section("labels")
     amend = labels.get("amendments")
+    ks = check_ks(doc.get("k"), path)
     return Spec(
         a=pair[0],
         b=pair[1],
@@ -123,8 +141,9 @@ def from_manifest(path: Path) -> Spec:
         corpus=file(section("corpus"), "corpus", False),
         queries=file(section("queries"), "queries", False),
         amendments=root / amend if isinstance(amend, str) else None,
-        k=_check_k(doc.get("k"), path),
+        k=ks[0] if ks else None,
         manifest=path,
+        ks=ks,
     )
 
 
@@ -134,16 +153,18 @@ def from_args(
     labels: Path,
     corpus: Path | None = None,
     queries: Path | None = None,
-    k: int | None = None,
+    k: int | tuple[int, ...] | None = None,
 ) -> Spec:
     for p in (run_a, run_b, labels, corpus, queries):
         if p is not None and not Path(p).exists():
             raise InputError(p, "file does not exist")
+    ks = check_ks(k, "--k")
     return Spec(
         a=ArmSpec(Path(run_a).stem, Path(run_a)),
         b=ArmSpec(Path(run_b).stem, Path(run_b)),
         labels=Path(labels),
         corpus=Path(corpus) if corpus else None,
         queries=Path(queries) if queries else None,
-        k=_check_k(k, "--k"),
+        k=ks[0] if ks else None,
+        ks=ks,
     )

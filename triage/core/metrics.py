@@ -7,6 +7,7 @@ function below is a few numpy operations over those (few) positions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,8 +68,11 @@ def recall_at(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | N
     `n_eligible` is int64 per query with -1 where unknown (unfiltered). An n_eligible below the
     gold found in the top k contradicts itself (`inconsistent_eligible`, an error check) and is
     not used: recall never exceeds 1."""
-    n = len(gold.n_gold)
-    found = hits_at(hits, k, n)
+    return _recall(hits_at(hits, k, len(gold.n_gold)), k, gold, n_eligible)
+
+
+def _recall(found: np.ndarray, k: int, gold: GoldSets, n_eligible: np.ndarray | None) -> np.ndarray:
+    """recall@k from the distinct gold found in each top k (`recall_at`)."""
     denom = np.minimum(gold.n_gold, k).astype(np.float64)
     if n_eligible is not None:
         known = (n_eligible >= 0) & (n_eligible >= found)
@@ -132,6 +136,43 @@ def judge(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None 
         mrr=mrr_at(hits, k, n),
         ndcg=ndcg_at(hits, k, gold),
     )
+
+
+def judge_at(
+    hits: GoldHits, ks: Iterable[int], gold: GoldSets, n_eligible: np.ndarray | None = None
+) -> dict[int, PerQuery]:
+    """`judge` at several cut-offs at once: the best gold rank, the discounted gains and the ideal
+    positions are found once, and each k costs a mask and three bincounts over the gold hits (the
+    ranked lists are not read). Equal, value for value, to `judge` at each k."""
+    n = len(gold.n_gold)
+    best = gold_rank(hits, n)
+    gain = hits.grade / np.log2(hits.rank + 1.0)
+    pos = _positions(gold.query)
+    ideal_gain = gold.grade / np.log2(pos + 1.0)
+    out = {}
+    for k in ks:
+        top = hits.rank <= k
+        found = np.bincount(hits.query[top], minlength=n).astype(np.int64)
+        mrr = np.zeros(n, np.float64)
+        inside = (best > 0) & (best <= k)
+        mrr[inside] = 1.0 / best[inside]
+        dcg = np.bincount(hits.query[top], weights=gain[top], minlength=n)
+        ideal = pos <= k
+        idcg = np.bincount(gold.query[ideal], weights=ideal_gain[ideal], minlength=n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ndcg = dcg / idcg
+        ndcg[idcg == 0] = np.nan
+        out[k] = PerQuery(k, best, found > 0, _recall(found, k, gold, n_eligible), mrr, ndcg)
+    return out
+
+
+def _positions(query: np.ndarray) -> np.ndarray:
+    """1-based position of each entry within its run of equal (sorted) query indices (int64)."""
+    if not len(query):
+        return np.zeros(0, np.int64)
+    first = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    counts = np.diff(np.r_[first, len(query)])
+    return np.arange(len(query)) - np.repeat(first, counts) + 1
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from triage.report.model import (
     ArmMeans,
     ArmSection,
     ArmSliceRow,
+    AtK,
     ByArm,
     Changed,
     DropRow,
@@ -51,6 +52,17 @@ def _num(x: float | None) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 
 
+def cutoffs(ev: Evaluation) -> list[int]:
+    """The cut-offs each arm is shown at: every k asked for and each arm's own k, ascending."""
+    return sorted(set(ev.cutoffs) | {arm.run.k for arm in ev.arms if arm.run.k is not None})
+
+
+def _at_k(m: Means | None) -> AtK:
+    if m is None:
+        return AtK(None, None, None, None, within_depth=False)
+    return AtK(_num(m.hit_rate), _num(m.recall), _num(m.mrr), _num(m.ndcg), within_depth=True)
+
+
 def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
     m = ev.means(arm)
     return ArmSection(
@@ -69,6 +81,9 @@ def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
         n_recall_unscored=m.n - m.n_recall,
         n_missing_scored=int((ev.scored & ~arm.present).sum()),
         meta=dict(arm.run.meta),
+        at_k={k: _at_k(m) for k, m in ev.at_k(arm, cutoffs(ev)).items()},
+        depth=ev.depth(arm),
+        recall_at_depth=_num(ev.recall_at_depth(arm)),
     )
 
 
@@ -215,11 +230,11 @@ def _frozen(ev: Evaluation, labels: LabelState) -> FrozenView:
     )
 
 
-def _k_cells(ev: Evaluation) -> KCells | None:
-    ks = sorted({arm.run.k for arm in ev.arms if arm.run.k is not None} | {ev.k})
-    if len(ks) < 2:
+def _k_cells(arms: ByArm[ArmSection]) -> KCells | None:
+    """Each arm's hit rate at each of its cut-offs, when there are several."""
+    if len(arms.a.at_k) < 2:
         return None
-    return KCells(*({k: _num(ev.hit_rate_at(arm, k)) for k in ks} for arm in (ev.a, ev.b)))
+    return KCells(*({k: x.hit_rate for k, x in arm.at_k.items()} for arm in (arms.a, arms.b)))
 
 
 def _arm_slice(a: ArmSlice) -> ArmSliceRow:
@@ -337,13 +352,14 @@ def build(
         arms=arms,
         paired=_paired(ev.paired(), ev.means(ev.a), ev.means(ev.b), ev.regressions_with_unjudged()),
         frozen=frozen,
-        k_cells=_k_cells(ev),
+        k_cells=_k_cells(arms),
         slices=slice_rows,
         partition=partition,
         tenants=_tenants(ev, floor),
         flips=_flips(ev, chunks),
         ranks=_ranks(ev),
         checks=tuple(snapshot.checks),
+        ks=ev.cutoffs,
     )
 
 

@@ -16,7 +16,6 @@ from triage.report.model import (
     DropRow,
     FlipRow,
     FloorRow,
-    KCells,
     PairedSection,
     RankHistogram,
     RanksSection,
@@ -168,9 +167,32 @@ JUDGED_NOTE = (
 )
 
 
-def k_cell_rows(c: KCells) -> list[tuple[str, list[str]]]:
-    """(arm, its hit rate at each of `c.ks`)."""
-    return [(side, [k_cell(x) for x in cells.values()]) for side, cells in (("a", c.a), ("b", c.b))]
+AT_K_METRICS = ("hit_rate", "recall", "mrr", "ndcg")
+
+
+def at_k_title(r: Report) -> str:
+    return f"Each arm at each k (flips and the paired table at k = {r.k})"
+
+
+def at_k_head(r: Report) -> list[str]:
+    """[arm, metric, "k = 1", …, "recall@depth"]: the columns of `at_k_rows`."""
+    return ["arm", "metric", *[f"k = {x}" for x in r.arms.a.at_k], "recall@depth"]
+
+
+def at_k_rows(r: Report) -> list[tuple[str, list[str]]] | None:
+    """(arm, [metric, its value at each k, recall at the stored depth on the recall row]) for each
+    arm and metric; None with one cut-off (the metrics table says it all)."""
+    if r.k_cells is None:
+        return None
+    out = []
+    for side, arm in r.arms.items():
+        for metric in AT_K_METRICS:
+            figures = [
+                rate(getattr(x, metric)) if x.within_depth else k_cell(None) for x in arm.at_k.values()
+            ]
+            depth = f"{rate(arm.recall_at_depth)} @{arm.depth}" if metric == "recall" else ""
+            out.append((side, [metric, *figures, depth]))
+    return out
 
 
 def paired_rows(p: PairedSection) -> list[list[str]]:

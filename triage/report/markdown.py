@@ -47,11 +47,20 @@ def _numbers(r: Report) -> list[str]:
     out = ["## Metrics", ""]
     out += _table(["metric", f"A {cell(a.name)}", f"B {cell(b.name)}", "B − A"], cells.metric_rows(r))
     out += [cell(cells.JUDGED_NOTE), ""]
-    if r.k_cells:
+    at_k = cells.at_k_rows(r)
+    if at_k is not None:
         names = {"a": a.name, "b": b.name}
+        out += [f"**{cells.at_k_title(r)}**", ""]
         out += _table(
-            ["arm", *[f"hit_rate@{x}" for x in r.k_cells.ks]],
-            [[f"{side.upper()} {cell(names[side])}", *row] for side, row in cells.k_cell_rows(r.k_cells)],
+            cells.at_k_head(r),
+            [
+                [
+                    f"{side.upper()} {cell(names[side])}" if metric == cells.AT_K_METRICS[0] else "",
+                    metric,
+                    *row,
+                ]
+                for side, (metric, *row) in at_k
+            ],
         )
     out += ["## Paired outcomes", ""]
     out += _table(["", "B hit", "B miss"], cells.paired_rows(p))

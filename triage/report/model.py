@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from enum import Enum
 from operator import attrgetter
 from pathlib import Path
@@ -63,6 +63,18 @@ class ArmMeans:
 
 
 @dataclass(frozen=True)
+class AtK:
+    """One arm's means at one cut-off (None: undefined, or `within_depth` is False: every stored
+    list is shorter than that k, so it cannot be shown)."""
+
+    hit_rate: float | None
+    recall: float | None
+    mrr: float | None
+    ndcg: float | None
+    within_depth: bool
+
+
+@dataclass(frozen=True)
 class ArmSection:
     name: str
     path: Path
@@ -79,6 +91,10 @@ class ArmSection:
     n_recall_unscored: int  # scored queries without a recall (n_eligible = 0)
     n_missing_scored: int  # scored queries the arm did not answer (scored as misses)
     meta: Mapping[str, str]
+    # Each cut-off asked for and each arm's own k, ascending: k (as text in the JSON) → means.
+    at_k: Mapping[int, AtK] = field(default_factory=dict)
+    depth: int = 0  # the stored depth: the arm's longest ranked list
+    recall_at_depth: float | None = None  # recall@depth: the gold a reranker of every stored id can reach
 
 
 @dataclass(frozen=True)
@@ -111,7 +127,8 @@ class FrozenView:
 
 @dataclass(frozen=True)
 class KCells:
-    """Each arm's hit rate at each k of either arm (None: depth too short); k ascending."""
+    """Each arm's hit rate at each k asked for and each arm's own k (None: depth too short); k
+    ascending. Present when there are several."""
 
     a: Mapping[int, float | None]
     b: Mapping[int, float | None]
@@ -287,6 +304,7 @@ class Report:
     ranks: RanksSection
     checks: tuple[Check, ...]  # errors first
     gate: GateSection | None = None
+    ks: tuple[int, ...] = ()  # every cut-off asked for, `k` (the decision k) first
 
     def with_gate(self, gate: GateSection) -> Report:
         return replace(self, gate=gate)

@@ -55,15 +55,19 @@ def metrics_table(r: Report) -> Table:
 
 
 def k_cells_table(r: Report) -> Table | None:
-    if not r.k_cells:
+    """Each arm's metrics at every cut-off, and recall at its stored depth (several k only)."""
+    rows = cells.at_k_rows(r)
+    if rows is None:
         return None
-    t = Table(title="Each arm at each k (hit rate)", title_justify="left")
-    t.add_column("arm")
-    for x in r.k_cells.ks:
-        t.add_column(f"k = {x}", justify="right")
-    for side, row in cells.k_cell_rows(r.k_cells):
+    t = Table(title=cells.at_k_title(r), title_justify="left")
+    for i, name in enumerate(cells.at_k_head(r)):
+        t.add_column(name, justify="left" if i < 2 else "right")
+    shown = ""
+    for side, (metric, *figures) in rows:
         name = r.arms.a.name if side == "a" else r.arms.b.name
-        t.add_row(Text(f"{side.upper()} ") + plain(name, 30), *row)
+        first = Text(f"{side.upper()} ") + plain(name, 30) if side != shown else Text("")
+        shown = side
+        t.add_row(first, Text(metric), *figures)
     return t
 
 

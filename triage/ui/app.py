@@ -15,6 +15,7 @@ from textual.screen import Screen
 
 from triage.core.bundled import bundled
 from triage.core.errors import InputError
+from triage.core.evaluation import Cutoffs
 from triage.core.sanitize import visible
 from triage.core.slices import DEFAULT_FLOOR
 from triage.ui.messages import (
@@ -54,7 +55,7 @@ class TriageApp(App[None]):
     def __init__(
         self,
         source: Source = None,
-        k: int | None = None,
+        k: Cutoffs = None,
         reviewer: str | None = None,
         floor: float = DEFAULT_FLOOR,
     ) -> None:
@@ -312,7 +313,7 @@ def _freeze_garbage() -> None:
 
 
 def run(
-    source: Source = None, k: int | None = None, reviewer: str | None = None, floor: float = DEFAULT_FLOOR
+    source: Source = None, k: Cutoffs = None, reviewer: str | None = None, floor: float = DEFAULT_FLOOR
 ) -> int:
     TriageApp(source, k, reviewer, floor).run()
     return 0

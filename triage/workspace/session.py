@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from triage.core.checks import Check
 from triage.core.corpus import Corpus
-from triage.core.evaluation import Evaluation
+from triage.core.evaluation import Cutoffs, Evaluation
 from triage.core.hints import Hint, hints_for
 from triage.core.manifest import Spec, from_manifest
 from triage.core.paired import Outcome
@@ -261,7 +261,7 @@ Source = Spec | Path | Callable[[], Spec] | None
 
 
 def open_session(
-    source: Source, k: int | None = None, reviewer: str | None = None, floor: float = DEFAULT_FLOOR
+    source: Source, k: Cutoffs = None, reviewer: str | None = None, floor: float = DEFAULT_FLOOR
 ) -> Session:
     """A Spec, a manifest path, a callable giving a Spec, or None (the bundled sample). The corpus
     check (every retrieved id against the corpus) is left for after the first paint."""

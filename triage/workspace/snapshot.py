@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from triage.core.checks import PENDING, Check, check_corpus, gold_checks, input_checks, worst_first
-from triage.core.evaluation import Evaluation, evaluate
+from triage.core.evaluation import Cutoffs, Evaluation, evaluate
 from triage.core.inputs import Inputs, load_inputs
 from triage.core.manifest import Spec
 from triage.labels.amendment_checks import check_amendments
@@ -77,12 +77,13 @@ def _checks(labels: LabelState, ev: Evaluation) -> tuple[Check, ...]:
 
 def open_snapshot(
     spec: Spec,
-    k: int | None = None,
+    k: Cutoffs = None,
     mode: LabelMode = LabelMode.AMENDED,
     apply_stale: bool = False,
     corpus_check: bool = True,
 ) -> Snapshot:
-    """Read every file of `spec` and its amendments, and judge both arms at one k (DESIGN §4, §5).
+    """Read every file of `spec` and its amendments, and judge both arms at one k (DESIGN §4, §5)
+    and every further cut-off of `k`.
 
     `apply_stale` applies amendment files written against another frozen file. Without
     `corpus_check` the slowest check (every retrieved id against the corpus) is left pending."""

@@ -1,4 +1,5 @@
-"""The first screen: label state, checks, each arm's metrics, the paired table, the k cells."""
+"""The first screen: label state, checks, each arm's metrics, the paired table, and each arm's
+metrics at every k when there are several (`--k 1,5,10`, or arms whose k differ)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ class OverviewScreen(Screen):
                 ("  →  ", "bold"),
                 r.arms.b.name,
                 (f"  at k = {r.k}", "bold"),
+                f"  (also k = {', '.join(map(str, r.ks[1:]))})" if len(r.ks) > 1 else "",
             )
         )
         self.query_one("#summary", Static).update(report_text.summary(r))
