@@ -168,9 +168,11 @@ class TriageApp(App[None]):
         self.prepare(message.session, message.session.snapshot)
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
-        if message.session.snapshot.spec.corpus is not None:
-            self.load_corpus(message.session.snapshot.spec.corpus)
-            self.check_corpus(message.session)
+        session = message.session
+        if session.snapshot.spec.corpus is not None and session.corpus is None:
+            self.load_corpus(session.snapshot.spec.corpus)
+        if session.snapshot.corpus_checks is None and session.ev.inputs.corpus is not None:
+            self.check_corpus(session)
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.load_failed = True
