@@ -264,3 +264,22 @@ async def test_the_app_opens_on_an_evaluation_given_as_tables(from_tables: Compa
         assert isinstance(detail, DetailScreen) and detail.detail is not None
         gold = detail.detail.golds[0]
         assert gold.chunk is not None and gold.chunk.text  # read from the corpus given as a table
+
+
+def test_judgements_are_saved_only_for_labels_given_as_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from triage.workspace.session import Session
+
+    monkeypatch.chdir(tmp_path)  # a stray "labels" name must not reach the working folder
+    t = tables()
+    in_memory = Session(open_evaluation(a=t["a"], b=t["b"], labels=t["labels"]).snapshot, reviewer="r")
+    change = in_memory.add("q150", "c-any")
+    assert not change.saved and "given as a table" in change.error and in_memory.unsaved == 1
+    assert list(tmp_path.iterdir()) == []
+    labels = tmp_path / "gold.parquet"
+    labels.write_bytes((SAMPLE / FILES["labels"]).read_bytes())
+    on_disk = Session(open_evaluation(a=t["a"], b=t["b"], labels=labels).snapshot, reviewer="r")
+    change = on_disk.add("q150", "c-any")
+    assert change.saved and on_disk.unsaved == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gold.amendments", "gold.parquet"]

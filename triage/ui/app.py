@@ -96,7 +96,9 @@ class TriageApp(App[None]):
         await super().on_event(event)
 
     def on_mount(self) -> None:
-        self.load()
+        # After the first refresh: the overview is composed by then, even when the session is ready
+        # at once (a snapshot opened already, from the Python API).
+        self.call_after_refresh(self.load)
 
     # -- loading (thread workers post messages; they never touch widgets) -------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
