@@ -1,8 +1,9 @@
 """The shape of the code (DESIGN §7): layers, one direction of imports, no cycles.
 
-core → labels → workspace → report → ui → cli, each importing only those below it: the
+core → labels → workspace → report → ui → cli → api, each importing only those below it: the
 import-linter contracts in pyproject.toml say so, and this runs them. Lazy imports inside functions
-count: an import is an import wherever it is written.
+count: an import is an import wherever it is written. The Python API (`triage.api`) is the top:
+it may import every layer, and only the package root imports it (lazily, for `triage.open`).
 """
 
 from __future__ import annotations
@@ -75,3 +76,11 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     graph.add_import(importer="p.c", imported="p.a")
     graph.add_import(importer="p.c", imported="p.d")
     assert cycles(graph, {"p.a", "p.b", "p.c", "p.d"}) == [["p.a", "p.b", "p.c"]]
+
+
+def test_only_the_package_root_imports_the_python_api() -> None:
+    graph = grimp.build_graph("triage", cache_dir=None)
+    assert graph.find_modules_that_directly_import("triage.api") == {"triage"}
+    assert {"triage.report.build", "triage.workspace.snapshot"} <= graph.find_modules_directly_imported_by(
+        "triage.api"
+    )

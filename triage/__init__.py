@@ -6,3 +6,12 @@ The package root stays import-light: `triage report` must never pay for Textual.
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """`triage.open(...)`: the Python API (`triage.api.open_evaluation`), imported on first use."""
+    if name == "open":
+        from triage.api import open_evaluation
+
+        return open_evaluation
+    raise AttributeError(f"module 'triage' has no attribute {name!r}")

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from triage.core.contract import ALIASES, CORPUS, conform, single
+from triage.core.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.errors import InputError
 from triage.core.files import Identity, protect, write_new
 from triage.core.readers import Parsed, read_table
@@ -186,6 +186,13 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
         pa.schema([("chunk_id", pa.string()), ("row", pa.int64())]),
         protected,
     )
+
+
+def corpus_of(loaded: Parsed) -> Corpus:
+    """A corpus given as a table (already in memory): checked as a corpus file is, one row per id."""
+    table = conform(loaded, CORPUS, ALIASES)
+    unique_ids(loaded, table, "chunk_id")
+    return Corpus(_normalise(table), loaded.path)
 
 
 def open_corpus(path: Path, progress: Callable[[float], None] | None = None, small: int = SMALL) -> Corpus:

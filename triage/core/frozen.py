@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from triage.core.contract import LABELS, conform, single
 from triage.core.errors import InputError
@@ -56,7 +57,20 @@ class FrozenLabels:
 
 
 def load_frozen(path: Path) -> FrozenLabels:
-    loaded = read_table(path, trec="qrels")
+    return frozen_of(read_table(path, trec="qrels"), sha256_file(path))
+
+
+def sha256_table(table: pa.Table) -> str:
+    """Identifies labels given as a table (no file bytes to hash): sha256 over the CSV text of
+    its query_id, chunk_id and relevance columns, in row order."""
+    sink = pa.BufferOutputStream()
+    pacsv.write_csv(table.select(["query_id", "chunk_id", "relevance"]), sink)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
+
+
+def frozen_of(loaded: Parsed, sha256: str | None = None) -> FrozenLabels:
+    """The frozen labels of a parsed file or table; `sha256` None: computed by `sha256_table`."""
+    path = loaded.path
     table = conform(loaded, LABELS)
     if "relevance" not in table.column_names:
         table = table.append_column("relevance", pa.array(np.ones(table.num_rows, np.int64)))
@@ -90,7 +104,7 @@ def load_frozen(path: Path) -> FrozenLabels:
         every = gold  # nothing but gold: the judgements are the gold rows
     return FrozenLabels(
         loaded=loaded,
-        sha256=sha256_file(path),
+        sha256=sha256 or sha256_table(table),
         table=gold,
         judged_ids=judged,
         duplicate_pairs=dups,

@@ -26,8 +26,9 @@ from triage.core.contract import (
     single,
     unique_ids,
 )
+from triage.core.corpus import Corpus, corpus_of
 from triage.core.errors import InputError
-from triage.core.frozen import FrozenLabels, load_frozen
+from triage.core.frozen import FrozenLabels, frozen_of, load_frozen
 from triage.core.ids import absent_from
 from triage.core.manifest import ArmSpec, Spec
 from triage.core.readers import Parsed, read_table
@@ -88,7 +89,12 @@ class Run:
 
 def load_run(arm: ArmSpec, named: bool = True) -> Run:
     """`named`: the arm's name came from the manifest (wins over the file's own `name`)."""
-    loaded = read_table(arm.path, trec="run")
+    return run_of(read_table(arm.path, trec="run"), arm.name, named)
+
+
+def run_of(loaded: Parsed, name: str, named: bool = True) -> Run:
+    """One arm from a parsed file or table, checked against the contract."""
+    path = loaded.path
     table = conform(loaded, RUN)
     unique_ids(loaded, table)
     if "scores" in table.column_names:
@@ -97,21 +103,24 @@ def load_run(arm: ArmSpec, named: bool = True) -> Run:
         bad = np.flatnonzero(n_ids != n_scores)
         if len(bad):
             r = int(bad[0])
-            raise InputError(arm.path, f"{n_scores[r]} scores for {n_ids[r]} retrieved ids", loaded.where(r))
+            raise InputError(path, f"{n_scores[r]} scores for {n_ids[r]} retrieved ids", loaded.where(r))
     k = loaded.meta.get("k")
     if k is not None:
         try:
             k_int = int(str(k).strip())
         except ValueError:
-            raise InputError(arm.path, f"metadata k = {k!r} is not an integer") from None
+            raise InputError(path, f"metadata k = {k!r} is not an integer") from None
         if k_int < 1:
-            raise InputError(arm.path, f"metadata k = {k_int} must be at least 1")
-    name = arm.name if named else loaded.meta.get("name") or arm.name
+            raise InputError(path, f"metadata k = {k_int} must be at least 1")
+    name = name if named else loaded.meta.get("name") or name
     return Run(name, loaded, table, None if k is None else k_int, list_facts(table))
 
 
 def load_queries(path: Path) -> pa.Table:
-    loaded = read_table(path)
+    return queries_of(read_table(path))
+
+
+def queries_of(loaded: Parsed) -> pa.Table:
     table = conform(loaded, QUERIES, QUERY_ALIASES)
     unique_ids(loaded, table)
     return table
@@ -148,8 +157,30 @@ class CorpusIds:
 
 
 @dataclass(frozen=True)
+class Tables:
+    """Inputs given as tables rather than files (a Python caller's): each parsed by `from_table`
+    under the name errors give it ("run a", "labels"); None: read from the file the spec names."""
+
+    a: Parsed | None = None
+    b: Parsed | None = None
+    labels: Parsed | None = None
+    queries: Parsed | None = None
+    corpus: Parsed | None = None
+
+    @property
+    def given(self) -> frozenset[str]:
+        """The names of the inputs given as tables."""
+        roles = ("a", "b", "labels", "queries", "corpus")
+        return frozenset(r for r in roles if getattr(self, r) is not None)
+
+
+FILES = Tables()  # every input read from its file
+
+
+@dataclass(frozen=True)
 class Inputs:
-    """The files of one evaluation, read and checked against the data contract."""
+    """The files of one evaluation, read and checked against the data contract. `given`: which
+    inputs came as tables (`Tables.given`); `chunks`: a corpus given as a table, for look-ups."""
 
     spec: Spec
     a: Run
@@ -157,14 +188,28 @@ class Inputs:
     frozen: FrozenLabels
     queries: pa.Table | None
     corpus: CorpusIds | None
+    given: frozenset[str] = frozenset()
+    chunks: Corpus | None = None
 
 
-def load_inputs(spec: Spec) -> Inputs:
-    """Read every file `spec` names. The two runs are independent: one thread each (2 cores)."""
+def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
+    """Read every file `spec` names, or take the input from `tables` where it gives one: both go
+    through the same contract checks. The two runs are independent: one thread each (2 cores)."""
+
+    def run(arm: ArmSpec, given: Parsed | None) -> Run:
+        return load_run(arm) if given is None else run_of(given, arm.name)
+
     with ThreadPoolExecutor(max_workers=2) as pool:
-        future_a, future_b = pool.submit(load_run, spec.a), pool.submit(load_run, spec.b)
-        frozen = load_frozen(spec.labels)
-        queries = load_queries(spec.queries) if spec.queries else None
-        corpus = CorpusIds(load_corpus_ids(spec.corpus)) if spec.corpus else None
+        future_a, future_b = pool.submit(run, spec.a, tables.a), pool.submit(run, spec.b, tables.b)
+        frozen = load_frozen(spec.labels) if tables.labels is None else frozen_of(tables.labels)
+        if tables.queries is not None:
+            queries: pa.Table | None = queries_of(tables.queries)
+        else:
+            queries = load_queries(spec.queries) if spec.queries else None
+        chunks = corpus_of(tables.corpus) if tables.corpus else None
+        if chunks is not None:
+            corpus: CorpusIds | None = CorpusIds(chunks.ids)
+        else:
+            corpus = CorpusIds(load_corpus_ids(spec.corpus)) if spec.corpus else None
         run_a, run_b = future_a.result(), future_b.result()
-    return Inputs(spec, run_a, run_b, frozen, queries, corpus)
+    return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks)

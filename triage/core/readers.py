@@ -99,13 +99,25 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot read Parquet (truncated or corrupt?): {e}") from None
     _valid_text(path, table)
+    return Parsed(path, table.replace_schema_metadata(None), schema_meta(table))
+
+
+def schema_meta(table: pa.Table) -> dict[str, str]:
+    """A table's own key/value metadata, as text; Arrow's and pandas' bookkeeping keys left out."""
     raw = table.schema.metadata or {}
-    meta = {
+    return {
         k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
         for k, v in raw.items()
         if not k.startswith(b"ARROW:") and k != b"pandas"
     }
-    return Parsed(path, table.replace_schema_metadata(None), meta)
+
+
+def from_table(name: str, table: pa.Table) -> Parsed:
+    """An in-memory table parsed as a file named `name` would be: errors name it, and a row by
+    its 1-based number ("run a: row 3: …"); its schema metadata is its run metadata."""
+    where = Path(name)
+    _valid_text(where, table)
+    return Parsed(where, table.replace_schema_metadata(None), schema_meta(table))
 
 
 def _valid_text(path: Path, table: pa.Table) -> None:

@@ -21,20 +21,25 @@ class FrozenFileChanged(Exception):
     """The frozen label file's bytes changed under a running session."""
 
 
+class LabelsNotAFile(FrozenFileChanged):
+    """The frozen labels were given as a table (the Python API): no file to check a write against."""
+
+
 class Writer:
     """Appends records to this session's file; one record per call, durable when it returns."""
 
     def __init__(
         self,
         folder: Path,
-        frozen: Path,
+        frozen: Path | None,
         base: str,
         reviewer: str,
         file_name: str | None = None,
         inputs: list[Path] | None = None,
     ):
         """`inputs`: the evaluation's files, never to be written (the frozen file always is one).
-        Nothing is checked or created until the first `append`."""
+        `frozen` None: the labels were given as a table, and every `append` is refused. Nothing is
+        checked or created until the first `append`."""
         self.folder = folder
         self.frozen = frozen
         self.base = base
@@ -83,6 +88,10 @@ class Writer:
 
     def append(self, record: Record) -> Record:
         """Write `record` as the next line of the chain; OSError if the disk refuses."""
+        if self.frozen is None:
+            raise LabelsNotAFile(
+                "the labels were given as a table: judgements are saved only for labels given as a file"
+            )
         if sha256_file(self.frozen) != self.base:
             raise FrozenFileChanged(f"{self.frozen} changed since triage started; refusing to write")
         refuse_frozen_path(self.folder, self.path, self.frozen)

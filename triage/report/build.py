@@ -320,6 +320,8 @@ def _labels(snapshot: Snapshot, arms: ByArm[ArmSection], frozen: FrozenView) -> 
 def report_corpus(snapshot: Snapshot) -> Corpus | None:
     """The corpus the spec names, opened for the flips' text hints (None: none named, or it cannot
     be opened: the hints that need no text are still given)."""
+    if snapshot.inputs.chunks is not None:  # given as a table
+        return snapshot.inputs.chunks
     path = snapshot.spec.corpus
     if path is None:
         return None

@@ -97,7 +97,9 @@ class TriageApp(App[None]):
         await super().on_event(event)
 
     def on_mount(self) -> None:
-        self.load()
+        # After the first refresh: the overview is composed by then, even when the session is ready
+        # at once (a snapshot opened already, from the Python API).
+        self.call_after_refresh(self.load)
 
     # -- loading (thread workers post messages; they never touch widgets) -------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
@@ -169,9 +171,11 @@ class TriageApp(App[None]):
         self.prepare(message.session, message.session.snapshot)
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
-        if message.session.snapshot.spec.corpus is not None:
-            self.load_corpus(message.session.snapshot.spec.corpus)
-            self.check_corpus(message.session)
+        session = message.session
+        if session.snapshot.spec.corpus is not None and session.corpus is None:
+            self.load_corpus(session.snapshot.spec.corpus)
+        if session.snapshot.corpus_checks is None and session.ev.inputs.corpus is not None:
+            self.check_corpus(session)
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.load_failed = True

@@ -70,7 +70,7 @@ class Review:
         spec, frozen = snapshot.spec, snapshot.labels.frozen
         self.writer = Writer(
             spec.amendments or default_folder(spec.labels),
-            frozen.path,
+            None if "labels" in snapshot.inputs.given else frozen.path,
             frozen.sha256,
             reviewer_name(reviewer),
             inputs=snapshot.spec.inputs(),

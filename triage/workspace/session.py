@@ -39,8 +39,14 @@ class Session:
         self._snapshot = snapshot
         self.reviewer = reviewer  # --reviewer; else TRIAGE_REVIEWER or the login name
         self.floor = floor  # tenant hit-rate floor (--floor)
-        self.corpus: Corpus | None = None
-        self.corpus_note = "corpus loading…" if snapshot.spec.corpus is not None else "no corpus given"
+        self.corpus: Corpus | None = snapshot.inputs.chunks  # a corpus given as a table is ready
+        self.corpus_note = (
+            "ready"
+            if self.corpus is not None
+            else "corpus loading…"
+            if snapshot.spec.corpus is not None
+            else "no corpus given"
+        )
         ev = snapshot.ev  # what follows does not depend on the labels
         self.texts: pa.Array = ev.query_column("text")
         self.tenant_of: pa.Array = ev.query_column("tenant")
@@ -257,17 +263,20 @@ def flip_label(position: int, n_regressions: int, n_flips: int) -> str:
     return f"win {position - n_regressions + 1} of {n_flips - n_regressions}"
 
 
-Source = Spec | Path | Callable[[], Spec] | None
+Source = Spec | Path | Snapshot | Callable[[], Spec | Snapshot] | None
 
 
 def open_session(
     source: Source, k: Cutoffs = None, reviewer: str | None = None, floor: float = DEFAULT_FLOOR
 ) -> Session:
-    """A Spec, a manifest path, a callable giving a Spec, or None (the bundled sample). The corpus
-    check (every retrieved id against the corpus) is left for after the first paint."""
+    """A Spec, a manifest path, a snapshot already open (the Python API's; `k` is then its own), a
+    callable giving a Spec or a snapshot, or None (the bundled sample). The corpus check (every
+    retrieved id against the corpus) is left for after the first paint."""
     from triage.core.bundled import sample_spec
 
     if callable(source):
         source = source()
+    if isinstance(source, Snapshot):
+        return Session(source, reviewer=reviewer, floor=floor)
     spec = source if isinstance(source, Spec) else from_manifest(source) if source else sample_spec()
     return Session(open_snapshot(spec, k, corpus_check=False), reviewer=reviewer, floor=floor)

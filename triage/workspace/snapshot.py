@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from triage.core.checks import PENDING, Check, check_corpus, gold_checks, input_checks, worst_first
 from triage.core.evaluation import Cutoffs, Evaluation, evaluate
-from triage.core.inputs import Inputs, load_inputs
+from triage.core.inputs import FILES, Inputs, Tables, load_inputs
 from triage.core.manifest import Spec
 from triage.labels.amendment_checks import check_amendments
 from triage.labels.log import default_folder, read_log
@@ -81,14 +81,18 @@ def open_snapshot(
     mode: LabelMode = LabelMode.AMENDED,
     apply_stale: bool = False,
     corpus_check: bool = True,
+    tables: Tables = FILES,
 ) -> Snapshot:
     """Read every file of `spec` and its amendments, and judge both arms at one k (DESIGN §4, §5)
     and every further cut-off of `k`.
 
     `apply_stale` applies amendment files written against another frozen file. Without
-    `corpus_check` the slowest check (every retrieved id against the corpus) is left pending."""
-    inputs = load_inputs(spec)
-    log = read_log(spec.amendments or default_folder(spec.labels), inputs.frozen.sha256, apply_stale)
+    `corpus_check` the slowest check (every retrieved id against the corpus) is left pending.
+    `tables`: inputs given as tables; labels given so have no folder beside them, so their
+    amendments are read only from `spec.amendments`."""
+    inputs = load_inputs(spec, tables)
+    folder = spec.amendments or (None if "labels" in inputs.given else default_folder(spec.labels))
+    log = read_log(folder, inputs.frozen.sha256, apply_stale)
     labels = LabelState.read(inputs.frozen, log, mode)
     ev = evaluate(inputs, labels.gold_table(), k, labels.judged_table())
     corpus = tuple(check_corpus(ev)) if corpus_check or inputs.corpus is None else None

@@ -1,0 +1,259 @@
+"""The Python API, for notebooks and harnesses: open an evaluation from files, Arrow tables or
+DataFrames, and read its report, its per-query table, or the app on it.
+
+    import triage
+    ev = triage.open(a=run_a, b=run_b, labels=qrels, k=5)   # or triage.open("folder/triage.toml")
+    ev.report().to_json()      # the report `triage report --format json` prints
+    ev.queries()               # one row per query, as a pyarrow.Table
+    ev.app().run()             # the terminal app on the same evaluation
+
+A table is anything Arrow can take without a copy through Python objects: a `pyarrow.Table`,
+`RecordBatch` or `RecordBatchReader`, an object with `__arrow_c_stream__` (polars, DuckDB, pandas
+2.2+) or `to_arrow()`, or a pandas DataFrame (read with `pyarrow.Table.from_pandas`, its index left
+out). Neither pandas nor polars is a dependency: they are recognised only when already imported.
+Tables go through the data contract as files do; an error names the argument ("run a: row 3: …").
+
+This module sits above every layer and nothing imports it but the package root, lazily.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from triage.core.bundled import sample_spec
+from triage.core.errors import InputError
+from triage.core.evaluation import Arm, Evaluation
+from triage.core.hints import hints_for
+from triage.core.inputs import FILES, Tables
+from triage.core.manifest import ArmSpec, Spec, from_manifest
+from triage.core.paired import Outcome
+from triage.core.readers import Parsed, from_table
+from triage.core.slices import DEFAULT_FLOOR
+from triage.labels.state import LabelMode
+from triage.report.build import build, report_corpus
+from triage.report.model import Report
+from triage.workspace.snapshot import Snapshot, open_snapshot
+
+if TYPE_CHECKING:
+    from triage.ui.app import TriageApp
+
+PathLike = str | os.PathLike[str]
+# What errors call each input given as a table.
+NAMES = {"a": "run a", "b": "run b", "labels": "labels", "queries": "queries", "corpus": "corpus"}
+
+
+def as_arrow(value: object, name: str) -> pa.Table:
+    """`value` as an Arrow table; `name` (the argument) is what an error names."""
+    try:
+        if isinstance(value, pa.Table):
+            return value
+        if isinstance(value, pa.RecordBatch):
+            return pa.Table.from_batches([value])
+        if isinstance(value, pa.RecordBatchReader):
+            return value.read_all()
+        pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas is imported
+        if pandas is not None and isinstance(value, pandas.DataFrame):
+            return pa.Table.from_pandas(value, preserve_index=False)
+        if hasattr(value, "__arrow_c_stream__"):
+            return pa.table(value)
+        to_arrow = getattr(value, "to_arrow", None)
+        if callable(to_arrow):
+            out = to_arrow()
+            if isinstance(out, pa.Table | pa.RecordBatch | pa.RecordBatchReader):
+                return as_arrow(out, name)
+    except (pa.ArrowException, TypeError, ValueError) as e:
+        raise InputError(name, f"cannot be read as an Arrow table: {e}") from None
+    raise InputError(
+        name,
+        f"is a {type(value).__name__}: expected a path, an Arrow table, a DataFrame or an object "
+        "with __arrow_c_stream__ or to_arrow()",
+    )
+
+
+def _is_path(value: object) -> bool:
+    return isinstance(value, str | os.PathLike)
+
+
+def _parsed(role: str, value: object, meta: Mapping[str, object] | None) -> Parsed:
+    parsed = from_table(NAMES[role], as_arrow(value, NAMES[role]))
+    if meta:
+        return Parsed(parsed.path, parsed.table, {**parsed.meta, **{k: str(v) for k, v in meta.items()}})
+    return parsed
+
+
+def open_evaluation(
+    manifest: PathLike | None = None,
+    *,
+    a: object = None,
+    b: object = None,
+    labels: object = None,
+    queries: object = None,
+    corpus: object = None,
+    names: tuple[str, str] | None = None,
+    k: int | None = None,
+    meta: Mapping[str, Mapping[str, object]] | None = None,
+    amendments: PathLike | None = None,
+    label_state: LabelMode | str = LabelMode.AMENDED,
+    apply_stale: bool = False,
+) -> Comparison:
+    """One evaluation: a manifest (file or folder), or the inputs `a`, `b`, `labels` (each a path
+    or a table) with optional `queries` and `corpus`; neither: the bundled sample.
+
+    `names`: the arms' names (default: a file's stem, a table's `name` metadata, else "a", "b").
+    `k`: the cut-off (default: the manifest's, else the runs' metadata k). `meta`: metadata for
+    inputs given as tables, by input ("a", "b", "labels"), over the table's own schema metadata
+    (a DataFrame has none: give `k` and whatever the checks compare, e.g. `embedding_model`).
+    `amendments`: the amendments folder (labels given as a table have none beside them).
+    `label_state`: "amended" or "frozen", as `triage report --label-state`."""
+    given = {"a": a, "b": b, "labels": labels, "queries": queries, "corpus": corpus}
+    named = [r for r, v in given.items() if v is not None]
+    meta = meta or {}
+    unknown = sorted(set(meta) - {"a", "b", "labels", "queries", "corpus"})
+    if unknown:
+        raise ValueError(f"meta names no input: {', '.join(unknown)} (inputs: a, b, labels, queries, corpus)")
+    for role in meta:
+        if _is_path(given[role]):
+            raise ValueError(f"meta[{role!r}]: a file's metadata is its own (or its .meta.json sidecar)")
+    if manifest is not None or not named:
+        if named:
+            raise ValueError(f"give a manifest or the inputs, not both (got {', '.join(named)})")
+        spec = from_manifest(Path(manifest)) if manifest is not None else sample_spec()
+        if amendments is not None:
+            spec = replace(spec, amendments=Path(amendments))
+        snapshot = open_snapshot(spec, k, LabelMode(label_state), apply_stale)
+        return Comparison(snapshot)
+    missing = [r for r in ("a", "b", "labels") if given[r] is None]
+    if missing:
+        raise ValueError(f"missing input: {', '.join(missing)} (a, b and labels are required)")
+    paths: dict[str, Path | None] = {}
+    parsed: dict[str, Parsed] = {}
+    for role, value in given.items():
+        if value is None:
+            paths[role] = None
+        elif _is_path(value):
+            path = Path(value)  # type: ignore[arg-type]
+            if not path.exists():
+                raise InputError(path, "file does not exist")
+            paths[role] = path
+        else:
+            parsed[role] = _parsed(role, value, meta.get(role))
+            paths[role] = None if role in ("queries", "corpus") else Path(NAMES[role])
+
+    def arm_name(i: int, role: str) -> str:
+        if names is not None:
+            return names[i]
+        if role in parsed:
+            return parsed[role].meta.get("name") or role
+        path = paths[role]
+        assert path is not None
+        return path.stem
+
+    run_a, run_b, frozen = paths["a"], paths["b"], paths["labels"]
+    assert run_a is not None and run_b is not None and frozen is not None
+    spec = Spec(
+        a=ArmSpec(arm_name(0, "a"), run_a),
+        b=ArmSpec(arm_name(1, "b"), run_b),
+        labels=frozen,
+        corpus=paths["corpus"],
+        queries=paths["queries"],
+        amendments=Path(amendments) if amendments is not None else None,
+        k=k,
+    )
+    tables = Tables(**parsed) if parsed else FILES
+    return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale, tables=tables))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """An open evaluation: arms A and B judged at one k on one label state (immutable)."""
+
+    snapshot: Snapshot
+
+    @property
+    def ev(self) -> Evaluation:
+        return self.snapshot.ev
+
+    @property
+    def k(self) -> int:
+        return self.ev.k
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return self.ev.a.name, self.ev.b.name
+
+    def report(self, floor: float = DEFAULT_FLOOR) -> Report:
+        """The report `triage report` prints (the same typed model; `.to_json()` is its JSON)."""
+        return build(self.snapshot, floor)
+
+    def queries(self, hints: bool = False) -> pa.Table:
+        """One row per query (every query any input names, in first-seen order).
+
+        Columns: query_id, outcome (as the JSON report spells it: "hit->miss", …, "unlabelled"),
+        text and tenant (null where unknown); per arm x in a, b: gold_rank_x (1-based, over the
+        stored depth; null: no gold stored), depth_x, hit_x, recall_x, mrr_x, ndcg_x (at k; null
+        for unlabelled queries, recall also where n_eligible = 0) and plan_x. With `hints`, a
+        `hints` column: each flip's cause hints (HintKind values, most specific first; text hints
+        only with a corpus), null for queries that did not flip. Schema metadata: k and the arms'
+        names."""
+        ev = self.ev
+        unscored = ~ev.scored
+        columns: dict[str, pa.Array] = {
+            "query_id": ev.query_ids,
+            "outcome": _outcomes(ev.outcomes),
+            "text": ev.query_column("text"),
+            "tenant": ev.query_column("tenant"),
+        }
+        for key, arm in (("a", ev.a), ("b", ev.b)):
+            columns.update({f"{name}_{key}": col for name, col in _arm_columns(arm, unscored).items()})
+        if hints:
+            columns["hints"] = self._hints()
+        meta = {"k": str(ev.k), "arm_a": ev.a.name, "arm_b": ev.b.name}
+        return pa.table(columns).replace_schema_metadata(meta)
+
+    def _hints(self) -> pa.Array:
+        ev = self.ev
+        flips = ev.flips
+        found = hints_for(ev, flips, report_corpus(self.snapshot))
+        out: list[list[str] | None] = [None] * ev.n
+        for q in flips.tolist():  # a loop over the flips only
+            out[q] = [h.kind.value for h in found.get(q, ())]
+        return pa.array(out, pa.list_(pa.string()))
+
+    def app(self, reviewer: str | None = None, floor: float = DEFAULT_FLOOR) -> TriageApp:
+        """The terminal app on this evaluation (`.run()` it). Judgements are written to the
+        amendments folder; labels given as a table have no file to amend, and the app says so
+        when a judgement cannot be saved."""
+        from triage.ui.app import TriageApp
+
+        return TriageApp(self.snapshot, reviewer=reviewer, floor=floor)
+
+
+def _outcomes(codes: np.ndarray) -> pa.Array:
+    """Outcome codes as the JSON report spells them."""
+    low = min(Outcome)
+    spelled = pa.array([Outcome(c).json for c in range(low, max(Outcome) + 1)], pa.string())
+    return spelled.take(pa.array(codes.astype(np.int64) - low))
+
+
+def _arm_columns(arm: Arm, unscored: np.ndarray) -> dict[str, Any]:
+    j = arm.judged
+    rank = pa.array(j.gold_rank, mask=j.gold_rank <= 0)
+    plan = arm.aligned("plan")
+    return {
+        "gold_rank": rank,
+        "depth": pa.array(arm.depth),
+        "hit": pa.array(j.hit, mask=unscored),
+        "recall": pa.array(j.recall, mask=unscored | np.isnan(j.recall)),
+        "mrr": pa.array(j.mrr, mask=unscored),
+        "ndcg": pa.array(j.ndcg, mask=unscored | np.isnan(j.ndcg)),
+        "plan": pc.cast(plan, pa.string()) if plan is not None else pa.nulls(len(arm.row), pa.string()),
+    }
