@@ -283,3 +283,23 @@ def test_judgements_are_saved_only_for_labels_given_as_a_file(
     change = on_disk.add("q150", "c-any")
     assert change.saved and on_disk.unsaved == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gold.amendments", "gold.parquet"]
+
+
+def test_several_cut_offs_through_the_api_match_the_cli(capsys) -> None:
+    """`k=[1, 5, 10]` gives each arm at every k, as `triage report --k 1,5,10` does."""
+    import json
+
+    from triage.cli.main import main
+
+    sample = Path(__file__).resolve().parent.parent / "sample_runs"
+    runs = [str(sample / "runs/plain.parquet"), str(sample / "runs/headers.parquet")]
+    ev = triage.open(a=runs[0], b=runs[1], labels=sample / "labels.parquet", k=[1, 5, 10])
+    got = json.loads(json.dumps(ev.report().to_json()))
+    argv = ["report", *runs, "--labels", str(sample / "labels.parquet"), "--k", "1,5,10", "--format", "json"]
+    assert main(argv) == 0
+    want = json.loads(capsys.readouterr().out)
+    assert got["k"] == want["k"] == 1
+    for arm in ("a", "b"):
+        assert sorted(got["arms"][arm]["at_k"], key=int) == ["1", "5", "10"]
+        assert got["arms"][arm]["at_k"] == want["arms"][arm]["at_k"]
+    assert got["paired"] == want["paired"]

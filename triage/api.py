@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.hints import hints_for
 from triage.core.inputs import FILES, Tables
-from triage.core.manifest import ArmSpec, Spec, from_manifest
+from triage.core.manifest import ArmSpec, Spec, check_ks, from_manifest
 from triage.core.paired import Outcome
 from triage.core.readers import Parsed, from_table
 from triage.core.slices import DEFAULT_FLOOR
@@ -99,7 +99,7 @@ def open_evaluation(
     queries: object = None,
     corpus: object = None,
     names: tuple[str, str] | None = None,
-    k: int | None = None,
+    k: int | Sequence[int] | None = None,
     meta: Mapping[str, Mapping[str, object]] | None = None,
     amendments: PathLike | None = None,
     label_state: LabelMode | str = LabelMode.AMENDED,
@@ -109,7 +109,8 @@ def open_evaluation(
     or a table) with optional `queries` and `corpus`; neither: the bundled sample.
 
     `names`: the arms' names (default: a file's stem, a table's `name` metadata, else "a", "b").
-    `k`: the cut-off (default: the manifest's, else the runs' metadata k). `meta`: metadata for
+    `k`: the cut-off, or several (`[1, 5, 10]`: the first decides flips and the paired table; each arm's
+    metrics at every one); default: the manifest's, else the runs' metadata k. `meta`: metadata for
     inputs given as tables, by input ("a", "b", "labels"), over the table's own schema metadata
     (a DataFrame has none: give `k` and whatever the checks compare, e.g. `embedding_model`).
     `amendments`: the amendments folder (labels given as a table have none beside them).
@@ -131,6 +132,7 @@ def open_evaluation(
             spec = replace(spec, amendments=Path(amendments))
         snapshot = open_snapshot(spec, k, LabelMode(label_state), apply_stale)
         return Comparison(snapshot)
+    ks = check_ks(k, "k")
     missing = [r for r in ("a", "b", "labels") if given[r] is None]
     if missing:
         raise ValueError(f"missing input: {', '.join(missing)} (a, b and labels are required)")
@@ -166,7 +168,8 @@ def open_evaluation(
         corpus=paths["corpus"],
         queries=paths["queries"],
         amendments=Path(amendments) if amendments is not None else None,
-        k=k,
+        k=ks[0] if ks else None,
+        ks=ks,
     )
     tables = Tables(**parsed) if parsed else FILES
     return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale, tables=tables))
