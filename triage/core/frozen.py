@@ -13,14 +13,18 @@ import pyarrow.compute as pc
 
 from triage.core.contract import LABELS, conform, single
 from triage.core.errors import InputError
-from triage.core.readers import Parsed, read_table
+from triage.core.readers import Parsed
+from triage.core.shapes import Role, members, read_input
 
 
 def sha256_file(path: Path) -> str:
+    """sha256 of the file's bytes; of a folder or glob, of its files' bytes one after another in
+    path order."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:  # read-only, always
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    for member in members(Path(path)):
+        with open(member, "rb") as f:  # read-only, always
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
     return h.hexdigest()
 
 
@@ -55,8 +59,8 @@ class FrozenLabels:
         return self.loaded.meta
 
 
-def load_frozen(path: Path) -> FrozenLabels:
-    loaded = read_table(path, trec="qrels")
+def load_frozen(path: Path, fmt: str | None = None) -> FrozenLabels:
+    loaded = read_input(path, Role.LABELS, fmt)
     table = conform(loaded, LABELS)
     if "relevance" not in table.column_names:
         table = table.append_column("relevance", pa.array(np.ones(table.num_rows, np.int64)))

@@ -30,7 +30,8 @@ from triage.core.errors import InputError
 from triage.core.frozen import FrozenLabels, load_frozen
 from triage.core.ids import absent_from
 from triage.core.manifest import ArmSpec, Spec
-from triage.core.readers import Parsed, read_table
+from triage.core.readers import Parsed
+from triage.core.shapes import Role, read_input
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Run:
 
 def load_run(arm: ArmSpec, named: bool = True) -> Run:
     """`named`: the arm's name came from the manifest (wins over the file's own `name`)."""
-    loaded = read_table(arm.path, trec="run")
+    loaded = read_input(arm.path, Role.RUN, arm.format)
     table = conform(loaded, RUN)
     unique_ids(loaded, table)
     if "scores" in table.column_names:
@@ -110,16 +111,16 @@ def load_run(arm: ArmSpec, named: bool = True) -> Run:
     return Run(name, loaded, table, None if k is None else k_int, list_facts(table))
 
 
-def load_queries(path: Path) -> pa.Table:
-    loaded = read_table(path)
+def load_queries(path: Path, fmt: str | None = None) -> pa.Table:
+    loaded = read_input(path, Role.QUERIES, fmt)
     table = conform(loaded, QUERIES, QUERY_ALIASES)
     unique_ids(loaded, table)
     return table
 
 
-def load_corpus_ids(path: Path) -> pa.Array:
+def load_corpus_ids(path: Path, fmt: str | None = None) -> pa.Array:
     """The corpus's chunk ids only: a corpus may hold millions of chunks, never all loaded."""
-    loaded = read_table(path, columns=["chunk_id", "_id"])
+    loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id"])
     table = conform(loaded, {"chunk_id": CORPUS["chunk_id"]}, ALIASES)
     unique_ids(loaded, table, "chunk_id")  # one id, one chunk: a look-up must not pick one of two
     return single(table.column("chunk_id"))
@@ -163,8 +164,8 @@ def load_inputs(spec: Spec) -> Inputs:
     """Read every file `spec` names. The two runs are independent: one thread each (2 cores)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         future_a, future_b = pool.submit(load_run, spec.a), pool.submit(load_run, spec.b)
-        frozen = load_frozen(spec.labels)
-        queries = load_queries(spec.queries) if spec.queries else None
-        corpus = CorpusIds(load_corpus_ids(spec.corpus)) if spec.corpus else None
+        frozen = load_frozen(spec.labels, spec.labels_format)
+        queries = load_queries(spec.queries, spec.queries_format) if spec.queries else None
+        corpus = CorpusIds(load_corpus_ids(spec.corpus, spec.corpus_format)) if spec.corpus else None
         run_a, run_b = future_a.result(), future_b.result()
     return Inputs(spec, run_a, run_b, frozen, queries, corpus)

@@ -112,14 +112,14 @@ class TriageApp(App[None]):
         self.post_message(SessionReady(session))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="corpus")
-    def load_corpus(self, path: Path) -> None:
+    def load_corpus(self, path: Path, fmt: str | None = None) -> None:
         from triage.core.corpus import open_corpus
 
         def progress(fraction: float) -> None:
             self.post_message(CorpusProgress(fraction))
 
         try:
-            corpus = open_corpus(path, progress)
+            corpus = open_corpus(path, progress, fmt=fmt)
         except InputError as e:
             self.post_message(CorpusReady(None, e.message))
             return
@@ -169,7 +169,8 @@ class TriageApp(App[None]):
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
         if message.session.snapshot.spec.corpus is not None:
-            self.load_corpus(message.session.snapshot.spec.corpus)
+            spec = message.session.snapshot.spec
+            self.load_corpus(message.session.snapshot.spec.corpus, spec.corpus_format)
             self.check_corpus(message.session)
 
     def on_load_failed(self, message: LoadFailed) -> None:
