@@ -48,6 +48,8 @@ def meta_of(path: Path) -> dict[str, str]:
 
 
 def sidecar(path: Path, meta: dict[str, str]) -> None:
+    """`<file>.meta.json`; for a glob, `<folder>.meta.json` beside the folder of its matches."""
+    path = path.parent if "*" in path.name else path
     (path.parent / (path.name + ".meta.json")).write_text(json.dumps(meta), "utf-8")
 
 
@@ -254,12 +256,14 @@ def test_folders_of_parquet_shards_for_runs_labels_and_corpus(
     runs = {side: shards(pq.read_table(p), tmp_path / n, 4) for side, (n, p) in RUNS.items()}
     labels = shards(labels_table(), tmp_path / "labels", 3)
     corpus = shards(pq.read_table(SAMPLE / "chunks.parquet"), tmp_path / "chunks", 5)
-    if glob:  # sidecars sit beside the folder, as for a folder
-        for side, path in runs.items():
-            sidecar(path.parent, sample_meta()[side])
-    sidecar(labels.parent if glob else labels, meta_of(SAMPLE / "labels.parquet"))
-    d = _report(evaluation(tmp_path, runs, labels, sample_meta(), corpus=corpus))
-    assert comparable(d) == comparable(parquet_form)
+    manifest = evaluation(tmp_path, runs, labels, sample_meta(), corpus=corpus)
+    assert comparable(_report(manifest)) == comparable(parquet_form)
+    from triage.core.manifest import from_manifest
+
+    never_written = set(from_manifest(manifest).inputs())  # each shard, and the folder's sidecar
+    assert {tmp_path / "labels" / f"part-{i:02d}.parquet" for i in range(3)} <= never_written
+    assert tmp_path / "labels.meta.json" in never_written
+    assert tmp_path / "labels" / "_SUCCESS" not in never_written
 
 
 def test_format_named_in_the_manifest_wins(tmp_path: Path, parquet_form: dict) -> None:
@@ -391,3 +395,31 @@ def test_errors_in_a_shape_name_the_line_or_place(tmp_path: Path) -> None:
         unique_ids(loaded, conform(loaded, RUN))
     (shards / "notes.txt").write_text("not parquet")
     refused(shards, Role.RUN, "notes.txt", "not a Parquet file")
+
+
+def test_ranks_win_over_disagreeing_scores_and_the_rise_is_reported() -> None:
+    from triage.core.inputs import list_facts
+
+    rows = [
+        {"query_id": "q1", "chunk_id": "a", "rank": 1, "score": 0.1},
+        {"query_id": "q1", "chunk_id": "b", "rank": 2, "score": 0.9},
+        {"query_id": "q2", "chunk_id": "c", "rank": 1, "score": 0.9},
+        {"query_id": "q2", "chunk_id": "d", "rank": 2, "score": 0.1},
+    ]
+    t = group_long(Parsed(Path("run.parquet"), pa.Table.from_pylist(rows))).table
+    assert t.column("retrieved").to_pylist() == [["a", "b"], ["c", "d"]]
+    assert list_facts(t).score_rises.tolist() == [0]  # q1 rises, q2 descends
+
+
+def test_compressed_tsv_and_ranx_are_detected_through_the_suffix(tmp_path: Path) -> None:
+    import gzip
+
+    tsv = tmp_path / "qrels.tsv.gz"
+    tsv.write_bytes(gzip.compress(b"query-id\tcorpus-id\tscore\nq1\t007\t2\n"))
+    ranx = tmp_path / "run.json.gz"
+    ranx.write_bytes(gzip.compress(b'{"q1": {"d1": 0.2, "d2": 0.7}}'))
+    assert (detect(tsv, Role.LABELS), detect(ranx, Role.RUN)) == (Format.TSV, Format.RANX)
+    assert read_input(tsv, Role.LABELS).table.to_pylist() == [
+        {"query_id": "q1", "chunk_id": "007", "relevance": 2}
+    ]
+    assert read_input(ranx, Role.RUN).table.column("retrieved").to_pylist() == [["d2", "d1"]]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.readers import regular_file
-from triage.core.shapes import FORMATS, Format, is_pattern, members
+from triage.core.shapes import FORMATS, Format, is_pattern, members, sidecar_of
 
 MANIFEST = "triage.toml"
 _KEYS = {
@@ -48,9 +48,9 @@ class Spec:
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
-        files = [self.a.path, self.b.path, self.labels, self.corpus, self.queries, self.manifest]
-        present = [m for p in files if p is not None for m in members(p)]  # a folder: its files
-        sidecars = [p.with_name(p.name + ".meta.json") for p in present]
+        given = [p for p in (self.a.path, self.b.path, self.labels, self.corpus, self.queries) if p]
+        present = [m for p in [*given, self.manifest] if p is not None for m in members(p)]
+        sidecars = [sidecar_of(p) for p in dict.fromkeys([*given, *present])]
         return present + [p for p in sidecars if p.exists()]
 
 

@@ -207,9 +207,17 @@ def read_input(path: Path, role: Role, fmt: str | None = None, columns: list[str
     return loaded
 
 
+def sidecar_of(path: Path) -> Path:
+    """`<file>.meta.json` beside a file or folder; for a glob, beside the folder holding its
+    matches (`runs/a/part-*.parquet` → `runs/a.meta.json`)."""
+    while is_pattern(path) and path.parent != path:
+        path = path.parent
+    return path.with_name(path.name + ".meta.json")
+
+
 def _with_sidecar(loaded: Parsed) -> Parsed:
-    """A `<file>.meta.json` beside the input adds to (and wins over) its metadata."""
-    sidecar = loaded.path.with_name(loaded.path.name + ".meta.json")
+    """A sidecar (`sidecar_of`) adds to (and wins over) the input's metadata."""
+    sidecar = sidecar_of(loaded.path)
     if sidecar.exists():
         loaded.meta.update(read_sidecar(sidecar))
     return loaded
