@@ -454,17 +454,12 @@ def group_long(loaded: Parsed) -> Parsed:
                 raise InputError(loaded.path, f"{name} is empty (null)", loaded.where(row))
     encoded = pc.dictionary_encode(single(table.column("query_id")))  # codes in first-seen order
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    keyed = pa.table({"q": codes, "chunk_id": table.column("chunk_id")})
-    keys = [("q", "ascending")]
-    for name, how in (("rank", "ascending"), ("score", "descending")):
-        if name in names:
-            keyed = keyed.append_column(name, table.column(name))
-            keys.append((name, how))
-    keys.append(("chunk_id", "descending"))
-    order = pc.sort_indices(keyed, sort_keys=keys)
+    order = _order(table, codes, [n for n in ("rank", "score") if n in names])
     n_queries = len(encoded.dictionary)
     offsets = pa.array(np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=n_queries))]), pa.int32())
-    first = np.unique(codes, return_index=True)[1]  # row of each query's first line
+    # Codes are numbered in first-seen order: a query's first row is where the running maximum rises.
+    rises = np.concatenate([[True], codes[1:] > np.maximum.accumulate(codes)[:-1]])
+    first = np.flatnonzero(rises)  # row of each query's first line
     out = {
         "query_id": encoded.dictionary,
         "retrieved": pa.ListArray.from_arrays(offsets, single(table.column("chunk_id")).take(order)),
@@ -480,6 +475,31 @@ def group_long(loaded: Parsed) -> Parsed:
         out[name] = kept
     grouped = pa.table(out)
     return Placed(loaded.path, grouped, loaded.meta, source=loaded, origin=first)
+
+
+def _order(table: pa.Table, codes: np.ndarray, keys: list[str]) -> np.ndarray:
+    """Row order: by query code, then `rank` ascending / `score` descending, then chunk id
+    descending. The id key (a string sort) is applied only within runs of rows tied on the
+    others: ties are few, and a string sort of every row costs more than the rest together."""
+    how = {"rank": "ascending", "score": "descending"}
+    keyed = pa.table({"q": codes, **{k: table.column(k) for k in keys}})
+    order = np.array(pc.sort_indices(keyed, sort_keys=[("q", "ascending"), *((k, how[k]) for k in keys)]))
+    tied = np.zeros(len(order), bool)  # tied[i]: sorted row i equals row i - 1 on every key
+    tied[1:] = codes[order][1:] == codes[order][:-1]
+    for k in keys:
+        v = single(table.column(k)).to_numpy(zero_copy_only=False)[order]
+        tied[1:] &= v[1:] == v[:-1]
+    if not tied.any():
+        return order
+    group = np.cumsum(~tied) - 1  # run number of each sorted row
+    in_run = tied | np.concatenate([tied[1:], [False]])  # rows of runs longer than one
+    at = np.flatnonzero(in_run)
+    ids = single(table.column("chunk_id")).take(pa.array(order[at]))
+    sub = pc.sort_indices(
+        pa.table({"g": group[at], "id": ids}), sort_keys=[("g", "ascending"), ("id", "descending")]
+    ).to_numpy()
+    order[at] = order[at][sub]
+    return order
 
 
 def _one_per_query(loaded: Parsed, name: str, col: pa.Array, spread: pa.Array, qids: pa.ChunkedArray) -> None:
