@@ -23,6 +23,7 @@ from triage.core.readers import Parsed
 from triage.core.shapes import SHAPES, Format, Role, detect, group_long, read_input
 
 SAMPLE = bundled("sample_runs")
+LABEL_META = {"name": "sample gold v1", "created_at": "2026-10-20T11:30:00Z"}  # the sample's
 RUNS = {"a": ("plain", SAMPLE / "runs/plain.parquet"), "b": ("headers", SAMPLE / "runs/headers.parquet")}
 
 
@@ -423,3 +424,28 @@ def test_compressed_tsv_and_ranx_are_detected_through_the_suffix(tmp_path: Path)
         {"query_id": "q1", "chunk_id": "007", "relevance": 2}
     ]
     assert read_input(ranx, Role.RUN).table.column("retrieved").to_pylist() == [["d2", "d1"]]
+
+
+def test_trec_runs_with_beir_qrels(tmp_path: Path) -> None:
+    """The issue's new user: TREC runs beside BEIR's qrels/test.tsv, against the same runs cut to
+    what a TREC line holds, as Parquet."""
+    meta = sample_meta()
+    base = tmp_path / "parquet"
+    labels_pq = parquet(labels_table(), base / "labels.parquet", LABEL_META)
+    want = _report(evaluation(base, reduced(base), labels_pq, meta))
+    shaped = tmp_path / "trec"
+    shaped.mkdir()
+    runs = {}
+    for side, (name, path) in RUNS.items():
+        t = pq.read_table(path).to_pylist()
+        runs[side] = shaped / f"{name}.run"
+        runs[side].write_text(
+            "".join(
+                f"{r['query_id']} Q0 {d} {i} {s!r} {name}\n"
+                for r in t
+                for i, (d, s) in enumerate(zip(r["retrieved"], r["scores"], strict=True), start=1)
+            )
+        )
+    labels = write_tsv(labels_table(), shaped / "test.tsv", ["query-id", "corpus-id", "score"])
+    assert (detect(runs["a"], Role.RUN), detect(labels, Role.LABELS)) == (Format.TREC, Format.TSV)
+    assert comparable(_report(evaluation(shaped, runs, labels, meta))) == comparable(want)
