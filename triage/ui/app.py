@@ -168,9 +168,9 @@ class TriageApp(App[None]):
         self.prepare(message.session, message.session.snapshot)
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
-        if message.session.snapshot.spec.corpus is not None:
-            spec = message.session.snapshot.spec
-            self.load_corpus(message.session.snapshot.spec.corpus, spec.corpus_format)
+        spec = message.session.snapshot.spec
+        if spec.corpus is not None:
+            self.load_corpus(spec.corpus, spec.corpus_format)
             self.check_corpus(message.session)
 
     def on_load_failed(self, message: LoadFailed) -> None:
