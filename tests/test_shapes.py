@@ -19,8 +19,9 @@ from triage.cli.main import main
 from triage.core.bundled import bundled
 from triage.core.errors import InputError
 from triage.core.frozen import sha256_file
+from triage.core.long_runs import group_long
 from triage.core.readers import Parsed
-from triage.core.shapes import SHAPES, Format, Role, detect, group_long, read_input
+from triage.core.shapes import SHAPES, Format, Role, detect, read_input
 
 SAMPLE = bundled("sample_runs")
 LABEL_META = {"name": "sample gold v1", "created_at": "2026-10-20T11:30:00Z"}  # the sample's
