@@ -325,7 +325,8 @@ CASES = [
     good("manifest BOM and CRLF", raw(TOML, lambda b: BOM + b.replace(b"\n", b"\r\n"))),
     bad("a FIFO as a run", special("fifo"), "pipe.parquet", None, "FIFO", p=True),
     bad("/dev/zero as a run", special("device"), "/dev/zero", None, "a device", p=True),
-    bad("a folder as a run", special("folder"), "runs", None, "is a folder"),
+    # a folder is read as one run of Parquet shards: three whole runs in it repeat each query
+    bad("a folder as a run", special("folder"), "runs", None, "duplicate query_id 'q001' (headers.parq"),
     bad("a missing file", lambda ev: [str(ev / "nowhere")], "nowhere", None, "does not exist"),
     # the run's sidecar
     bad("sidecar not JSON", sidecar("{k: 5}"), HM, None, "not a valid JSON object"),

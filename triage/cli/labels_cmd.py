@@ -139,7 +139,7 @@ def suggest(snapshot: Snapshot, fmt: str) -> int:
     spec = snapshot.spec
     if spec.corpus is None:
         raise InputError(spec.manifest or "command line", "suggestions compare chunk texts: give a corpus")
-    found = suggestions_for(snapshot, open_corpus(spec.corpus))
+    found = suggestions_for(snapshot, open_corpus(spec.corpus, fmt=spec.corpus_format))
     if fmt == "json":
         print(
             json.dumps(

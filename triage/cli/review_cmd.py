@@ -67,7 +67,7 @@ def export(args: argparse.Namespace, spec: Spec) -> int:
     if out is not None:
         _check_out(out, args.force, protected)
     snapshot = open_snapshot(spec, args.k, LabelMode(args.label_state), args.apply_stale)
-    corpus = open_corpus(spec.corpus) if spec.corpus is not None else None
+    corpus = open_corpus(spec.corpus, fmt=spec.corpus_format) if spec.corpus is not None else None
     doc = build_review(snapshot, corpus, Scope.FLIPS if args.every else Scope.REGRESSIONS)
     if fmt == "html":
         from triage.report import review_html as renderer

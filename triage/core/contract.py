@@ -50,6 +50,17 @@ CORPUS = {
 # BEIR names, read as ours when ours are absent.
 ALIASES = {"_id": "chunk_id", "title": "header"}
 QUERY_ALIASES = {"_id": "query_id"}
+# Other tools' names for a run's or a label file's id columns (BEIR, ir_datasets, PyTerrier).
+LONG_ALIASES = {
+    "query-id": "query_id",
+    "qid": "query_id",
+    "corpus-id": "chunk_id",
+    "doc_id": "chunk_id",
+    "docid": "chunk_id",
+    "docno": "chunk_id",
+}
+# Labels also name the grade: BEIR `score`, PyTerrier `label`.
+LABEL_ALIASES = {**LONG_ALIASES, "score": "relevance", "label": "relevance", "rel": "relevance"}
 
 _ARROW = {
     ID: pa.string(),

@@ -24,7 +24,8 @@ import pyarrow.parquet as pq
 from triage.core.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.errors import InputError
 from triage.core.files import Identity, protect, write_new
-from triage.core.readers import Parsed, read_table
+from triage.core.readers import Parsed
+from triage.core.shapes import Format, Role, detect, read_input
 
 COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
 SMALL = 64 << 20  # bytes: a corpus file under this size is simply read whole
@@ -195,15 +196,22 @@ def corpus_of(loaded: Parsed) -> Corpus:
     return Corpus(_normalise(table), loaded.path)
 
 
-def open_corpus(path: Path, progress: Callable[[float], None] | None = None, small: int = SMALL) -> Corpus:
-    """Open a corpus file for look-ups: small ones in memory, large Parquet via the mapped cache.
+def open_corpus(
+    path: Path,
+    progress: Callable[[float], None] | None = None,
+    small: int = SMALL,
+    fmt: str | None = None,
+) -> Corpus:
+    """Open a corpus for look-ups: small ones in memory, a large Parquet file via the mapped cache.
 
-    A file of fewer than `small` bytes counts as small. `progress(fraction)` is called while a
-    cache is built (once per corpus file version)."""
+    A file of fewer than `small` bytes counts as small; a folder or glob of Parquet files, and
+    every format but one Parquet file (`fmt`, or detected), is read into memory.
+    `progress(fraction)` is called while a cache is built (once per corpus file version)."""
     path = Path(path)
-    size = path.stat().st_size if path.exists() else 0
-    if size < small or path.suffix.lower() not in (".parquet", ".pq", ".parq"):
-        loaded = read_table(path)
+    one_file = path.is_file() and (Format(fmt) if fmt else detect(path, Role.CORPUS)) is Format.PARQUET
+    size = path.stat().st_size if one_file else 0
+    if size < small or not one_file:
+        loaded = read_input(path, Role.CORPUS, fmt)
         return Corpus(_normalise(conform(loaded, CORPUS, ALIASES)), path)
     folder = _cache_folder(path)
     files = (folder / "chunks.arrow", folder / "index.arrow")

@@ -14,14 +14,18 @@ import pyarrow.csv as pacsv
 
 from triage.core.contract import LABELS, conform, single
 from triage.core.errors import InputError
-from triage.core.readers import Parsed, read_table
+from triage.core.readers import Parsed
+from triage.core.shapes import Role, members, read_input
 
 
 def sha256_file(path: Path) -> str:
+    """sha256 of the file's bytes; of a folder or glob, of its files' bytes one after another in
+    path order."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:  # read-only, always
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    for member in members(Path(path)):
+        with open(member, "rb") as f:  # read-only, always
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
     return h.hexdigest()
 
 
@@ -56,8 +60,8 @@ class FrozenLabels:
         return self.loaded.meta
 
 
-def load_frozen(path: Path) -> FrozenLabels:
-    return frozen_of(read_table(path, trec="qrels"), sha256_file(path))
+def load_frozen(path: Path, fmt: str | None = None) -> FrozenLabels:
+    return frozen_of(read_input(path, Role.LABELS, fmt), sha256_file(path))
 
 
 def sha256_table(table: pa.Table) -> str:

@@ -31,7 +31,8 @@ from triage.core.errors import InputError
 from triage.core.frozen import FrozenLabels, frozen_of, load_frozen
 from triage.core.ids import absent_from
 from triage.core.manifest import ArmSpec, Spec
-from triage.core.readers import Parsed, read_table
+from triage.core.readers import Parsed
+from triage.core.shapes import Role, read_input
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class Run:
 
 def load_run(arm: ArmSpec, named: bool = True) -> Run:
     """`named`: the arm's name came from the manifest (wins over the file's own `name`)."""
-    return run_of(read_table(arm.path, trec="run"), arm.name, named)
+    return run_of(read_input(arm.path, Role.RUN, arm.format), arm.name, named)
 
 
 def run_of(loaded: Parsed, name: str, named: bool = True) -> Run:
@@ -116,8 +117,8 @@ def run_of(loaded: Parsed, name: str, named: bool = True) -> Run:
     return Run(name, loaded, table, None if k is None else k_int, list_facts(table))
 
 
-def load_queries(path: Path) -> pa.Table:
-    return queries_of(read_table(path))
+def load_queries(path: Path, fmt: str | None = None) -> pa.Table:
+    return queries_of(read_input(path, Role.QUERIES, fmt))
 
 
 def queries_of(loaded: Parsed) -> pa.Table:
@@ -126,9 +127,9 @@ def queries_of(loaded: Parsed) -> pa.Table:
     return table
 
 
-def load_corpus_ids(path: Path) -> pa.Array:
+def load_corpus_ids(path: Path, fmt: str | None = None) -> pa.Array:
     """The corpus's chunk ids only: a corpus may hold millions of chunks, never all loaded."""
-    loaded = read_table(path, columns=["chunk_id", "_id"])
+    loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id"])
     table = conform(loaded, {"chunk_id": CORPUS["chunk_id"]}, ALIASES)
     unique_ids(loaded, table, "chunk_id")  # one id, one chunk: a look-up must not pick one of two
     return single(table.column("chunk_id"))

@@ -11,14 +11,15 @@ from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.readers import regular_file
+from triage.core.shapes import FORMATS, Format, is_pattern, members, sidecar_of
 
 MANIFEST = "triage.toml"
 _KEYS = {
     "": {"k", "labels", "corpus", "queries", "arms"},
-    "labels": {"path", "amendments"},
-    "corpus": {"path"},
-    "queries": {"path"},
-    "arm": {"name", "path"},
+    "labels": {"path", "amendments", "format"},
+    "corpus": {"path", "format"},
+    "queries": {"path", "format"},
+    "arm": {"name", "path", "format"},
 }
 
 
@@ -26,6 +27,7 @@ _KEYS = {
 class ArmSpec:
     name: str
     path: Path
+    format: str | None = None  # a `shapes.Format` value; None: detected
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,15 @@ class Spec:
     k: int | None = None
     manifest: Path | None = None
     ks: tuple[int, ...] = ()
+    labels_format: str | None = None  # `shapes.Format` values named in the manifest; None: detected
+    corpus_format: str | None = None
+    queries_format: str | None = None
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
-        files = [self.a.path, self.b.path, self.labels, self.corpus, self.queries, self.manifest]
-        present = [p for p in files if p is not None]
-        sidecars = [p.with_name(p.name + ".meta.json") for p in present]
+        given = [p for p in (self.a.path, self.b.path, self.labels, self.corpus, self.queries) if p]
+        present = [m for p in [*given, self.manifest] if p is not None for m in members(p)]
+        sidecars = [sidecar_of(p) for p in dict.fromkeys([*given, *present])]
         return present + [p for p in sidecars if p.exists()]
 
 
@@ -114,9 +119,19 @@ def from_manifest(path: Path) -> Spec:
         if not isinstance(value, str):
             raise InputError(path, f"path must be a string, found {value!r}", f"[{section_name}]")
         target = root / value
-        if not target.exists():
+        if is_pattern(target) and not members(target):
+            raise InputError(path, f"path {value!r} matches no files", f"[{section_name}]")
+        if not is_pattern(target) and not target.exists():
             raise InputError(path, f"path {value!r} names a missing file ({target})", f"[{section_name}]")
         return target
+
+    def form(table: dict[str, object], section_name: str) -> str | None:
+        value = table.get("format")
+        if value is None:
+            return None
+        if value not in set(Format):
+            raise InputError(path, f"format {value!r} is not one of {FORMATS}", f"[{section_name}]")
+        return str(value)
 
     unknown(doc, _KEYS[""], "")
     arms = doc.get("arms", {})
@@ -130,20 +145,24 @@ def from_manifest(path: Path) -> Spec:
         unknown(t, _KEYS["arm"], f"arms.{key}")
         p = file(t, f"arms.{key}", True)
         assert p is not None
-        pair.append(ArmSpec(str(t.get("name") or p.stem), p))
+        pair.append(ArmSpec(str(t.get("name") or p.stem), p, form(t, f"arms.{key}")))
     labels = section("labels")
+    corpus, queries = section("corpus"), section("queries")
     amend = labels.get("amendments")
     ks = check_ks(doc.get("k"), path)
     return Spec(
         a=pair[0],
         b=pair[1],
         labels=file(labels, "labels", True),  # type: ignore[arg-type]
-        corpus=file(section("corpus"), "corpus", False),
-        queries=file(section("queries"), "queries", False),
+        corpus=file(corpus, "corpus", False),
+        queries=file(queries, "queries", False),
         amendments=root / amend if isinstance(amend, str) else None,
         k=ks[0] if ks else None,
         manifest=path,
         ks=ks,
+        labels_format=form(labels, "labels"),
+        corpus_format=form(corpus, "corpus"),
+        queries_format=form(queries, "queries"),
     )
 
 
@@ -156,7 +175,7 @@ def from_args(
     k: int | tuple[int, ...] | None = None,
 ) -> Spec:
     for p in (run_a, run_b, labels, corpus, queries):
-        if p is not None and not Path(p).exists():
+        if p is not None and not Path(p).exists() and not (is_pattern(p) and members(Path(p))):
             raise InputError(p, "file does not exist")
     ks = check_ks(k, "--k")
     return Spec(

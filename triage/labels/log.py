@@ -13,6 +13,7 @@ import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from triage.core.shapes import is_pattern
 from triage.labels.records import Problem, ProblemKind, Record, read_file
 
 
@@ -94,5 +95,8 @@ def _without_place(r: Record) -> Record:
 
 
 def default_folder(labels: Path) -> Path:
-    """`<labels stem>.amendments/` beside the frozen label file."""
+    """`<labels stem>.amendments/` beside the frozen label file (or folder); for a glob, beside
+    the folder that holds its matches (`labels/part-*.parquet` → `labels.amendments/`)."""
+    while is_pattern(labels) and labels.parent != labels:
+        labels = labels.parent
     return labels.with_name(labels.stem + ".amendments")

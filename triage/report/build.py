@@ -326,7 +326,7 @@ def report_corpus(snapshot: Snapshot) -> Corpus | None:
     if path is None:
         return None
     try:
-        return open_corpus(path)
+        return open_corpus(path, fmt=snapshot.spec.corpus_format)
     except (InputError, OSError):
         return None
 

@@ -115,14 +115,14 @@ class TriageApp(App[None]):
         self.post_message(SessionReady(session))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="corpus")
-    def load_corpus(self, path: Path) -> None:
+    def load_corpus(self, path: Path, fmt: str | None = None) -> None:
         from triage.core.corpus import open_corpus
 
         def progress(fraction: float) -> None:
             self.post_message(CorpusProgress(fraction))
 
         try:
-            corpus = open_corpus(path, progress)
+            corpus = open_corpus(path, progress, fmt=fmt)
         except InputError as e:
             self.post_message(CorpusReady(None, e.message))
             return
@@ -173,7 +173,7 @@ class TriageApp(App[None]):
             self._install(name)
         session = message.session
         if session.snapshot.spec.corpus is not None and session.corpus is None:
-            self.load_corpus(session.snapshot.spec.corpus)
+            self.load_corpus(session.snapshot.spec.corpus, session.snapshot.spec.corpus_format)
         if session.snapshot.corpus_checks is None and session.ev.inputs.corpus is not None:
             self.check_corpus(session)
 

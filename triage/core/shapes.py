@@ -1,0 +1,408 @@
+"""Which shape an input file has, and how each is read into the contract's tables (DESIGN §3).
+
+A shape is a container (one Parquet file, a folder or glob of Parquet files, JSON Lines, ranx
+JSON, CSV/TSV with a header row, TREC run or qrels text) plus, for runs, a layout: one row per
+query (`retrieved` lists) or one row per (query, retrieved id) — the "long" layout, grouped here
+into the contract's lists (`long_runs`). The shape is detected (`detect`) unless the manifest names it
+(`format = "…"`). `read_input` returns a `Parsed` whose table already uses the contract's names.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.dataset as ds
+
+from triage.core.contract import LABEL_ALIASES, LONG_ALIASES
+from triage.core.errors import InputError
+from triage.core.long_runs import group_long
+from triage.core.readers import (
+    JSONL_EXT,
+    PARQUET_EXT,
+    Parsed,
+    read_jsonl,
+    read_parquet,
+    read_sidecar,
+    read_table,
+    regular_file,
+    sniff,
+)
+
+
+class Role(StrEnum):
+    """What an input file is to the evaluation."""
+
+    RUN = "run"
+    LABELS = "labels"
+    CORPUS = "corpus"
+    QUERIES = "queries"
+
+
+class Format(StrEnum):
+    """The containers triage reads; the values are what `format = "…"` in a manifest names."""
+
+    PARQUET = "parquet"
+    PARQUET_DATASET = "parquet-dataset"  # a folder of Parquet files, or a glob naming them
+    JSONL = "jsonl"
+    RANX = "ranx"  # one JSON object {query_id: {doc_id: score}} (ranx Run / Qrels)
+    TSV = "tsv"  # tab-separated, header row first (BEIR qrels/test.tsv)
+    CSV = "csv"  # comma-separated, header row first
+    TREC = "trec"  # run: `qid Q0 docid rank score tag`; labels: `qid 0 docid rel`
+
+
+FORMATS = ", ".join(f.value for f in Format)
+COMPRESSED_EXT = {".gz", ".zst", ".bz2"}
+TREC_EXT = {"", ".txt", ".trec", ".run", ".qrels", ".res", ".tsv"}
+GLOB_CHARS = set("*?[")
+# Shapes named in the one error for a file triage cannot place.
+SHAPES = (
+    "a Parquet file; a folder or glob of Parquet files; JSON Lines (.jsonl); ranx JSON "
+    "({query_id: {doc_id: score}}, .json); CSV or TSV with a header row (BEIR qrels: "
+    "query-id corpus-id score); TREC run (qid Q0 docid rank score tag); TREC qrels "
+    "(qid 0 docid rel); runs one row per query (retrieved) or one row per (query, id) "
+    "with rank or score"
+)
+# Header names that mark the first line of a text file as a header row.
+_HEADER_NAMES = {"query_id", "chunk_id", "_id", *LABEL_ALIASES, *LONG_ALIASES}
+_TREC_FIELDS = {Role.RUN: 6, Role.LABELS: 4}
+
+
+def unrecognised(path: Path, what: str) -> InputError:
+    return InputError(
+        path,
+        f"{what}; triage reads: {SHAPES}. Name the format in the manifest (format = one of {FORMATS})",
+    )
+
+
+def is_pattern(path: Path | str) -> bool:
+    """A glob (`runs/a/part-*.parquet`): holds a glob character and names no file itself."""
+    return bool(GLOB_CHARS & set(str(path))) and not Path(path).exists()
+
+
+def members(path: Path) -> list[Path]:
+    """The files a folder or glob names, sorted by path; [path] for one file. Hidden files and
+    names starting with `_` (Spark's `_SUCCESS`, `_metadata`) are skipped in folders."""
+    if is_pattern(path):
+        return sorted(Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file())
+    if path.is_dir():
+        return sorted(
+            p
+            for p in path.rglob("*")
+            if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
+        )
+    return [path]
+
+
+def _base_ext(path: Path) -> str:
+    """The extension that names the content: `.tsv` of `qrels.tsv.gz`."""
+    suffixes = [s.lower() for s in path.suffixes]
+    while suffixes and suffixes[-1] in COMPRESSED_EXT:
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def _head_text(path: Path, n: int = 1 << 16) -> str | None:
+    """The first `n` bytes as text (decompressed by extension), None when they are not UTF-8."""
+    try:
+        with pa.input_stream(str(path), compression="detect") as f:
+            head = f.read(n)
+    except (pa.ArrowException, OSError):
+        return None
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    try:
+        return head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start > len(head) - 4:  # a character cut by the n-byte window
+            return head[: e.start].decode("utf-8")
+        return None
+
+
+def _first_line(text: str) -> str:
+    return next((line.rstrip("\r") for line in text.split("\n") if line.strip()), "")
+
+
+def _is_ranx(text: str) -> bool:
+    """A JSON document opening `{"id": {` — one object of objects — rather than one object a line."""
+    stripped = text.lstrip()
+    if not stripped.startswith("{"):
+        return False
+    try:
+        key, end = json.JSONDecoder().raw_decode(stripped, 1)  # the first key, a JSON string
+    except ValueError:
+        return False
+    rest = stripped[end:].lstrip()
+    return isinstance(key, str) and rest.startswith(":") and rest[1:].lstrip().startswith("{")
+
+
+def detect(path: Path, role: Role) -> Format:
+    """The container of `path` (README "Input shapes" lists these rules, in this order):
+    a folder or a glob → parquet-dataset; Parquet magic bytes or a Parquet extension → parquet;
+    `.json`/`.jsonl`/`.ndjson` whose text opens `{"…": {` → ranx, else jsonl; text whose first
+    line names a known column (query_id, query-id, qid, chunk_id, doc_id, …) → tsv when it holds
+    a tab, csv otherwise; a run whose first line has 6 fields, labels whose first line has 4 →
+    trec. Anything else is refused, naming the shapes triage reads."""
+    if is_pattern(path) or path.is_dir():
+        return Format.PARQUET_DATASET
+    head = sniff(path)
+    ext = _base_ext(path)
+    if head.startswith(b"PAR1") or ext in PARQUET_EXT:
+        return Format.PARQUET
+    text = _head_text(path)
+    if ext in JSONL_EXT:  # undecodable: the JSON Lines reader names the line and the byte
+        return Format.RANX if text is not None and _is_ranx(text) else Format.JSONL
+    want = _TREC_FIELDS.get(role)
+    if text is None:
+        if want is not None and ext in TREC_EXT:  # the TREC reader names the line and the byte
+            return Format.TREC
+        raise unrecognised(path, "not a shape triage reads (neither Parquet nor UTF-8 text)")
+    first = _first_line(text)
+    fields = first.split("\t") if "\t" in first else first.split(",")
+    if {f.strip().strip('"') for f in fields} & _HEADER_NAMES:
+        return Format.TSV if "\t" in first else Format.CSV
+    if first.lstrip().startswith(("{", "[")):
+        return Format.RANX if _is_ranx(text) else Format.JSONL
+    if want is not None and len(first.split()) == want:
+        return Format.TREC
+    shown = first[:60] + ("…" if len(first) > 60 else "")
+    expect = f"; a TREC {'run' if role is Role.RUN else 'qrels'} line has {want} fields" if want else ""
+    raise unrecognised(path, f"not a shape triage reads (first line {shown!r}{expect})")
+
+
+def read_input(path: Path, role: Role, fmt: str | None = None, columns: list[str] | None = None) -> Parsed:
+    """Read `path` as `role`, in format `fmt` (a `Format` value) or the detected one; runs in the
+    long layout come back grouped one row per query, label columns under the contract's names."""
+    path = Path(path)
+    try:
+        form = Format(fmt) if fmt is not None else detect(path, role)
+    except ValueError:
+        raise InputError(path, f"unknown format {fmt!r} (formats: {FORMATS})") from None
+    if form is Format.PARQUET_DATASET:
+        loaded = read_dataset(path, columns)
+    elif form is Format.RANX:
+        loaded = _with_sidecar(read_ranx(path, role))
+    elif form in (Format.TSV, Format.CSV):
+        loaded = _with_sidecar(read_delimited(path, "\t" if form is Format.TSV else ","))
+    elif form is Format.TREC:
+        if role not in _TREC_FIELDS:
+            raise InputError(path, f"TREC text holds runs or qrels, not the {role}")
+        loaded = read_table(path, trec="run" if role is Role.RUN else "qrels")
+    elif form is Format.JSONL:
+        loaded = read_table(path) if _base_ext(path) in JSONL_EXT else _with_sidecar(read_jsonl(path))
+    elif _base_ext(path) in PARQUET_EXT:
+        loaded = read_table(path, columns=columns)
+    else:
+        loaded = _with_sidecar(read_parquet(path, columns))
+    if role is Role.LABELS:
+        return _renamed(loaded, LABEL_ALIASES)
+    if role is Role.RUN and "retrieved" not in loaded.table.column_names:
+        return group_long(_renamed(loaded, LONG_ALIASES))
+    return loaded
+
+
+def sidecar_of(path: Path) -> Path:
+    """`<file>.meta.json` beside a file or folder; for a glob, beside the folder holding its
+    matches (`runs/a/part-*.parquet` → `runs/a.meta.json`)."""
+    while is_pattern(path) and path.parent != path:
+        path = path.parent
+    return path.with_name(path.name + ".meta.json")
+
+
+def _with_sidecar(loaded: Parsed) -> Parsed:
+    """A sidecar (`sidecar_of`) adds to (and wins over) the input's metadata."""
+    sidecar = sidecar_of(loaded.path)
+    if sidecar.exists():
+        loaded.meta.update(read_sidecar(sidecar))
+    return loaded
+
+
+def _renamed(loaded: Parsed, aliases: dict[str, str]) -> Parsed:
+    """Columns under other tools' names renamed to the contract's, where the contract's is absent;
+    two columns that would both become one name are refused (which one is meant is a guess)."""
+    names = loaded.table.column_names
+    new = [aliases.get(n, n) if aliases.get(n) not in names else n for n in names]
+    for target in set(new):
+        sources = [n for n, m in zip(names, new, strict=True) if m == target]
+        if len(sources) > 1:
+            raise InputError(
+                loaded.path,
+                f"ambiguous columns: {' and '.join(map(repr, sources))} both name {target!r}; keep one",
+            )
+    if new == names:
+        return loaded
+    return replace(loaded, table=loaded.table.rename_columns(new))  # keeps how rows are placed
+
+
+@dataclass(frozen=True)
+class Shards(Parsed):
+    """Parquet files read as one table: `starts[i]` is the first row of `files[i]`."""
+
+    files: tuple[Path, ...] = ()
+    starts: np.ndarray | None = None
+
+    def where(self, row: int) -> str:
+        if self.starts is None:
+            return super().where(row)
+        i = int(np.searchsorted(self.starts, row, side="right")) - 1
+        return f"{self.files[i].name} row {row - int(self.starts[i]) + 1}"
+
+
+def read_dataset(path: Path, columns: list[str] | None = None) -> Parsed:
+    """A folder or glob of Parquet files as one table (pyarrow.dataset), files in path order; the
+    metadata is the first file's, plus a `<folder>.meta.json` sidecar."""
+    files = members(path)
+    if not files:
+        raise InputError(path, "names no files" if is_pattern(path) else "folder holds no files")
+    for f in files:
+        regular_file(f)
+        if not sniff(f).startswith(b"PAR1"):
+            raise InputError(f, "not a Parquet file; a folder or glob is read as Parquet files only")
+    try:
+        dataset = ds.dataset([str(f) for f in files], format="parquet")
+        names = dataset.schema.names
+        wanted = None if columns is None else [c for c in columns if c in names]
+        parts = [frag.to_table(schema=dataset.schema, columns=wanted) for frag in dataset.get_fragments()]
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(path, f"cannot read the Parquet files as one table: {e}") from None
+    table = pa.concat_tables(parts) if parts else dataset.schema.empty_table()
+    try:
+        table.validate(full=True)
+    except pa.ArrowInvalid as e:
+        raise InputError(path, f"holds invalid data (text not UTF-8?): {e}") from None
+    raw = dataset.schema.metadata or {}
+    meta = {
+        k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+        for k, v in raw.items()
+        if not k.startswith(b"ARROW:") and k != b"pandas"
+    }
+    starts = np.cumsum([0] + [p.num_rows for p in parts[:-1]]).astype(np.int64)
+    loaded = Shards(path, table.replace_schema_metadata(None), meta, files=tuple(files), starts=starts)
+    return _with_sidecar(loaded)
+
+
+def _text_bytes(path: Path) -> bytes:
+    """The file's bytes, decompressed by extension, without a UTF-8 BOM."""
+    regular_file(path)
+    try:
+        with pa.input_stream(str(path), compression="detect") as f:
+            data = f.read()
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(path, f"cannot be read: {e}") from None
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+
+def _nonblank_lines(data: bytes) -> np.ndarray:
+    """1-based numbers of the lines holding anything but a CR (the lines pyarrow.csv reads)."""
+    raw = np.frombuffer(data, np.uint8)
+    nl = np.flatnonzero(raw == 10)
+    starts = np.concatenate([[0], nl + 1])
+    ends = np.concatenate([nl, [len(raw)]])
+    length = ends - starts
+    cr = np.zeros(len(starts), bool)
+    has = length > 0
+    cr[has] = raw[ends[has] - 1] == 13
+    return np.flatnonzero(length - cr > 0) + 1
+
+
+def read_delimited(path: Path, delimiter: str) -> Parsed:
+    """CSV or TSV with a header row (pyarrow.csv). Id columns stay text ("007" is not 7); TSV has
+    no quoting (BEIR writes none). Each row remembers its line."""
+    data = _text_bytes(path)
+    if not data.strip():
+        raise InputError(path, "holds no records")
+    header = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace").split(delimiter)
+    names = [h.strip().strip('"') for h in header]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise InputError(path, f"the header names column {dup!r} twice", "line 1")
+    ids = {"query_id", "chunk_id", "_id", "doc_id", *LABEL_ALIASES, *LONG_ALIASES} - {
+        "score",
+        "label",
+        "rel",
+    }
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            parse_options=pcsv.ParseOptions(
+                delimiter=delimiter, quote_char='"' if delimiter == "," else False
+            ),
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names if n in ids}),
+        )
+    except pa.ArrowInvalid as e:
+        raise InputError(path, f"not valid {'TSV' if delimiter == chr(9) else 'CSV'}: {e}") from None
+    lines = _nonblank_lines(data)[1:]
+    if table.num_rows == 0:
+        raise InputError(path, "holds a header and no rows")
+    if len(lines) != table.num_rows:  # quoted line breaks: rows no longer map onto lines
+        return Parsed(path, table)
+    return Parsed(path, table, {}, lines)
+
+
+def read_ranx(path: Path, role: Role) -> Parsed:
+    """ranx Run / Qrels JSON, `{query_id: {doc_id: score}}`, as a long table (query_id, chunk_id,
+    score for a run; relevance for labels). Places are named by query id, not line."""
+    data = _text_bytes(path)
+    try:
+        obj = json.loads(data, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant)
+    except UnicodeDecodeError as e:
+        raise InputError(path, f"not UTF-8: {e.reason}") from None
+    except RecursionError:
+        raise InputError(path, "holds JSON nested too deeply to read") from None
+    except ValueError as e:
+        raise InputError(path, f"not valid JSON: {e}") from None
+    if not isinstance(obj, dict) or not obj:
+        raise InputError(path, "a ranx file is one non-empty JSON object {query_id: {doc_id: score}}")
+    bad = next((q for q, v in obj.items() if not isinstance(v, dict)), None)
+    if bad is not None:
+        raise InputError(path, f"query {bad!r} maps to {type(obj[bad]).__name__}, expected {{doc_id: score}}")
+    qids = [q for q, docs in obj.items() for _ in docs]
+    docs = [d for v in obj.values() for d in v]
+    values = [s for v in obj.values() for s in v.values()]
+    kind = "score" if role is Role.RUN else "relevance"
+    wrong = next(
+        (i for i, s in enumerate(values) if isinstance(s, bool) or not isinstance(s, int | float)), None
+    )
+    if wrong is not None:
+        raise InputError(
+            path, f"{kind} {values[wrong]!r} is not a number", f"query {qids[wrong]!r}, doc {docs[wrong]!r}"
+        )
+    try:
+        column = pa.array(values, pa.float64() if role is Role.RUN else None)
+    except (pa.ArrowException, OverflowError) as e:
+        raise InputError(path, f"{kind} values: {e}") from None
+    table = pa.table(
+        {"query_id": pa.array(qids, pa.string()), "chunk_id": pa.array(docs, pa.string()), kind: column}
+    )
+    return Ranx(path, table, qids=qids, docs=docs)
+
+
+@dataclass(frozen=True)
+class Ranx(Parsed):
+    """A ranx table: row i is doc `docs[i]` of query `qids[i]`."""
+
+    qids: list[str] | None = None
+    docs: list[str] | None = None
+
+    def where(self, row: int) -> str:
+        if self.qids is None or self.docs is None:
+            return super().where(row)
+        return f"query {self.qids[row]!r}, doc {self.docs[row]!r}"
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"key {dup!r} appears twice in one object")
+    return dict(pairs)
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
