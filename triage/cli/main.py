@@ -100,6 +100,12 @@ def report_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
     _floor_arg(p)
     p.add_argument(
+        "--tenants-by",
+        choices=("rate", "lower"),
+        default="rate",
+        help="list tenants worst first by B's hit rate (default) or by the low end of its 95%% interval",
+    )
+    p.add_argument(
         "--gate",
         type=Path,
         metavar="FLOORS.toml",
@@ -253,6 +259,10 @@ def report(args: argparse.Namespace) -> int:
         floors = read_floors(args.gate)  # a bad gate file fails before any loading
     snapshot = open_snapshot(spec_from(args), args.k, LabelMode(args.label_state), args.apply_stale)
     result = build(snapshot, args.floor)
+    if args.tenants_by == "lower":
+        from triage.report.model import TenantOrder
+
+        result = result.with_tenant_order(TenantOrder.LOWER_BOUND)
     if floors is not None:
         from triage.core.gate import judge_floors
 

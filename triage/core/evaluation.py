@@ -35,6 +35,7 @@ from triage.core.gold import (
     with_query,
 )
 from triage.core.inputs import Inputs, Run
+from triage.core.intervals import wilson_one
 from triage.core.metrics import GoldHits, GoldSets, Means, PerQuery, hits_at, judge, means
 from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
 
@@ -203,6 +204,10 @@ class Evaluation:
     def noise_band(self, arm: Arm) -> float:
         m = self.means(arm)
         return noise_band(m.hit_rate, m.n)
+
+    def wilson(self, arm: Arm) -> tuple[float, float]:
+        """The Wilson 95% interval of the arm's hit rate over the scored queries (NaN if none)."""
+        return wilson_one(int(arm.judged.hit[self.scored].sum()), int(self.scored.sum()))
 
     @cached_property
     def flips(self) -> np.ndarray:
