@@ -72,6 +72,9 @@ def app_parser() -> argparse.ArgumentParser:
         "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, and "
         "`triage review export` (the regressions as one Markdown or HTML document to paste).",
     )
+    from triage import __version__
+
+    p.add_argument("--version", action="version", version=f"triage {__version__}")
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
     _floor_arg(p)
