@@ -87,6 +87,9 @@ def app_parser() -> argparse.ArgumentParser:
         "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, and "
         "`triage review export` (the regressions as one Markdown or HTML document to paste).",
     )
+    from triage import __version__
+
+    p.add_argument("--version", action="version", version=f"triage {__version__}")
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
     _floor_arg(p)
@@ -114,6 +117,12 @@ def report_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
     _floor_arg(p)
+    p.add_argument(
+        "--tenants-by",
+        choices=("rate", "lower"),
+        default="rate",
+        help="list tenants worst first by B's hit rate (default) or by the low end of its 95%% interval",
+    )
     p.add_argument(
         "--gate",
         type=Path,
@@ -268,6 +277,10 @@ def report(args: argparse.Namespace) -> int:
         floors = read_floors(args.gate)  # a bad gate file fails before any loading
     snapshot = open_snapshot(spec_from(args), args.k, LabelMode(args.label_state), args.apply_stale)
     result = build(snapshot, args.floor)
+    if args.tenants_by == "lower":
+        from triage.report.model import TenantOrder
+
+        result = result.with_tenant_order(TenantOrder.LOWER_BOUND)
     if floors is not None:
         from triage.core.gate import judge_floors
 

@@ -134,8 +134,15 @@ def sorted_index(ids: pa.Array) -> pa.Table:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("TRIAGE_CACHE") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "triage"
+    """`$TRIAGE_CACHE/triage` when set, else the platform's user cache folder for triage
+    (`platformdirs`: `$XDG_CACHE_HOME/triage` or ~/.cache/triage on Linux, ~/Library/Caches/triage on
+    macOS, %LOCALAPPDATA%\\triage\\Cache on Windows)."""
+    base = os.environ.get("TRIAGE_CACHE")
+    if base:
+        return Path(base) / "triage"
+    from platformdirs import user_cache_dir  # installed with Textual; loaded only when needed
+
+    return Path(user_cache_dir("triage", appauthor=False))
 
 
 def _cache_folder(path: Path) -> Path:

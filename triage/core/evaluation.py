@@ -39,6 +39,7 @@ from triage.core.gold import (
     with_query,
 )
 from triage.core.inputs import Inputs, Run
+from triage.core.intervals import wilson_one
 from triage.core.manifest import check_ks
 from triage.core.metrics import (
     GoldHits,
@@ -224,6 +225,10 @@ class Evaluation:
     def noise_band(self, arm: Arm) -> float:
         m = self.means(arm)
         return noise_band(m.hit_rate, m.n)
+
+    def wilson(self, arm: Arm) -> tuple[float, float]:
+        """The Wilson 95% interval of the arm's hit rate over the scored queries (NaN if none)."""
+        return wilson_one(int(arm.judged.hit[self.scored].sum()), int(self.scored.sum()))
 
     @cached_property
     def flips(self) -> np.ndarray:

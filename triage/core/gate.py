@@ -27,6 +27,8 @@ class Floor:
     hit_rate: float  # B's
     n: int
     noise_band: float
+    wilson_low: float = math.nan  # Wilson 95% interval of B's hit rate (NaN: nothing judged)
+    wilson_high: float = math.nan
 
     @property
     def holds(self) -> bool:
@@ -68,7 +70,9 @@ def judge_floors(
     out = []
     if "overall" in floors:
         m = ev.means(ev.b)
-        out.append(Floor("overall", floors["overall"], m.hit_rate, m.n, ev.noise_band(ev.b)))
+        out.append(
+            Floor("overall", floors["overall"], m.hit_rate, m.n, ev.noise_band(ev.b), *ev.wilson(ev.b))
+        )
     by_key: dict[str, list[Slice]] = {}
     for name in floors:
         if name == "overall":
@@ -78,7 +82,17 @@ def judge_floors(
         for s in cut:
             named = f"{key}:{s.value}"
             if value == s.value or (value == "*" and named not in floors):
-                out.append(Floor(named, floors[name], s.b.hit_rate, s.n, s.b.noise_band))
+                out.append(
+                    Floor(
+                        named,
+                        floors[name],
+                        s.b.hit_rate,
+                        s.n,
+                        s.b.noise_band,
+                        s.b.wilson_low,
+                        s.b.wilson_high,
+                    )
+                )
         if value != "*" and not any(s.value == value for s in cut):
             if key == "selectivity" and value in BANDS:  # a band this evaluation has no query in
                 out.append(Floor(name, floors[name], math.nan, 0, math.nan))

@@ -2,10 +2,11 @@
 
 Keys (whichever columns exist): `plan` (arm B's plan, else A's), `selectivity` band, `tenant`,
 `query_type`, `source_type`, `filter` shape (the attributes a filter names, values ignored) and
-`language`. Per slice and arm: n, hit rate, recall, flips each way, short lists (n_returned < k)
-and the noise band √(p(1−p)/n). Queries whose filter matched nothing (n_eligible = 0) are counted
-apart: they stay in n (so slices partition the scored queries) but not in the rates, since no
-retrieval could have found their gold.
+`language`. Per slice and arm: n, hit rate, recall, flips each way, short lists (n_returned < k),
+the noise band √(p(1−p)/n) and the Wilson 95% interval of the hit rate (core/intervals.py).
+Queries whose filter matched nothing (n_eligible = 0) are counted apart: they stay in n (so
+slices partition the scored queries) but not in the rates, since no retrieval could have found
+their gold.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.evaluation import Arm, Evaluation
+from triage.core.intervals import wilson
 from triage.core.paired import Outcome, noise_band
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language")
@@ -39,6 +41,8 @@ class ArmSlice:
     short_lists: int  # scored queries whose list is shorter than k
     noise_band: float
     n_eligible_zero: int  # scored queries whose filter matched nothing (not in the rates)
+    wilson_low: float  # Wilson 95% interval of the hit rate (NaN with the rate)
+    wilson_high: float
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,7 @@ def _arm_slices(arm: Arm, k: int, scored: np.ndarray, code: np.ndarray, m: int) 
     n_recall = np.bincount(code[recall_ok], minlength=m)
     short = np.bincount(code[scored & (arm.depth < k)], minlength=m)
     zeros = np.bincount(code[scored & zero], minlength=m)
+    low, high = wilson(hits, n)
     out = []
     for i in range(m):
         rate = float(hits[i] / n[i]) if n[i] else math.nan
@@ -127,6 +132,8 @@ def _arm_slices(arm: Arm, k: int, scored: np.ndarray, code: np.ndarray, m: int) 
                 int(short[i]),
                 noise_band(rate, int(n[i])) if n[i] else math.nan,
                 int(zeros[i]),
+                float(low[i]),
+                float(high[i]),
             )
         )
     return out

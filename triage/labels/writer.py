@@ -5,7 +5,6 @@ truncates or rewrites a file; a writer that finds an unterminated last line firs
 
 from __future__ import annotations
 
-import fcntl
 import os
 import secrets
 from dataclasses import replace
@@ -98,6 +97,8 @@ class Writer:
         self.folder.mkdir(parents=True, exist_ok=True)
         fd = open_append(self.path, self.protected)  # a link at the file's name is refused
         try:
+            import fcntl  # POSIX only: imported here so `triage report` runs where it is missing
+
             fcntl.flock(fd, fcntl.LOCK_EX)  # another process appending to this file waits here
             size = os.fstat(fd).st_size
             if self._tail is not None and self._tail[0] == size:

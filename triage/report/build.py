@@ -65,6 +65,7 @@ def _at_k(m: Means | None) -> AtK:
 
 def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
     m = ev.means(arm)
+    low, high = ev.wilson(arm)
     return ArmSection(
         name=arm.name,
         path=arm.run.path,
@@ -75,6 +76,8 @@ def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
         mrr=_num(m.mrr),
         ndcg=_num(m.ndcg),
         noise_band=_num(ev.noise_band(arm)),
+        wilson_low=_num(low),
+        wilson_high=_num(high),
         judged_at_k=_num(ev.judged_at_k(arm)),
         unjudged_in_top_k=ev.unjudged_in_top_k(arm),
         hit_rate_upper=_num(ev.hit_rate_upper(arm)),
@@ -238,7 +241,15 @@ def _k_cells(arms: ByArm[ArmSection]) -> KCells | None:
 
 
 def _arm_slice(a: ArmSlice) -> ArmSliceRow:
-    return ArmSliceRow(_num(a.hit_rate), _num(a.recall), a.short_lists, _num(a.noise_band), a.n_eligible_zero)
+    return ArmSliceRow(
+        _num(a.hit_rate),
+        _num(a.recall),
+        a.short_lists,
+        _num(a.noise_band),
+        _num(a.wilson_low),
+        _num(a.wilson_high),
+        a.n_eligible_zero,
+    )
 
 
 def slice_row(s: Slice) -> SliceRow:
@@ -270,6 +281,8 @@ def tenant_row(x: Tenant) -> TenantRow:
         median_selectivity=_num(x.median_selectivity),
         few=x.few,
         noise_band_b=_num(s.b.noise_band),
+        wilson_low_b=_num(s.b.wilson_low),
+        wilson_high_b=_num(s.b.wilson_high),
     )
 
 
@@ -372,6 +385,16 @@ def gate_section(floors: list[Floor], path: Path) -> GateSection:
         path=path,
         holds=all(f.holds for f in rows),
         floors=tuple(
-            FloorRow(f.name, f.floor, _num(f.hit_rate), f.n, _num(f.noise_band), f.holds) for f in rows
+            FloorRow(
+                f.name,
+                f.floor,
+                _num(f.hit_rate),
+                f.n,
+                _num(f.noise_band),
+                _num(f.wilson_low),
+                _num(f.wilson_high),
+                f.holds,
+            )
+            for f in rows
         ),
     )

@@ -48,6 +48,16 @@ def band(x: float | None) -> str:
     return NONE if x is None else f"±{x:.3f}"
 
 
+def interval(low: float | None, high: float | None) -> str:
+    """A Wilson 95% interval: "[0.538, 0.832]" ("–" when nothing is judged)."""
+    return NONE if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+
+
+def rate_interval(x: float | None, low: float | None, high: float | None) -> str:
+    """A hit rate with its 95% interval: "0.706 [0.538, 0.832]"."""
+    return NONE if x is None else f"{rate(x)} {interval(low, high)}"
+
+
 def signed(x: float | None) -> str:
     """A change of a rate: "+0.005"."""
     return NONE if x is None else f"{x:+.3f}"
@@ -126,7 +136,8 @@ def check_rows(checks: Iterable[Check], compact: bool = False) -> list[list[str]
 
 
 def metric_rows(r: Report) -> list[list[str]]:
-    """[metric, A, B, B − A] for each metric at k, then the noise band, then what is judged."""
+    """[metric, A, B, B − A] for each metric at k, then the hit rate's 95% interval, then what is
+    judged."""
     a, b = r.arms.a, r.arms.b
     rows = [
         [f"{name}@{r.k}", rate(x), rate(y), delta(x, y)]
@@ -137,7 +148,12 @@ def metric_rows(r: Report) -> list[list[str]]:
             ("ndcg", a.ndcg, b.ndcg),
         )
     ]
-    return [*rows, ["noise band (1 s.e.)", band(a.noise_band), band(b.noise_band), ""], *judged_rows(r)]
+    # The interval as two rows keeps the overview's metrics table as narrow as its other rows.
+    ci = [
+        [f"hit_rate@{r.k} 95% low", rate(a.wilson_low), rate(b.wilson_low), ""],
+        [f"hit_rate@{r.k} 95% high", rate(a.wilson_high), rate(b.wilson_high), ""],
+    ]
+    return [*rows, *ci, *judged_rows(r)]
 
 
 def judged_rows(r: Report) -> list[list[str]]:
@@ -308,12 +324,26 @@ def flip_cells(i: int, f: FlipRow, k: int) -> dict[str, str]:
     }
 
 
-SLICE_HEAD = ["value", "n", "hit A", "hit B", "±B", "B−A", "rec A", "rec B", "h→m", "m→h", "short", "elig=0"]
-TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "±B", "h→m", "m→h", "plan", "sel.", ""]
+SLICE_HEAD = [
+    "value",
+    "n",
+    "hit A",
+    "hit B",
+    "B 95%",
+    "B−A",
+    "rec A",
+    "rec B",
+    "h→m",
+    "m→h",
+    "short",
+    "elig=0",
+]
+TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "B 95%", "h→m", "m→h", "plan", "sel.", ""]
 TENANT_BAR_HEAD = ["#", "tenant", "n", "A", "B", ""]
 LEGEND = (
-    "±B: B's noise band; h→m, m→h: flips each way; short: lists shorter than k, A/B; elig=0: filter "
-    "matched nothing (in n, not in the rates); sel.: median selectivity; rec: recall"
+    "B 95%: Wilson 95% interval of B's hit rate; h→m, m→h: flips each way; short: lists shorter "
+    "than k, A/B; elig=0: filter matched nothing (in n, not in the rates); sel.: median "
+    "selectivity; rec: recall"
 )
 
 
@@ -325,7 +355,7 @@ def slice_cells(s: SliceRow) -> list[str]:
         str(s.n),
         rate(a.hit_rate),
         rate(b.hit_rate),
-        band(b.noise_band),
+        interval(b.wilson_low, b.wilson_high),
         delta(a.hit_rate, b.hit_rate),
         rate(a.recall),
         rate(b.recall),
@@ -349,7 +379,7 @@ def tenant_cells(i: int, t: TenantRow, floor_at: float) -> list[str]:
         rate(t.hit_rate_a),
         rate(t.hit_rate_b),
         delta(t.hit_rate_a, t.hit_rate_b),
-        band(t.noise_band_b),
+        interval(t.wilson_low_b, t.wilson_high_b),
         str(t.hit_to_miss),
         str(t.miss_to_hit),
         plan(t.plan, t.plan_share),
@@ -382,7 +412,7 @@ def p5(t: TenantsSection) -> str:
 def tenant_summary(t: TenantsSection) -> str:
     return (
         f"floor {floor(t.floor)}: {t.below_floor.a} tenants below it in A, {t.below_floor.b} in B; "
-        f"{p5(t)}; {len(t.rows)} tenants, worst first by B"
+        f"{p5(t)}; {len(t.rows)} tenants, {t.order.label}"
     )
 
 
@@ -396,8 +426,8 @@ def below_floor_line(t: TenantsSection, show: int = 3) -> str:
 
 
 def floor_cells(f: FloorRow) -> list[str]:
-    """[floor, B hit rate, minimum, n, noise band]."""
-    return [f.name, rate(f.hit_rate), floor(f.floor), str(f.n), band(f.noise_band)]
+    """[floor, B hit rate, minimum, n, B's 95% interval]."""
+    return [f.name, rate(f.hit_rate), floor(f.floor), str(f.n), interval(f.wilson_low, f.wilson_high)]
 
 
 # -- rank movements among the scored queries (core/ranks.py) -------------------------------------

@@ -37,7 +37,7 @@ def _gate(r: Report) -> list[str]:
     out = [f"**Gate**: {len(failed)} of {len(g.floors)} floors broken by B.", ""]
     if failed:
         rows = [[cell(name), *figures] for name, *figures in map(cells.floor_cells, failed)]
-        out += _table(["floor", "B hit rate", "minimum", "n", "noise band"], rows)
+        out += _table(["floor", "B hit rate", "minimum", "n", "B 95%"], rows)
     return out
 
 
@@ -109,7 +109,7 @@ def _slices(r: Report) -> list[str]:
     out = []
     t = r.tenants
     if t is not None:
-        out += ["## Tenants, worst first by B", "", cell(cells.tenant_summary(t)), ""]
+        out += [f"## Tenants, {t.order.label}", "", cell(cells.tenant_summary(t)), ""]
         out += _table(
             cells.TENANT_HEAD,
             [

@@ -84,7 +84,9 @@ class ArmSection:
     recall: float | None
     mrr: float | None
     ndcg: float | None
-    noise_band: float | None  # one standard error of the hit rate
+    noise_band: float | None  # one standard error of the hit rate, √(p(1−p)/n)
+    wilson_low: float | None  # Wilson 95% score interval of the hit rate (core/intervals.py)
+    wilson_high: float | None
     judged_at_k: float | None  # mean share of the top k judged (gold or not relevant)
     unjudged_in_top_k: int  # unjudged ids in the top k, over the scored queries
     hit_rate_upper: float | None  # the hit rate if every unjudged id in a top k were relevant
@@ -144,6 +146,8 @@ class ArmSliceRow:
     recall: float | None
     short_lists: int
     noise_band: float | None
+    wilson_low: float | None  # Wilson 95% interval of the hit rate
+    wilson_high: float | None
     n_eligible_zero: int
 
 
@@ -183,9 +187,33 @@ class TenantRow:
     median_selectivity: float | None
     few: bool
     noise_band_b: float | None
+    wilson_low_b: float | None  # Wilson 95% interval of B's hit rate
+    wilson_high_b: float | None
 
     def below(self, floor: float) -> bool:
         return self.hit_rate_b is not None and self.hit_rate_b < floor
+
+
+class TenantOrder(Enum):
+    """How the tenants are listed, worst first (JSON `tenants.order`)."""
+
+    HIT_RATE = "hit_rate_b"  # B's hit rate ascending, then more queries first, then the name
+    LOWER_BOUND = "wilson_low_b"  # the low end of B's 95% interval, then its high end, then the name
+
+    @property
+    def label(self) -> str:
+        return _ORDER_LABELS[self]
+
+
+_ORDER_LABELS = {
+    TenantOrder.HIT_RATE: "worst first by B",
+    TenantOrder.LOWER_BOUND: "worst first by the low end of B's 95% interval",
+}
+
+
+def _lower_bound_key(r: TenantRow) -> tuple[bool, float, float, str]:
+    low, high = r.wilson_low_b, r.wilson_high_b
+    return (low is None, low or 0.0, high or 0.0, r.tenant)
 
 
 @dataclass(frozen=True)
@@ -194,11 +222,24 @@ class TenantsSection:
     below_floor: ByArm[int]
     p5: ByArm[float | None]
     worst: tuple[TenantRow, ...]  # the first three rows
-    rows: tuple[TenantRow, ...]  # every tenant, worst first by B
+    rows: tuple[TenantRow, ...]  # every tenant, worst first in `order`
+    order: TenantOrder = TenantOrder.HIT_RATE
 
     def below(self) -> list[TenantRow]:
         """Tenants whose B hit rate is below the floor, worst first."""
         return [r for r in self.rows if r.below(self.floor)]
+
+    def ordered(self, order: TenantOrder) -> TenantsSection:
+        """The same tenants listed in `order` (a tenant with nothing judged last)."""
+        if order is self.order:
+            return self
+        if order is TenantOrder.LOWER_BOUND:
+            rows = tuple(sorted(self.rows, key=_lower_bound_key))
+        else:
+            rows = tuple(
+                sorted(self.rows, key=lambda r: (r.hit_rate_b is None, r.hit_rate_b or 0.0, -r.n, r.tenant))
+            )
+        return replace(self, rows=rows, worst=rows[: len(self.worst)], order=order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +266,8 @@ class FloorRow:
     hit_rate: float | None  # B's
     n: int
     noise_band: float | None
+    wilson_low: float | None  # Wilson 95% interval of B's hit rate
+    wilson_high: float | None
     holds: bool
 
 
@@ -308,6 +351,9 @@ class Report:
 
     def with_gate(self, gate: GateSection) -> Report:
         return replace(self, gate=gate)
+
+    def with_tenant_order(self, order: TenantOrder) -> Report:
+        return self if self.tenants is None else replace(self, tenants=self.tenants.ordered(order))
 
     def to_json(self) -> dict[str, object]:
         """The JSON-ready dict: `schema` first, then every field under its own name."""

@@ -131,7 +131,7 @@ def tenants_view(r: Report) -> Group | None:
     t = r.tenants
     if t is None:
         return None
-    table = Table(title="Tenants, worst first by B's hit rate", title_justify="left")
+    table = Table(title=f"Tenants, {t.order.label}", title_justify="left")
     width = min(32, max(len(x.tenant) for x in t.rows))
     for i, name in enumerate(cells.TENANT_HEAD):
         table.add_column(
@@ -171,7 +171,7 @@ def gate_view(r: Report) -> Group | None:
         ("B hit rate", "right"),
         ("minimum", "right"),
         ("n", "right"),
-        ("noise band", "right"),
+        ("B 95%", "right"),
         ("", "left"),
     ):
         t.add_column(name, justify=just)  # type: ignore[arg-type]

@@ -19,7 +19,11 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f", "the flips, hit→miss first"),
             ("a", "all queries"),
             ("o", "the overview"),
-            ("t", "tenants, worst first by B's hit rate (b: bars A beside B)"),
+            (
+                "t",
+                "tenants, worst first by B's hit rate (b: bars A beside B; l: by the low end of B's "
+                "95% interval instead)",
+            ),
             ("s", "slices: plan, selectivity band, tenant, query type, source type, filter shape, language"),
             ("L", "the amendments: who added which gold, when, with what note and evidence; the verdicts"),
             ("J", "the judging queue: every unjudged passage of a top k, one at a time"),

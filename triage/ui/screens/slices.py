@@ -17,7 +17,7 @@ from textual.widgets import Static
 from triage.core.paired import Outcome
 from triage.core.slices import FEW, Slice
 from triage.report import cells
-from triage.report.model import SliceRow, TenantRow
+from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.screens.lists import QueryList
@@ -79,22 +79,29 @@ class TenantsScreen(LiveScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "back"),
         Binding("b", "bars", "bars / table"),
+        Binding("l", "order", "by rate / lower bound"),
     ]
-    COLUMNS = columns(cells.TENANT_HEAD, [4, 24, 5, 6, 6, 7, 6, 4, 4, 16, 7, 0], left={1, 9, 11})
+    COLUMNS = columns(cells.TENANT_HEAD, [4, 24, 5, 6, 6, 7, 14, 4, 4, 16, 7, 0], left={1, 9, 11})
     BARS = columns(cells.TENANT_BAR_HEAD, [4, 24, 5, cells.BAR + 7, cells.BAR + 7, 0], left={1, 3, 4, 5})
 
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
         self.show_bars = False
+        self.order = TenantOrder.HIT_RATE
 
     def compose(self) -> ComposeResult:
         yield Static(id="tenants-title")
         yield VirtualTable(self.COLUMNS, id="tenants")
         yield Keys()
 
-    def fill(self) -> None:
+    def tenants(self) -> TenantsSection | None:
+        """The report's tenants in this screen's order."""
         t = report(self.session).tenants
+        return None if t is None else t.ordered(self.order)
+
+    def fill(self) -> None:
+        t = self.tenants()
         table = self.query_one(VirtualTable)
         if t is None:
             self.query_one("#tenants-title", Static).update(
@@ -105,12 +112,13 @@ class TenantsScreen(LiveScreen):
         rows, floor = t.rows, t.floor
         self.query_one("#tenants-title", Static).update(
             line(
-                ("Tenants, worst first by B  ", "bold"),
+                (f"Tenants, {t.order.label}  ", "bold"),
                 (cells.below_floor(t), "$text-error bold"),
                 f"   {cells.p5(t)}",
                 (
                     "\nthe worst three are highlighted; few = fewer than "
-                    f"{FEW} scored queries; b: bars (┃ marks the floor); enter: the tenant's queries",
+                    f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; b: bars (┃ marks the "
+                    "floor); l: order by hit rate / by the interval's low end; enter: the tenant's queries",
                     "$text-muted",
                 ),
             )
@@ -136,8 +144,13 @@ class TenantsScreen(LiveScreen):
         self.show_bars = not self.show_bars
         self.fill()
 
+    def action_order(self) -> None:
+        low = TenantOrder.LOWER_BOUND
+        self.order = TenantOrder.HIT_RATE if self.order is low else low
+        self.fill()
+
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
-        t = report(self.session).tenants
+        t = self.tenants()
         if t is not None:
             tenant = slice_named(self.session, "tenant", t.rows[event.index].tenant)
             self.app.push_screen(SliceQueries(self.session, tenant))
@@ -149,7 +162,7 @@ class SlicesScreen(LiveScreen):
         Binding("right_square_bracket,right", "key(1)", "next key"),
         Binding("left_square_bracket,left", "key(-1)", "previous key"),
     ]
-    COLUMNS = [*columns(cells.SLICE_HEAD, [24, 6, 6, 6, 6, 7, 6, 6, 4, 4, 6, 6], left={0}), Column("", 0)]
+    COLUMNS = [*columns(cells.SLICE_HEAD, [24, 6, 6, 6, 14, 7, 6, 6, 4, 4, 6, 6], left={0}), Column("", 0)]
 
     def __init__(self, session: Session) -> None:
         super().__init__()
