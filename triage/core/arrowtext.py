@@ -115,6 +115,13 @@ def trec_run(data: bytes) -> tuple[pa.Table, dict[str, str], np.ndarray] | None:
     """`qid Q0 docid rank score tag` lines as one row per query (first-appearance order), its ids
     ordered by rank (ties keep file order); the tag as `name` when it is one; each query's first
     line."""
+    try:
+        return _trec_run(data)
+    except pa.ArrowException:  # e.g. more than 2 GiB of ids in one array: the line reader's turn
+        return None
+
+
+def _trec_run(data: bytes) -> tuple[pa.Table, dict[str, str], np.ndarray] | None:
     raw = _read_csv(data, _RUN)
     if raw is None:
         return None
@@ -125,20 +132,23 @@ def trec_run(data: bytes) -> tuple[pa.Table, dict[str, str], np.ndarray] | None:
     if lines is None:
         return None
     encoded = pc.dictionary_encode(raw.column("qid").combine_chunks())
-    codes = encoded.indices.to_numpy().astype(np.int64)
+    codes = encoded.indices.to_numpy()
     ranks = raw.column("rank").to_numpy()
-    # Dictionary codes count queries in order of first appearance: a row is a query's first where
-    # the running maximum of the codes rises.
-    first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
-    same = codes[1:] == codes[:-1]
-    if (codes[1:] >= codes[:-1]).all() and (ranks[1:][same] >= ranks[:-1][same]).all():
-        docs, ordered = raw.column("docid").combine_chunks(), scores
+    docs = raw.column("docid").combine_chunks()
+    change = codes[1:] != codes[:-1]
+    if (codes[1:] >= codes[:-1]).all() and ((ranks[1:] >= ranks[:-1]) | change).all():
+        # the usual file: each query's lines together, in rank order
+        first = np.concatenate(([0], np.flatnonzero(change) + 1))
+        offsets = np.append(first, len(codes)).astype(np.int32)
+        ordered = scores
     else:
+        # Dictionary codes number queries in order of first appearance: a row is its query's
+        # first where the running maximum of the codes rises.
+        first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
         order = np.lexsort((ranks, codes))  # stable: equal ranks keep file order
-        docs = raw.column("docid").combine_chunks().take(pa.array(order))
-        ordered = scores[order]
-    offsets = np.zeros(len(encoded.dictionary) + 1, dtype=np.int32)
-    np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary)), out=offsets[1:])
+        docs, ordered = docs.take(pa.array(order)), scores[order]
+        offsets = np.zeros(len(encoded.dictionary) + 1, dtype=np.int32)
+        np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary)), out=offsets[1:])
     table = pa.table(
         {
             "query_id": encoded.dictionary,
