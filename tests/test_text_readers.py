@@ -190,3 +190,10 @@ def test_the_sidecar_of_a_compressed_file(tmp_path: Path) -> None:
     f = write_compressed(tmp_path / "a.run", RUN, "zstd")
     (tmp_path / "a.run.zst.meta.json").write_text('{"k": 3, "name": "mine"}')
     assert readers.read_table(f, trec="run").meta == {"k": "3", "name": "mine"}
+
+
+def test_a_jsonl_line_longer_than_a_parse_block(tmp_path: Path) -> None:
+    long = "x" * (arrowtext._BLOCK + 10)
+    text = '{"_id": "c1", "text": "a"}\n' * 1000 + json.dumps({"_id": "c2", "text": long}) + "\n"
+    fast = arrowtext.jsonl(text.encode())
+    assert fast is not None and fast[0].column("text")[1000].as_py() == long and fast[1][-1] == 1001

@@ -25,7 +25,7 @@ import pyarrow.json as pj
 _ASCII_SPACES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 _UNICODE_SPACES = (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f", b"\xe3\x80\x80")
 _TOO_BIG = 2.0**63  # a JSON integer beyond int64 reaches Arrow as a float at least this large
-_BLOCK = 1 << 24  # bytes per parse block (16 MiB): one JSON line must fit in a block
+_BLOCK = 1 << 22  # bytes per parse block (4 MiB); a longer JSON line is read in one larger block
 
 
 def _crlf_only(data: bytes) -> bool:
@@ -190,16 +190,12 @@ def jsonl(data: bytes) -> tuple[pa.Table, np.ndarray] | None:
     if not _crlf_only(data):
         return None
     try:
-        table = pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(block_size=_BLOCK))
+        table = _read_json(data)
         if _has(table.schema, pa.types.is_temporal):  # Arrow reads ISO dates as timestamps
             text = pa.schema(
                 [pa.field(f.name, pa.string()) if pa.types.is_temporal(f.type) else f for f in table.schema]
             )
-            table = pj.read_json(
-                pa.BufferReader(data),
-                read_options=pj.ReadOptions(block_size=_BLOCK),
-                parse_options=pj.ParseOptions(explicit_schema=text),
-            )
+            table = _read_json(data, pj.ParseOptions(explicit_schema=text))
     except (pa.ArrowException, UnicodeError):
         return None
     if table.num_rows == 0 or _has(table.schema, pa.types.is_temporal):
@@ -226,6 +222,15 @@ def jsonl(data: bytes) -> tuple[pa.Table, np.ndarray] | None:
     if len(keep) != table.num_rows:
         return None
     return table, keep + 1
+
+
+def _read_json(data: bytes, options: pj.ParseOptions | None = None) -> pa.Table:
+    try:
+        return pj.read_json(pa.BufferReader(data), pj.ReadOptions(block_size=_BLOCK), options)
+    except pa.ArrowInvalid as e:
+        if "straddl" not in str(e) or len(data) <= _BLOCK:
+            raise
+    return pj.read_json(pa.BufferReader(data), pj.ReadOptions(block_size=len(data) + 1), options)
 
 
 def _has(schema: pa.Schema, test: Callable[[pa.DataType], bool]) -> bool:
