@@ -3,7 +3,7 @@
 Writes, into ``--data`` (default ``/tmp/triage-bench-readers``), a TREC run of ``--queries`` x
 ``--depth`` lines (default 20,000 x 100 = 2,000,000 lines), the same run gzipped, and the same run
 as JSON Lines (one object per query: ``query_id``, ``retrieved``, ``scores``). Then times, in this
-process, each ``--repeat`` times (median and best wall seconds, ``time.perf_counter``):
+process, each ``--repeat`` times, round-robin (median and best wall seconds, ``time.perf_counter``):
 
 - TREC: ``readers.read_trec_run`` (ours, plain and ``.gz``); the floor ``pyarrow.csv.read_csv`` of
   the same file (space separated, column names given, types inferred); the line reader (the
@@ -59,14 +59,22 @@ def write_data(folder: Path, queries: int, depth: int) -> tuple[Path, Path, Path
     return trec, gz, jsonl
 
 
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float, object]:
-    """(median, best) wall seconds of `repeat` calls, and the last call's result."""
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), min(times), out
+def timed(
+    cases: list[tuple[str, Callable[[], object]]], repeat: int
+) -> dict[str, tuple[float, float, object]]:
+    """(median, best) wall seconds and the last result of each case, run round-robin `repeat`
+    times (so a slower minute of a shared machine falls on every case alike); the line reader,
+    ten times slower, once."""
+    times: dict[str, list[float]] = {label: [] for label, _ in cases}
+    out: dict[str, object] = {}
+    for n in range(repeat):
+        for label, fn in cases:
+            if n and "line reader" in label:
+                continue
+            t = time.perf_counter()
+            out[label] = fn()
+            times[label].append(time.perf_counter() - t)
+    return {k: (statistics.median(v), min(v), out[k]) for k, v in times.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,11 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             3, ("trec  line reader", lambda: readers._trec_run_lines(trec, readers.text_bytes(trec)))
         )
         cases.append(("jsonl line reader", lambda: readers._jsonl_lines(jsonl, readers.text_bytes(jsonl))))
-    results: dict[str, tuple[float, float, object]] = {}
+    results = timed(cases, args.repeat)
     print(f"{'':36} {'median s':>9} {'best s':>9}")
-    for label, fn in cases:
-        results[label] = timed(fn, 1 if "line reader" in label else args.repeat)
-        med, best, _ = results[label]
+    for label, (med, best, _) in results.items():
         print(f"{label:36} {med:9.3f} {best:9.3f}")
     ok = True
     for kind in ("trec", "jsonl"):
