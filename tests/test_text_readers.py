@@ -197,3 +197,18 @@ def test_a_jsonl_line_longer_than_a_parse_block(tmp_path: Path) -> None:
     text = '{"_id": "c1", "text": "a"}\n' * 1000 + json.dumps({"_id": "c2", "text": long}) + "\n"
     fast = arrowtext.jsonl(text.encode())
     assert fast is not None and fast[0].column("text")[1000].as_py() == long and fast[1][-1] == 1001
+
+
+@pytest.mark.parametrize("depth", [2100, 100_000])
+def test_deep_nesting_never_reaches_arrow(tmp_path: Path, depth: int) -> None:
+    # Arrow's JSON parser crashes the process some 10,000 levels down: such a line is the line
+    # reader's, which names it; 1,000 levels are read by Arrow
+    line = '{"query_id": "q2", "x": ' + "[" * depth + "]" * depth + "}"
+    text = '{"query_id": "q1", "x": []}\n' + line + "\n"
+    assert arrowtext.jsonl(text.encode()) is None
+    (tmp_path / "a.jsonl").write_text(text)
+    if depth > 1_000:
+        with pytest.raises(InputError, match="line 2: holds JSON nested too deeply"):
+            readers.read_table(tmp_path / "a.jsonl")
+    shallow = '{"query_id": "q1", "x": []}\n{"query_id": "q2", "x": ' + "[" * 1000 + "]" * 1000 + "}\n"
+    assert arrowtext.jsonl(shallow.encode()) is not None

@@ -25,6 +25,7 @@ import pyarrow.json as pj
 _ASCII_SPACES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 _UNICODE_SPACES = (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f", b"\xe3\x80\x80")
 _TOO_BIG = 2.0**63  # a JSON integer beyond int64 reaches Arrow as a float at least this large
+_DEEP = 2000  # arrays and objects opened on one line that the fast path takes (bounds the nesting)
 _BLOCK = 1 << 22  # bytes per parse block (4 MiB); a longer JSON line is read in one larger block
 
 
@@ -189,6 +190,9 @@ def jsonl(data: bytes) -> tuple[pa.Table, np.ndarray] | None:
     many records as lines means one a line) and every value reads as the line reader reads it."""
     if not _crlf_only(data):
         return None
+    starts, ends = _line_bounds(data)
+    if not _shallow(data, starts):
+        return None
     try:
         table = _read_json(data)
         if _has(table.schema, pa.types.is_temporal):  # Arrow reads ISO dates as timestamps
@@ -205,9 +209,8 @@ def jsonl(data: bytes) -> tuple[pa.Table, np.ndarray] | None:
             table.validate(full=True)
         except pa.ArrowInvalid:
             return None
-    if not all(_plain_numbers(table.column(i)) for i in range(table.num_columns)):
+    if not all(_plain_numbers(c) for c in table.columns):
         return None
-    starts, ends = _line_bounds(data)
     arr = np.frombuffer(data, np.uint8)
     full = ends > starts
     s, e = starts[full], ends[full]
@@ -224,6 +227,18 @@ def jsonl(data: bytes) -> tuple[pa.Table, np.ndarray] | None:
     return table, keep + 1
 
 
+def _shallow(data: bytes, starts: np.ndarray) -> bool:
+    """No line opens more than `_DEEP` arrays or objects (those in strings counted too: a bound on
+    the nesting). Arrow's JSON parser recurses per level and crashes the process some 10,000
+    levels down: a line that might be that deep goes to the line reader, which reads it or names
+    it (Python's `json` stops near 1,000 levels)."""
+    if data.count(b"[") + data.count(b"{") <= _DEEP:
+        return True
+    arr = np.frombuffer(data, np.uint8)
+    opens = (arr == ord("[")) | (arr == ord("{"))
+    return int(np.add.reduceat(opens, starts, dtype=np.int64).max()) <= _DEEP
+
+
 def _read_json(data: bytes, options: pj.ParseOptions | None = None) -> pa.Table:
     try:
         return pj.read_json(pa.BufferReader(data), pj.ReadOptions(block_size=_BLOCK), options)
@@ -234,24 +249,32 @@ def _read_json(data: bytes, options: pj.ParseOptions | None = None) -> pa.Table:
 
 
 def _has(schema: pa.Schema, test: Callable[[pa.DataType], bool]) -> bool:
-    def walk(t: pa.DataType) -> bool:
-        return test(t) or any(walk(t.field(i).type) for i in range(t.num_fields))
+    """Whether `test` holds for any type in `schema`, nested ones included."""
+    todo = [f.type for f in schema]
+    while todo:
+        t = todo.pop()
+        if test(t):
+            return True
+        todo.extend(t.field(i).type for i in range(t.num_fields))
+    return False
 
-    return any(walk(f.type) for f in schema)
 
-
-def _plain_numbers(col: pa.ChunkedArray | pa.Array) -> bool:
-    """No float anywhere in `col` is NaN or infinite (JSON has neither; Arrow reads `NaN`), or so
-    large that it may be an integer beyond int64 (which the line reader keeps as text)."""
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    t = arr.type
-    if pa.types.is_floating(t):
-        valid = arr.drop_null()
-        return len(valid) == 0 or (
-            bool(pc.all(pc.is_finite(valid)).as_py()) and pc.max(pc.abs(valid)).as_py() < _TOO_BIG
-        )
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return _plain_numbers(arr.flatten())
-    if pa.types.is_struct(t):
-        return all(_plain_numbers(arr.field(i)) for i in range(t.num_fields))
+def _plain_numbers(col: pa.ChunkedArray) -> bool:
+    """No float anywhere in `col` (nested ones included) is NaN or infinite (JSON has neither;
+    Arrow reads `NaN`), or so large that it may be an integer beyond int64 (which the line reader
+    keeps as text)."""
+    todo = [col.combine_chunks()]
+    while todo:
+        arr = todo.pop()
+        t = arr.type
+        if pa.types.is_floating(t):
+            valid = arr.drop_null()
+            if len(valid) and not (
+                pc.all(pc.is_finite(valid)).as_py() and pc.max(pc.abs(valid)).as_py() < _TOO_BIG
+            ):
+                return False
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            todo.append(arr.flatten())
+        elif pa.types.is_struct(t):
+            todo.extend(arr.field(i) for i in range(t.num_fields))
     return True
