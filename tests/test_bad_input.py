@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import math
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 from triage.cli.main import main
 
-from conftest import RUN_SCHEMA, manifest, write_jsonl, write_parquet
+from conftest import RUN_SCHEMA, TextFiles, manifest, write_parquet
 
 GOOD = [
     {"query_id": "q1", "retrieved": ["g1", "x1"], "scores": [2.0, 1.0], "plan": "ann"},
@@ -94,10 +95,17 @@ def test_git_lfs_pointer(ev: Path, capsys) -> None:
     refused(capsys, ev, "labels.parquet", "Git LFS pointer")
 
 
-def test_compressed_bytes_in_jsonl(ev: Path, capsys) -> None:
-    (ev / "a.jsonl").write_bytes(gzip.compress(b'{"query_id": "q1", "retrieved": []}\n'))
+def test_gzip_bytes_under_a_plain_name_are_read(ev: Path, capsys) -> None:
+    (ev / "a.jsonl").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in GOOD).encode()))
     manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
-    refused(capsys, ev, "a.jsonl", "gzip-compressed")
+    rc, out, _ = run_cli(capsys, str(ev))
+    assert rc == 0 and numbers(json.loads(out), "a") == GOOD_NUMBERS
+
+
+def test_xz_bytes_are_named_and_refused(ev: Path, capsys) -> None:
+    (ev / "a.jsonl").write_bytes(lzma.compress(b'{"query_id": "q1", "retrieved": []}\n'))
+    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
+    refused(capsys, ev, "a.jsonl", "xz-compressed", "gzip, zstd and bzip2")
 
 
 def test_missing_required_column(ev: Path, capsys) -> None:
@@ -152,45 +160,81 @@ def test_nan_or_infinite_scores_in_parquet(ev: Path, capsys, bad: float) -> None
     refused(capsys, ev, "a.parquet", "row 2", "NaN or an infinite value")
 
 
-def test_nan_scores_in_jsonl(ev: Path, capsys) -> None:
-    (ev / "a.jsonl").write_text(
-        json.dumps(GOOD[0]) + "\n" + '{"query_id": "q2", "retrieved": ["x2", "g2"], "scores": [2.0, NaN]}\n'
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
+def test_nan_scores_in_jsonl(ev: Path, capsys, text_files: TextFiles, bad: str) -> None:
+    f = text_files.write(
+        ev / "a.jsonl",
+        json.dumps(GOOD[0])
+        + "\n"
+        + f'{{"query_id": "q2", "retrieved": ["x2", "g2"], "scores": [2.0, {bad}]}}\n',
     )
-    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
-    refused(capsys, ev, "a.jsonl", "line 2", "NaN")
+    manifest(ev, f.name, "b.parquet", "labels.parquet", k=2)
+    refused(capsys, ev, f.name, "line 2", bad)
 
 
-def test_non_utf8_bytes_in_jsonl(ev: Path, capsys) -> None:
-    (ev / "labels.jsonl").write_bytes(
-        b'{"query_id": "q1", "chunk_id": "g1"}\n{"query_id": "q2", "chunk_id": "g\xe92"}\n'
+def test_non_utf8_bytes_in_jsonl(ev: Path, capsys, text_files: TextFiles) -> None:
+    f = text_files.write(
+        ev / "labels.jsonl",
+        b'{"query_id": "q1", "chunk_id": "g1"}\n{"query_id": "q2", "chunk_id": "g\xe92"}\n',
     )
-    manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
-    refused(capsys, ev, "labels.jsonl", "line 2", "not UTF-8", "0xe9")
+    manifest(ev, "a.parquet", "b.parquet", f.name)
+    refused(capsys, ev, f.name, "line 2", "not UTF-8", "0xe9")
 
 
-@pytest.mark.parametrize("line", ['["q1", "g1"]', '"q1"', "{not json}"])
-def test_a_line_that_is_not_a_json_object(ev: Path, capsys, line: str) -> None:
-    (ev / "labels.jsonl").write_text('{"query_id": "q1", "chunk_id": "g1"}\n\n' + line + "\n")
-    manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
-    refused(capsys, ev, "labels.jsonl", "line 3")
+@pytest.mark.parametrize(
+    "line",
+    [
+        '["q1", "g1"]',
+        '"q1"',
+        "{not json}",
+        '{"query_id": "q2", "chunk_id": "g2"} {"query_id": "q3", "chunk_id": "g3"}',  # two on one line
+        '{"query_id": "q2",',  # an object across two lines
+    ],
+)
+def test_a_line_that_is_not_a_json_object(ev: Path, capsys, text_files: TextFiles, line: str) -> None:
+    text = '{"query_id": "q1", "chunk_id": "g1"}\n\n' + line + '\n "chunk_id": "g2"}\n'
+    f = text_files.write(ev / "labels.jsonl", text if line.endswith(",") else text.rsplit("\n", 2)[0] + "\n")
+    manifest(ev, "a.parquet", "b.parquet", f.name)
+    refused(capsys, ev, f.name, "line 3")
 
 
-def test_duplicate_json_keys(ev: Path, capsys) -> None:
-    (ev / "labels.jsonl").write_text('{"query_id": "q1", "chunk_id": "g1", "chunk_id": "g9"}\n')
-    manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
-    refused(capsys, ev, "labels.jsonl", "line 1", "'chunk_id' appears twice")
+def test_duplicate_json_keys(ev: Path, capsys, text_files: TextFiles) -> None:
+    text = '{"query_id": "q0", "chunk_id": "g0"}\n\n{"query_id": "q1", "chunk_id": "g1", "chunk_id": "g9"}\n'
+    f = text_files.write(ev / "labels.jsonl", text)
+    manifest(ev, "a.parquet", "b.parquet", f.name)
+    refused(capsys, ev, f.name, "line 3", "'chunk_id' appears twice")
 
 
-def test_trec_run_line_with_wrong_field_count(ev: Path, capsys) -> None:
-    (ev / "b.run").write_text("q1 Q0 g1 1 2.0 tag\nq1 Q0 x1 2 1.0\n")
-    manifest(ev, "a.parquet", "b.run", "labels.parquet", k=2)
-    refused(capsys, ev, "b.run", "line 2", "expected 6 fields")
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        ("q1 Q0 g1 1 2.0 tag\nq1 Q0 x1 2 1.0\n", ("line 2", "expected 6 fields")),
+        ("q1 Q0 g1 1 2.0 tag\r\n\r\nq1 Q0 x\xa01 2 1.0 tag\r\n", ("line 3", "expected 6 fields", "found 7")),
+        ("q1\tQ0\tg1\t1\t2.0\ttag\nq1\tQ0\tx1\t2\tnan\ttag\n", ("line 2", "'nan' is not finite")),
+        ("q1 Q0 g1 1 2.0 tag\n\nq1 Q0 x1 2.5 1.0 tag\n", ("line 3", "rank '2.5'", "not numbers")),
+        ("q1 Q0 g1 1 2.0 tag\nq1 Q0 x1 2 NA tag\n", ("line 2", "score 'NA'", "not numbers")),
+    ],
+)
+def test_trec_run_line_with_wrong_fields(ev: Path, capsys, text_files: TextFiles, text: str, needles) -> None:
+    f = text_files.write(ev / "b.run", text)
+    manifest(ev, "a.parquet", f.name, "labels.parquet", k=2)
+    refused(capsys, ev, f.name, *needles)
 
 
-def test_trec_qrels_line_with_wrong_field_count(ev: Path, capsys) -> None:
-    (ev / "labels.qrels").write_text("q1 0 g1 1\nq2 0 g2\n")
-    manifest(ev, "a.parquet", "b.parquet", "labels.qrels")
-    refused(capsys, ev, "labels.qrels", "line 2", "expected 4 fields")
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        ("q1 0 g1 1\nq2 0 g2\n", ("line 2", "expected 4 fields")),
+        ("q1\t0\tg1\t1\n\nq2\t0\tg2\t1.0\n", ("line 3", "relevance '1.0' is not an integer")),
+        ("q1 0 g1 1\nq2 0 g2 9007199254740992\n", ("line 2", "too large")),
+    ],
+)
+def test_trec_qrels_line_with_wrong_fields(
+    ev: Path, capsys, text_files: TextFiles, text: str, needles
+) -> None:
+    f = text_files.write(ev / "labels.qrels", text)
+    manifest(ev, "a.parquet", "b.parquet", f.name)
+    refused(capsys, ev, f.name, *needles)
 
 
 def test_manifest_naming_a_missing_file(ev: Path, capsys) -> None:
@@ -198,12 +242,12 @@ def test_manifest_naming_a_missing_file(ev: Path, capsys) -> None:
     refused(capsys, ev, "triage.toml", "[arms.b]", "runs/nowhere.parquet", "missing file")
 
 
-def test_mixed_value_kinds_in_a_jsonl_column(ev: Path, capsys) -> None:
-    (ev / "labels.jsonl").write_text(
-        '{"query_id": "q1", "chunk_id": "g1"}\n{"query_id": ["q2"], "chunk_id": "g2"}\n'
-    )
-    manifest(ev, "a.parquet", "b.parquet", "labels.jsonl")
-    refused(capsys, ev, "labels.jsonl", "line 2", "'query_id'")
+@pytest.mark.parametrize("other", ['["q2"]', "true", '{"id": "q2"}', "7"])
+def test_mixed_value_kinds_in_a_jsonl_column(ev: Path, capsys, text_files: TextFiles, other: str) -> None:
+    text = f'{{"query_id": "q1", "chunk_id": "g1"}}\n{{"query_id": {other}, "chunk_id": "g2"}}\n'
+    f = text_files.write(ev / "labels.jsonl", text)
+    manifest(ev, "a.parquet", "b.parquet", f.name)
+    refused(capsys, ev, f.name, "line 2", "'query_id'")
 
 
 def test_query_whose_only_labels_have_relevance_zero_is_unlabelled(ev: Path, capsys) -> None:
@@ -283,17 +327,19 @@ def test_arrow_schema_kinds_round_trip(ev: Path, capsys) -> None:
     assert cells(d) == GOOD_CELLS and d["n_scored"] == 3
 
 
-def test_jsonl_and_parquet_give_the_same_numbers(ev: Path, capsys) -> None:
+def test_jsonl_and_parquet_give_the_same_numbers(ev: Path, capsys, text_files: TextFiles) -> None:
     rc, parquet_out, _ = run_cli(capsys, str(ev))
-    write_jsonl(ev / "a.jsonl", GOOD)
-    (ev / "a.jsonl.meta.json").write_text('{"k": 2}')
-    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=None)
+    text = "\ufeff" + "\r\n\r\n".join(json.dumps(r) for r in GOOD) + "\r\n"  # BOM, CRLF, blank lines
+    f = text_files.write(ev / "a.jsonl", text)
+    (ev / (f.name + ".meta.json")).write_text('{"k": 2}')
+    manifest(ev, f.name, "b.parquet", "labels.parquet", k=None)
     rc2, jsonl_out, _ = run_cli(capsys, str(ev))
     assert rc == rc2 == 0
     parquet, jsonl = json.loads(parquet_out), json.loads(jsonl_out)
     assert numbers(parquet, "a") == numbers(jsonl, "a") == GOOD_NUMBERS
     assert cells(parquet) == cells(jsonl) == GOOD_CELLS
     assert jsonl["arms"]["a"]["k"] == 2
+    assert text_files.fallbacks == (0 if text_files.path_kind == "fast" else 1)
 
 
 def test_an_error_naming_a_hostile_path_shows_its_escapes_as_tokens(tmp_path: Path, capsys) -> None:
@@ -304,19 +350,25 @@ def test_an_error_naming_a_hostile_path_shows_its_escapes_as_tokens(tmp_path: Pa
     assert "runs␛]0;pwned␇␛[2J" in err
 
 
-def test_a_jsonl_list_mixing_string_and_integer_ids_reads_them_as_text(ev: Path, capsys) -> None:
-    (ev / "a.jsonl").write_text(
+def test_a_jsonl_list_mixing_string_and_integer_ids_reads_them_as_text(
+    ev: Path, capsys, text_files: TextFiles
+) -> None:
+    f = text_files.write(
+        ev / "a.jsonl",
         '{"query_id": "q1", "retrieved": ["g1", 7]}\n{"query_id": "q2", "retrieved": [8, "g2"]}\n'
-        '{"query_id": "q3", "retrieved": ["x3"]}\n'
+        '{"query_id": "q3", "retrieved": ["x3"]}\n',
     )
-    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
+    manifest(ev, f.name, "b.parquet", "labels.parquet", k=2)
     rc, out, _ = run_cli(capsys, str(ev))
     assert rc == 0 and json.loads(out)["arms"]["a"]["hit_rate"] == pytest.approx(2 / 3)
 
 
-def test_a_jsonl_list_mixing_ids_and_floats_is_refused_by_line(ev: Path, capsys) -> None:
-    (ev / "a.jsonl").write_text(
-        '{"query_id": "q1", "retrieved": ["g1"]}\n{"query_id": "q2", "retrieved": ["g2", 1.5]}\n'
+def test_a_jsonl_list_mixing_ids_and_floats_is_refused_by_line(
+    ev: Path, capsys, text_files: TextFiles
+) -> None:
+    f = text_files.write(
+        ev / "a.jsonl",
+        '{"query_id": "q1", "retrieved": ["g1"]}\n{"query_id": "q2", "retrieved": ["g2", 1.5]}\n',
     )
-    manifest(ev, "a.jsonl", "b.parquet", "labels.parquet", k=2)
-    refused(capsys, ev, "a.jsonl", "line 2", "'retrieved'")
+    manifest(ev, f.name, "b.parquet", "labels.parquet", k=2)
+    refused(capsys, ev, f.name, "line 2", "'retrieved'")

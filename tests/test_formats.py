@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
+
+from conftest import COMPRESSION_SUFFIX, write_compressed
 
 SAMPLE = bundled("sample_runs")
 
@@ -30,38 +33,41 @@ def numbers(d: dict) -> tuple:
     )
 
 
-def to_trec_run(src: Path, dst: Path, tag: str) -> Path:
+def to_trec_run(src: Path, dst: Path, tag: str, how: str = "plain") -> Path:
     lines = []
     for row in pq.read_table(src).to_pylist():
         for rank, (doc, score) in enumerate(zip(row["retrieved"], row["scores"], strict=True), start=1):
             lines.append(f"{row['query_id']} Q0 {doc} {rank} {score!r} {tag}")
-    dst.write_text("\n".join(lines) + "\n")
-    return dst
+    return write_compressed(dst, "\n".join(lines) + "\n", how)
 
 
-def test_trec_beir_and_jsonl_give_the_parquet_numbers(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize("how", list(COMPRESSION_SUFFIX))
+def test_trec_beir_and_jsonl_give_the_parquet_numbers(tmp_path: Path, capsys, how: str) -> None:
     parquet = numbers(report(capsys))
-    a = to_trec_run(SAMPLE / "runs/plain.parquet", tmp_path / "plain.run", "plain")
-    b = to_trec_run(SAMPLE / "runs/headers.parquet", tmp_path / "headers.run", "headers")
+    a = to_trec_run(SAMPLE / "runs/plain.parquet", tmp_path / "plain.run", "plain", how)
+    b = to_trec_run(SAMPLE / "runs/headers.parquet", tmp_path / "headers.run", "headers", how)
     for run in (a, b):
         (run.parent / (run.name + ".meta.json")).write_text(json.dumps({"k": 5}))
-    qrels = tmp_path / "labels.qrels"
-    qrels.write_text(
+    qrels = write_compressed(
+        tmp_path / "labels.qrels",
         "".join(
             f"{r['query_id']} 0 {r['chunk_id']} {r['relevance']}\n"
             for r in pq.read_table(SAMPLE / "labels.parquet").to_pylist()
-        )
+        ),
+        how,
     )
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(
+    corpus = write_compressed(
+        tmp_path / "corpus.jsonl",
         "".join(
             json.dumps({"_id": r["chunk_id"], "title": r["header"], "text": r["text"]}) + "\n"
             for r in pq.read_table(SAMPLE / "chunks.parquet").to_pylist()
-        )
+        ),
+        how,
     )
-    queries = tmp_path / "queries.jsonl"
-    queries.write_text(
-        "".join(json.dumps(r) + "\n" for r in pq.read_table(SAMPLE / "queries.parquet").to_pylist())
+    queries = write_compressed(
+        tmp_path / "queries.jsonl",
+        "".join(json.dumps(r) + "\n" for r in pq.read_table(SAMPLE / "queries.parquet").to_pylist()),
+        how,
     )
     d = report(
         capsys, str(a), str(b), "--labels", str(qrels), "--corpus", str(corpus), "--queries", str(queries)

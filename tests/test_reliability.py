@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import lzma
 import os
 import shutil
 import subprocess
@@ -232,6 +233,7 @@ def good(name: str, make: Make) -> Case:
 
 
 H, HJ, HR, HM = "headers.parquet", "headers.jsonl", "headers.run", "headers.parquet.meta.json"
+HJZ = "runs/headers.jsonl.gz"
 LJ, LQ, TOML = "labels.jsonl", "labels.qrels", "triage.toml"
 U64 = pa.schema([("query_id", pa.string()), ("chunk_id", pa.string()), ("relevance", pa.uint64())])
 # fmt: off
@@ -240,7 +242,7 @@ CASES = [
     bad("run truncated", raw(RUN, lambda b: b[: len(b) // 2]), H, None, "cannot read Parquet", p=True),
     bad("run empty", raw(RUN, lambda b: b""), H, None, "empty (0 bytes)"),
     bad("run LFS pointer", raw(RUN, lambda b: LFS), H, None, "Git LFS pointer"),
-    bad("run gzip bytes", raw(RUN, gzip.compress), H, None, "not a Parquet file"),
+    good("run gzip bytes", raw(RUN, gzip.compress)),  # compressed Parquet under a plain name: read
     bad("run NaN score", parquet(RUN, row(3, scores=[NAN] * 20)), H, "row 4", "NaN or an infinite"),
     bad("run inf score", parquet(RUN, row(6, scores=[INF] * 20)), H, "row 7", "NaN or an infinite"),
     bad("run float ids", parquet(RUN, col(query_id=lambda q: float(q[1:]))), H, None, "'query_id'", "double"),
@@ -262,8 +264,13 @@ CASES = [
     good("integer ids", integer_ids),
     bad("run jsonl not UTF-8", text(RUN, "runs/headers.jsonl", lambda ls: "\n".join(ls).encode()
                                     .replace(b"q004", b"q\xe904")), HJ, "line 4", "not UTF-8", "0xe9"),
-    bad("run jsonl gzip", text(RUN, "runs/headers.jsonl", lambda ls: gzip.compress(b"{}")), HJ, None,
-        "gzip-compressed", p=True),
+    bad("run jsonl xz", text(RUN, "runs/headers.jsonl", lambda ls: lzma.compress(b"{}")), HJ, None,
+        "xz-compressed", p=True),
+    good("run jsonl gzipped", text(RUN, HJZ, lambda ls: gzip.compress("\n".join(ls).encode()))),
+    bad("run jsonl .gz not gzip", text(RUN, HJZ, lambda ls: "\n".join(ls).encode()), HJZ, None,
+        "named .gz but holds bytes that are not compressed", p=True),
+    bad("run jsonl gzip truncated", text(RUN, HJZ, lambda ls: gzip.compress("\n".join(ls).encode())[:-30]),
+        HJZ, None, "cannot decompress"),
     bad("run jsonl NaN", jl(RUN, field(2, scores=[NAN] * 20)), HJ, "line 3", "NaN"),
     bad("run jsonl Infinity", jl(RUN, field(4, latency_ms=-INF)), HJ, "line 5", "Infinity"),
     bad("run jsonl key twice", jl(RUN, line(0, '{"query_id": "q1", "query_id": "q2"}')), HJ, "line 1",
@@ -309,7 +316,9 @@ CASES = [
     bad("queries not UTF-8", not_utf8(QUERIES, "text", 12), QUERIES, "row 13", "'text'", "not UTF-8"),
     bad("queries surrogate", jl(QUERIES, field(2, text="\udc00")), "queries.jsonl", "line 3", "surrogate"),
     bad("corpus duplicate", parquet(CORPUS, lambda rs: [*rs, rs[17]]), CORPUS, "row 726", "chunk_id"),
-    bad("corpus gzip", raw(CORPUS, gzip.compress), CORPUS, None, "not a Parquet file"),
+    good("corpus gzip", raw(CORPUS, gzip.compress)),
+    bad("corpus gzip not Parquet", raw(CORPUS, lambda b: gzip.compress(b[4:])), CORPUS, None,
+        "not a Parquet file"),
     bad("corpus not UTF-8", not_utf8(CORPUS, "chunk_id", 30), CORPUS, "row 31", "not UTF-8"),
     # manifest
     bad("manifest unknown key", toml(lambda t: t.replace("[corpus]", "[corpus]\nparth = 1")), TOML,

@@ -2,7 +2,10 @@
 
 Readers only parse; `contract.py` checks columns and types. Every failure is an `InputError`
 naming the file, the row or line, and the problem. Text formats remember each record's line
-number so later checks can name it.
+number so later checks can name it. Text is parsed by Arrow (`arrowtext.py`); whenever that fast
+path refuses a file, the line reader here reads it again, to name the line and the problem (or to
+read a valid file whose spacing Arrow's parsers do not follow). gzip, zstd and bzip2 files are
+decompressed first (`compressed.py`).
 """
 
 from __future__ import annotations
@@ -18,19 +21,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from triage.core import arrowtext
+from triage.core.compressed import codec, decompress, inner_suffix
 from triage.core.errors import InputError
 
 PARQUET_EXT = {".parquet", ".pq", ".parq"}
 JSONL_EXT = {".jsonl", ".ndjson", ".json"}
 
-# First bytes of files that are not what their name says.
-_COMPRESSED = {
-    b"\x1f\x8b": "gzip",
-    b"\x28\xb5\x2f\xfd": "zstd",
-    b"BZh": "bzip2",
-    b"\xfd7zXZ\x00": "xz",
-    b"PK\x03\x04": "zip",
-}
 _LFS = b"version https://git-lfs"
 
 
@@ -76,7 +73,8 @@ def regular_file(path: Path) -> None:
 
 
 def sniff(path: Path) -> bytes:
-    """Refuse missing, special, empty, LFS-pointer and compressed files before any parser sees them."""
+    """Refuse missing, special, empty and LFS-pointer files before any parser sees them; the
+    file's first bytes (as stored, compressed or not)."""
     regular_file(path)
     with path.open("rb") as f:
         head = f.read(64)
@@ -89,10 +87,15 @@ def sniff(path: Path) -> bytes:
 
 def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
     head = sniff(path)
+    name = codec(path, head)
+    source: Path | pa.BufferReader = path
+    if name is not None:  # a compressed Parquet file is decompressed into memory
+        data = decompress(path, name)
+        head, source = data[:4], pa.BufferReader(data)
     if not head.startswith(b"PAR1"):
         raise InputError(path, "not a Parquet file (no PAR1 magic bytes at the start)")
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(source)
         names = pf.schema_arrow.names
         wanted = None if columns is None else [c for c in columns if c in names]
         table = pf.read(columns=wanted, use_threads=True)
@@ -152,15 +155,17 @@ def _valid_text(path: Path, table: pa.Table) -> None:
     raise InputError(path, f"corrupt data: {problem}")
 
 
-def _text_lines(path: Path) -> list[tuple[int, str]]:
-    """Decoded non-blank lines with 1-based numbers; BOM and CRLF endings tolerated."""
+def text_bytes(path: Path) -> bytes:
+    """The bytes of a text file, decompressed, without a leading UTF-8 byte-order mark."""
     head = sniff(path)
-    for magic, kind in _COMPRESSED.items():
-        if head.startswith(magic):
-            raise InputError(path, f"holds {kind}-compressed bytes, not text; decompress it first")
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    name = codec(path, head)
+    data = path.read_bytes() if name is None else decompress(path, name)
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+
+def _text_lines(path: Path, data: bytes) -> list[tuple[int, str]]:
+    """Decoded non-blank lines of `data` (from `text_bytes`) with 1-based numbers; CRLF endings
+    tolerated."""
     out = []
     for n, raw in enumerate(data.split(b"\n"), start=1):
         raw = raw.rstrip(b"\r")
@@ -201,9 +206,18 @@ def _check_str(value: object) -> None:
 
 
 def read_jsonl(path: Path) -> Parsed:
+    data = text_bytes(path)
+    fast = arrowtext.jsonl(data)
+    if fast is not None:
+        return Parsed(path, fast[0], {}, fast[1])
+    return _jsonl_lines(path, data)
+
+
+def _jsonl_lines(path: Path, data: bytes) -> Parsed:
+    """The line reader for JSON Lines: Python's `json`, one line at a time."""
     records: list[dict[str, object]] = []
     lines: list[int] = []
-    for n, text in _text_lines(path):
+    for n, text in _text_lines(path, data):
         try:
             obj = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
             if "\\u" in text:
@@ -284,14 +298,24 @@ def _kind(v: object) -> str:
 
 
 def read_trec_run(path: Path) -> Parsed:
-    """`qid Q0 docid rank score tag`, one retrieved id per line; rows ordered by rank per query."""
+    """`qid Q0 docid rank score tag`, one retrieved id per line, fields separated by spaces or
+    tabs; one row per query (in order of first appearance), its ids ordered by rank (ties keep the
+    file's order); the tag as the run's `name` when every line has the same one."""
+    data = text_bytes(path)
+    fast = arrowtext.trec_run(data)
+    if fast is not None:
+        return Parsed(path, *fast)
+    return _trec_run_lines(path, data)
+
+
+def _trec_run_lines(path: Path, data: bytes) -> Parsed:
     qids: list[str] = []
     docs: list[str] = []
     ranks: list[int] = []
     scores: list[float] = []
     first_line: dict[str, int] = {}
     tags: set[str] = set()
-    for n, text in _text_lines(path):
+    for n, text in _text_lines(path, data):
         f = text.split()
         if len(f) != 6:
             raise InputError(
@@ -328,10 +352,21 @@ def read_trec_run(path: Path) -> Parsed:
 
 
 def read_trec_qrels(path: Path) -> Parsed:
-    """`qid iter docid rel`, one judgement per line."""
+    """`qid iter docid rel`, one judgement per line, fields separated by spaces or tabs."""
+    data = text_bytes(path)
+    fast = arrowtext.trec_qrels(data, MAX_REL)
+    if fast is not None:
+        return Parsed(path, fast[0], {}, fast[1])
+    return _trec_qrels_lines(path, data)
+
+
+MAX_REL = 2**53  # the contract's bound (contract.MAX_INT); Arrow's int64 ends at 2^63
+
+
+def _trec_qrels_lines(path: Path, data: bytes) -> Parsed:
     cols: dict[str, list[object]] = {"query_id": [], "chunk_id": [], "relevance": []}
     lines: list[int] = []
-    for n, text in _text_lines(path):
+    for n, text in _text_lines(path, data):
         f = text.split()
         if len(f) != 4:
             raise InputError(path, f"expected 4 fields (qid 0 docid rel), found {len(f)}", f"line {n}")
@@ -339,7 +374,7 @@ def read_trec_qrels(path: Path) -> Parsed:
             rel = int(f[3])
         except ValueError:
             raise InputError(path, f"relevance {f[3]!r} is not an integer", f"line {n}") from None
-        if rel >= 2**53:  # the contract's bound (contract.MAX_INT); Arrow's int64 ends at 2^63
+        if rel >= MAX_REL:
             raise InputError(
                 path, f"relevance {rel:.3g} is too large, expected an integer from 0 to 2^53", f"line {n}"
             )
@@ -358,11 +393,15 @@ def read_trec_qrels(path: Path) -> Parsed:
 
 
 def read_table(path: Path, trec: str | None = None, columns: list[str] | None = None) -> Parsed:
-    """Read `path` by its extension (sniffing Parquet magic); `trec` ("run" | "qrels") says how a
-    plain-text file is read. A `<file>.meta.json` sidecar adds to (and wins over) the metadata."""
+    """Read `path` by its extension (sniffing Parquet magic; under `.gz`, `.zst` or `.bz2` the
+    extension before it); `trec` ("run" | "qrels") says how a plain-text file is read. A
+    `<file>.meta.json` sidecar adds to (and wins over) the metadata."""
     path = Path(path)
     head = sniff(path)
-    ext = path.suffix.lower()
+    name = codec(path, head)
+    ext = inner_suffix(path) if name is not None else path.suffix.lower()
+    if name is not None and ext not in PARQUET_EXT:
+        head = _peek(path, name)
     if ext in PARQUET_EXT or head.startswith(b"PAR1"):
         loaded = read_parquet(path, columns)
     elif ext in JSONL_EXT:
@@ -377,6 +416,15 @@ def read_table(path: Path, trec: str | None = None, columns: list[str] | None = 
     if sidecar.exists():
         loaded.meta.update(read_sidecar(sidecar))
     return loaded
+
+
+def _peek(path: Path, name: str) -> bytes:
+    """The first decompressed bytes of `path` (to recognise compressed Parquet)."""
+    try:
+        with pa.input_stream(str(path), compression=name) as stream:
+            return bytes(stream.read(4))
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(path, f"cannot decompress ({name}; truncated or corrupt?): {e}") from None
 
 
 def read_sidecar(path: Path) -> dict[str, str]:
