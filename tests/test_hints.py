@@ -384,13 +384,13 @@ def test_fixed_order_most_specific_first(tmp_path: Path) -> None:
 # -- the batched corpus look-up, the bundled sample ----------------------------------------------
 
 
-def test_get_many_matches_get(sample: Path) -> None:
+def test_the_batched_look_up_matches_the_one_by_one(sample: Path) -> None:
     spec = from_manifest(sample)
     assert spec.corpus is not None
     corpus = open_corpus(spec.corpus)
     ids = corpus.ids.to_pylist()[::7] + ["absent#1", "absent#2"]
     assert len(ids) > 64
-    assert corpus.get_many(ids) == corpus.get(ids)
+    assert corpus._batched(ids) == corpus._one_by_one(ids) == corpus.get(ids)
     rows = corpus.rows_of(pa.array(["absent", ids[3], ids[3]]))
     assert rows[0] == -1 and rows[1] == rows[2] >= 0
     assert corpus.ids[int(rows[1])].as_py() == ids[3]

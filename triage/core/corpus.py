@@ -29,7 +29,7 @@ from triage.core.shapes import Format, Role, detect, read_input
 
 COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
 SMALL = 64 << 20  # bytes: a corpus file under this size is simply read whole
-FEW = 64  # ids: up to this many, `get_many` searches the sorted ids one by one
+FEW = 64  # ids: up to this many, `get` searches the sorted ids one by one
 
 
 @dataclass(frozen=True)
@@ -85,9 +85,14 @@ class Corpus:
         return -1
 
     def get(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
-        """The chunks found among `chunk_ids` (absent ids are simply not in the result)."""
+        """The chunks found among `chunk_ids` (absent ids are simply not in the result): up to FEW
+        ids by binary search each, more (thousands of flips' chunks) in one batched look-up."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        return self._one_by_one(wanted) if len(wanted) <= FEW else self._batched(wanted)
+
+    def _one_by_one(self, wanted: list[str]) -> dict[str, Chunk]:
         out: dict[str, Chunk] = {}
-        for cid in dict.fromkeys(chunk_ids):
+        for cid in wanted:
             row = self._find(cid)
             if row >= 0:
                 values = self.table.slice(row, 1).to_pylist()[0]
@@ -106,12 +111,8 @@ class Corpus:
         at = pc.index_in(chunk_ids.cast(pa.string()), value_set=wanted).fill_null(-1).to_numpy()
         return np.where(at >= 0, out[np.maximum(at, 0)], -1)
 
-    def get_many(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
-        """`get` for many ids at once (thousands of flips' chunks): one batched look-up, `rows_of`,
-        then one `take` of the rows found. A few ids are cheaper through `get`."""
-        wanted = list(dict.fromkeys(chunk_ids))
-        if len(wanted) <= FEW:
-            return self.get(wanted)
+    def _batched(self, wanted: list[str]) -> dict[str, Chunk]:
+        """One batched look-up (`rows_of`), then one `take` of the rows found per record batch."""
         rows = self.rows_of(pa.array(wanted, pa.string()))
         hit = np.flatnonzero(rows >= 0)
         out: dict[str, Chunk] = {}

@@ -180,7 +180,7 @@ def hints_for(
         )
     chunks: dict[str, Chunk] = {}
     if corpus is not None:
-        chunks = corpus.get_many(c for x in queries for c in [*x.golds, *x.top])
+        chunks = corpus.get(c for x in queries for c in [*x.golds, *x.top])
     for i, x in enumerate(queries):
         side = x.arm
         other = "a" if side == "b" else "b"

@@ -180,7 +180,8 @@ def _text_lines(path: Path, data: bytes) -> list[tuple[int, str]]:
     return out
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """`json.loads` object hook: a key given twice in one object is an error, not a silent overwrite."""
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
@@ -188,7 +189,8 @@ def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
-def _reject_constant(name: str) -> float:
+def reject_constant(name: str) -> float:
+    """`json.loads` constant hook: NaN and Infinity are refused."""
     raise ValueError(f"{name} is not a number JSON allows")
 
 
@@ -219,7 +221,7 @@ def _jsonl_lines(path: Path, data: bytes) -> Parsed:
     lines: list[int] = []
     for n, text in _text_lines(path, data):
         try:
-            obj = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+            obj = json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=reject_constant)
             if "\\u" in text:
                 _check_str(obj)
         except UnicodeEncodeError:
@@ -431,7 +433,7 @@ def read_sidecar(path: Path) -> dict[str, str]:
     regular_file(path)
     try:  # a BOM is tolerated, NaN and a key twice are not: the rules of a JSON Lines line
         text = path.read_text("utf-8-sig")
-        obj = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+        obj = json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=reject_constant)
         _check_str(obj)
     except UnicodeEncodeError:
         raise InputError(path, "holds a lone surrogate escape (invalid text)") from None

@@ -27,11 +27,13 @@ from triage.core.readers import (
     JSONL_EXT,
     PARQUET_EXT,
     Parsed,
+    no_duplicate_keys,
     read_jsonl,
     read_parquet,
     read_sidecar,
     read_table,
     regular_file,
+    reject_constant,
     sniff,
 )
 
@@ -350,7 +352,7 @@ def read_ranx(path: Path, role: Role) -> Parsed:
     score for a run; relevance for labels). Places are named by query id, not line."""
     data = _text_bytes(path)
     try:
-        obj = json.loads(data, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant)
+        obj = json.loads(data, object_pairs_hook=no_duplicate_keys, parse_constant=reject_constant)
     except UnicodeDecodeError as e:
         raise InputError(path, f"not UTF-8: {e.reason}") from None
     except RecursionError:
@@ -394,15 +396,3 @@ class Ranx(Parsed):
         if self.qids is None or self.docs is None:
             return super().where(row)
         return f"query {self.qids[row]!r}, doc {self.docs[row]!r}"
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        dup = next(k for k in keys if keys.count(k) > 1)
-        raise ValueError(f"key {dup!r} appears twice in one object")
-    return dict(pairs)
-
-
-def _refuse_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number JSON allows")
