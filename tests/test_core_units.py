@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from triage.core import corpus as corpus_mod
 from triage.core.corpus import open_corpus
 from triage.core.evaluation import Evaluation, evaluate
-from triage.core.ids import duplicate_rows, fingerprint
+from triage.core.gold import SLOTS, encode_gold, gold_hits
+from triage.core.ids import duplicate_rows, fingerprint, list_fingerprints
 from triage.core.inputs import load_inputs
 from triage.core.manifest import from_manifest
 from triage.core.search import Searcher
@@ -160,6 +161,67 @@ def test_batches_and_a_sliced_list_array_give_the_same_rows() -> None:
 def test_duplicate_rows_equal_a_literal_reading(lists: list[list[str]], batch: int) -> None:
     arr = pa.array(lists, pa.list_(pa.string()))
     assert duplicate_rows(arr, batch=batch) == brute_duplicates(lists)
+
+
+def test_duplicate_rows_with_the_fingerprints_given_leaves_them_unchanged() -> None:
+    rng = random.Random(3)
+    lists = [[f"c{rng.randrange(30)}" for _ in range(rng.randrange(0, 12))] for _ in range(200)]
+    arr = pa.array(lists)
+    fps = list_fingerprints(arr, batch=7)
+    before = fps.copy()
+    assert duplicate_rows(arr, batch=32, fp=fps) == brute_duplicates(lists)
+    assert (fps == before).all()  # the screen sorts a copy, never the run's fingerprints
+    assert fps.tolist() == fingerprint(arr.flatten()).tolist()
+
+
+# == gold.gold_hits ==============================================================================
+
+# Ids built to collide: equal length and equal first and last 8 bytes, differing in the middle.
+COLLIDING = [f"prefix--{c * 6}--suffix" for c in "ABCDEF"]
+IDS = ["a", "b", "abcdefgh", "doc7#12", "doc7#13", *COLLIDING] + [f"c{i}" for i in range(14)]
+
+
+def brute_hits(lists: list[list[str]], gold: dict[int, dict[str, int]]) -> list[tuple[int, int, int, str]]:
+    """(query, rank, grade, id) of each gold id at its first position, read literally."""
+    out = []
+    for q, row in enumerate(lists):
+        mine = dict(gold.get(q, {}))
+        for rank, chunk in enumerate(row, 1):
+            if chunk in mine:
+                out.append((q, rank, mine.pop(chunk), chunk))
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(IDS), max_size=12), min_size=1, max_size=12),
+    st.lists(st.lists(st.sampled_from(IDS), unique=True, max_size=SLOTS + 4), min_size=1, max_size=12),
+    st.booleans(),
+)
+def test_gold_hits_equal_a_literal_reading(
+    lists: list[list[str]], golds: list[list[str]], shuffled_rows: bool
+) -> None:
+    # Rows in another order than the queries (a run joined on query id); gold sets of up to
+    # SLOTS + 4 ids (past the fingerprint slots); colliding fingerprints; ids listed twice.
+    n = len(lists)
+    gold = {q: {c: 1 + (i % 3) for i, c in enumerate(golds[q % len(golds)])} for q in range(n)}
+    qids = pa.array([f"q{q}" for q in range(n)])
+    rows = list(range(n))[::-1] if shuffled_rows else list(range(n))
+    table = pa.table(
+        {
+            "query_id": pa.array([f"q{q}" for q in gold for _ in gold[q]], pa.string()),
+            "chunk_id": pa.array([c for q in gold for c in gold[q]], pa.string()),
+            "relevance": pa.array([g for q in gold for g in gold[q].values()], pa.int32()),
+        }
+    )
+    encoded = encode_gold(table, table, qids)
+    arr = pa.array([lists[r] for r in rows], pa.list_(pa.string()))
+    hits = gold_hits(arr, np.array(rows, np.int64), encoded)
+    names = encoded.vocabulary.take(pa.array(hits.code)).to_pylist()
+    got = list(zip(hits.query.tolist(), hits.rank.tolist(), hits.grade.tolist(), names, strict=True))
+    assert got == brute_hits(lists, gold)
+    again = gold_hits(arr, np.array(rows, np.int64), encoded, list_fingerprints(arr, batch=5))
+    assert all((getattr(again, f) == getattr(hits, f)).all() for f in ("query", "rank", "grade", "code"))
 
 
 # == Evaluation.rejudged =========================================================================

@@ -409,7 +409,7 @@ def build_arm(run: Run, query_ids: pa.Array, gold: Gold, not_relevant: Judged, k
     col = run.column("n_eligible")
     if col is not None:
         n_eligible[row_query] = col.fill_null(-1).to_numpy()
-    hits = gold_hits(run.retrieved, row_query, gold)
+    hits = gold_hits(run.retrieved, row_query, gold, run.fingerprints)
     # Judged ids in the top k: its gold (already found) and those judged not relevant (usually few:
     # no pass over the lists at all when there are none).
     top = hits_at(hits, k, n) + judged_in_top(run.retrieved, row_query, not_relevant, k, n)

@@ -57,22 +57,66 @@ def encode_gold(table: pa.Table, frozen: pa.Table, query_ids: pa.Array) -> Gold:
     )
 
 
-def gold_hits(lists: pa.ListArray, row_query: np.ndarray, gold: Gold) -> GoldHits:
-    """Positions where a run retrieved a gold id of that very query (first occurrence only)."""
+SLOTS = 8  # a query's first SLOTS gold ids are found by fingerprint; any further by hash look-up
+
+
+def gold_hits(
+    lists: pa.ListArray, row_query: np.ndarray, gold: Gold, fp: np.ndarray | None = None
+) -> GoldHits:
+    """Positions where a run retrieved a gold id of that very query (first occurrence only).
+
+    Each row is compared with its own query's gold only: for g < SLOTS, the g-th gold id's
+    fingerprint against every fingerprint of the row (integer compares, no string hashing), then
+    the few equal fingerprints confirmed by exact string comparison. A query with more than SLOTS
+    gold ids is looked up in a hash table of the gold vocabulary instead. `fp`: the lists'
+    `ids.list_fingerprints`, when already computed."""
     flat = lists.flatten()
-    code = ids.encode(flat, gold.vocabulary)
-    where = np.flatnonzero(code >= 0)
+    fp = ids.list_fingerprints(lists) if fp is None else fp
     offsets = lists.offsets.to_numpy().astype(np.int64)
     offsets -= offsets[0]
+    lengths = np.diff(offsets)
+    s = gold.sets
+    first_gold = np.cumsum(s.n_gold) - s.n_gold  # each query's first entry in `s`
+    n_gold = s.n_gold[row_query]  # per row
+    many = n_gold > SLOTS
+    vocab_fp = ids.fingerprint(gold.vocabulary)
+    where_parts, code_parts = [], []
+    rows = max(1, (1 << 20) // max(int(np.median(lengths)) if len(lengths) else 1, 1))
+    for r0 in range(0, len(lengths), rows):  # about a million ids a batch: small temporaries
+        r1 = min(r0 + rows, len(lengths))
+        lo = offsets[r0]
+        row_of = np.repeat(np.arange(r0, r1), lengths[r0:r1])
+        part = fp[lo : offsets[r1]]
+        for g in range(min(int(n_gold[r0:r1].max(initial=0)), SLOTS)):
+            has = (n_gold[r0:r1] > g) & ~many[r0:r1]
+            code = np.where(has, s.code[np.minimum(first_gold[row_query[r0:r1]] + g, len(s.code) - 1)], -1)
+            slot_fp = vocab_fp[code] if len(vocab_fp) else np.zeros(len(code), np.uint64)
+            cand = np.flatnonzero(part == slot_fp[row_of - r0])
+            cand = cand[has[row_of[cand] - r0]]
+            where_parts.append(lo + cand)
+            code_parts.append(code[row_of[cand] - r0])
+    if many.any():  # rows whose query has more than SLOTS gold ids
+        at = np.flatnonzero(np.repeat(many, lengths))
+        code = ids.encode(flat.take(pa.array(at)), gold.vocabulary).astype(np.int64)
+        where_parts.append(at[code >= 0])
+        code_parts.append(code[code >= 0])
+    where = np.concatenate(where_parts) if where_parts else np.zeros(0, np.int64)
+    code = np.concatenate(code_parts) if code_parts else np.zeros(0, np.int64)
+    if len(where):  # equal fingerprints: confirm the strings are equal
+        same = pc.equal(flat.take(pa.array(where)), gold.vocabulary.take(pa.array(code)))
+        ok = same.to_numpy(zero_copy_only=False)
+        where, code = where[ok], code[ok]
     row = np.searchsorted(offsets, where, side="right") - 1
     q = row_query[row]
-    keys = q * KEY + code[where].astype(np.int64)
+    keys = q * KEY + code
     j = np.minimum(np.searchsorted(gold.keys, keys), max(len(gold.keys) - 1, 0))
     ok = (gold.keys[j] == keys) if len(gold.keys) else np.zeros(len(keys), bool)
     keys, j, q, rank = keys[ok], j[ok], q[ok], (where - offsets[row] + 1)[ok]
-    _, first = np.unique(keys, return_index=True)  # an id listed twice counts once, at its first rank
-    first.sort()
-    q, rank, grade, code = q[first], rank[first], gold.grade[j[first]], (keys[first] % KEY)
+    order = np.lexsort((rank, keys))
+    keys, j, q, rank = keys[order], j[order], q[order], rank[order]
+    first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, bool)
+    # an id listed twice counts once, at its first rank
+    q, rank, grade, code = q[first], rank[first], gold.grade[j[first]], keys[first] % KEY
     order = np.lexsort((rank, q))
     return GoldHits(q[order], rank[order], grade[order], code[order])
 

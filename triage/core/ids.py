@@ -69,10 +69,12 @@ def fingerprint(strings: pa.Array) -> np.ndarray:
     if pa.types.is_large_string(strings.type):
         strings = strings.cast(pa.string())
     n = len(strings)
+    if n == 0:
+        return np.zeros(0, np.uint64)
     raw = strings.buffers()[2]
     data = np.frombuffer(raw, np.uint8) if raw is not None else np.zeros(0, np.uint8)
-    if n == 0 or len(data) < 8:
-        return np.array([hash(v) & 0xFFFFFFFFFFFFFFFF for v in strings.to_pylist()], np.uint64)
+    if len(data) < 8:  # too short for one word: pad (the fingerprints do not depend on the buffer)
+        data = np.concatenate([data, np.zeros(8, np.uint8)])
     offsets = np.frombuffer(strings.buffers()[1], np.int32, n + 1, strings.offset * 4)
     start, end = offsets[:-1], offsets[1:]
     # A little-endian uint64 starting at every byte of the data.
@@ -98,6 +100,16 @@ def fingerprint(strings: pa.Array) -> np.ndarray:
     return fp
 
 
+def list_fingerprints(lists: pa.ListArray, batch: int = 1 << 20) -> np.ndarray:
+    """`fingerprint` of every listed id, in flattened order (uint64), computed `batch` ids at a
+    time: the temporaries stay small, which is what makes it fast."""
+    flat = lists.flatten()
+    out = np.empty(len(flat), np.uint64)
+    for first in range(0, len(flat), batch):
+        out[first : first + batch] = fingerprint(flat.slice(first, batch))
+    return out
+
+
 def _suspect_rows(fp: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Rows (of one batch) whose sorted fingerprints hold two equal neighbours."""
     if (lengths == lengths[0]).all():  # equally deep lists: a zero-copy matrix
@@ -113,12 +125,15 @@ def _suspect_rows(fp: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.flatnonzero((dense[:, 1:] == dense[:, :-1]).any(axis=1))
 
 
-def duplicate_rows(lists: pa.ListArray, batch: int = 1 << 20) -> dict[int, dict[str, list[int]]]:
+def duplicate_rows(
+    lists: pa.ListArray, batch: int = 1 << 20, fp: np.ndarray | None = None
+) -> dict[int, dict[str, list[int]]]:
     """Rows holding an id twice: {row: {id: [1-based positions]}}.
 
     Screened in batches of about `batch` ids: fingerprints sorted within each row, and only rows
     where two neighbours agree are read back as Python strings and confirmed exactly. Rows far
-    deeper than usual are checked exactly on their own.
+    deeper than usual are checked exactly on their own. `fp`: the lists' `list_fingerprints`,
+    when already computed.
     """
     offsets = lists.offsets.to_numpy().astype(np.int64)
     offsets -= offsets[0]
@@ -129,15 +144,17 @@ def duplicate_rows(lists: pa.ListArray, batch: int = 1 << 20) -> dict[int, dict[
     suspects = np.flatnonzero(lengths > cap).tolist()
     rows = max(1, batch // max(int(lengths[lengths <= cap].max(initial=1)), 1))
     for first in range(0, len(lengths), rows):
-        part = lists.slice(first, rows)
         n = lengths[first : first + rows]
+        if fp is None:
+            part = fingerprint(lists.slice(first, rows).flatten())
+        else:
+            part = fp[offsets[first] : offsets[first + len(n)]].copy()  # sorted in place below
         keep = np.flatnonzero(n <= cap)
         if len(keep) < len(n):
-            part = part.take(pa.array(keep))
-        flat = part.flatten()
-        if len(flat) == 0:
+            part = part[np.repeat(n <= cap, n)]
+        if len(part) == 0:
             continue
-        hits = _suspect_rows(fingerprint(flat), n[keep])
+        hits = _suspect_rows(part, n[keep])
         suspects.extend((first + keep[hits]).tolist())
     found: dict[int, dict[str, list[int]]] = {}
     for r in sorted(suspects):

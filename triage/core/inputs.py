@@ -46,7 +46,8 @@ class ListFacts:
     score_rises: np.ndarray
 
 
-def list_facts(table: pa.Table) -> ListFacts:
+def list_facts(table: pa.Table, fp: np.ndarray | None = None) -> ListFacts:
+    """`fp`: the lists' `ids.list_fingerprints`, when already computed."""
     lists = single(table.column("retrieved"))
     rises = np.zeros(0, np.int64)
     if "scores" in table.column_names:
@@ -59,18 +60,21 @@ def list_facts(table: pa.Table) -> ListFacts:
         starts = starts[(starts > 0) & (starts < len(values))]
         up[starts - 1] = False  # a row's first score follows another row's last: not a rise
         rises = np.unique(np.searchsorted(offsets, np.flatnonzero(up) + 1, side="right") - 1)
-    return ListFacts(ids.duplicate_rows(lists), rises)
+    return ListFacts(ids.duplicate_rows(lists, fp=fp), rises)
 
 
 @dataclass(frozen=True)
 class Run:
-    """One arm as stored: a row per query; `k` is the cut-off its metadata records (None: unsaid)."""
+    """One arm as stored: a row per query; `k` is the cut-off its metadata records (None: unsaid).
+    `fingerprints`: `ids.list_fingerprints` of the retrieved lists, computed once (uint64, 8 bytes
+    an id) for both the duplicate screen and the gold look-up."""
 
     name: str
     loaded: Parsed
     table: pa.Table
     k: int | None
     facts: ListFacts
+    fingerprints: np.ndarray
 
     @property
     def path(self) -> Path:
@@ -114,7 +118,8 @@ def run_of(loaded: Parsed, name: str, named: bool = True) -> Run:
         if k_int < 1:
             raise InputError(path, f"metadata k = {k_int} must be at least 1")
     name = name if named else loaded.meta.get("name") or name
-    return Run(name, loaded, table, None if k is None else k_int, list_facts(table))
+    fp = ids.list_fingerprints(single(table.column("retrieved")))
+    return Run(name, loaded, table, None if k is None else k_int, list_facts(table, fp), fp)
 
 
 def load_queries(path: Path, fmt: str | None = None) -> pa.Table:

@@ -379,6 +379,20 @@ def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]
     return got
 
 
+def _hint(h: Hint) -> dict[str, object]:
+    """A hint, its facts taken as they are when they hold only primitives and lists of them."""
+    plain = all(
+        type(v) in _PRIMITIVE or (type(v) is list and all(type(e) in _PRIMITIVE for e in v))
+        for v in h.facts.values()
+    )
+    return {
+        "kind": h.kind.value,
+        "arm": h.arm,
+        "evidence": h.evidence,
+        "facts": h.facts if plain else _plain(h.facts),
+    }
+
+
 def _plain(x: object) -> object:
     """Fields by name, Outcome as its `.json`, other enums as their value, paths as text. A
     dataclass's field reader is looked up first, and primitive fields are taken as they are: a
@@ -386,6 +400,12 @@ def _plain(x: object) -> object:
     t = type(x)
     if t in _PRIMITIVE:
         return x
+    if t is FlipRow:  # the most numerous rows of a report: their two non-primitive fields by name
+        names, get = _fields(t)
+        row = dict(zip(names, get(x), strict=False))
+        row["direction"] = x.direction.json  # type: ignore[attr-defined]
+        row["hints"] = [_hint(h) for h in x.hints]  # type: ignore[attr-defined]
+        return row
     if isinstance(x, Outcome):
         return x.json
     if isinstance(x, Enum):
