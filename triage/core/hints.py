@@ -143,26 +143,70 @@ def hints_for(
     idx = idx[ev.scored[idx]] if len(idx) else idx
     if not len(idx):
         return out
-    k, n = ev.k, len(idx)
-    b_lost = losing_arms(ev, idx).tolist()
+    k = ev.k
+    b_lost = losing_arms(ev, idx)
+    lost = np.where(b_lost, "b", "a").tolist()
     sides = (("a", ev.a), ("b", ev.b))
     plans = {side: arm.values("plan", idx) for side, arm in sides}
+
+    def loser(per_arm: dict[str, np.ndarray]) -> np.ndarray:
+        return np.where(b_lost, per_arm["b"], per_arm["a"])
+
     returned = {side: _returned(arm, idx) for side, arm in sides}
+    n_ret, n_elig = (
+        loser({s: r[0] for s, r in returned.items()}),
+        loser({s: r[1] for s, r in returned.items()}),
+    )
+    short = ((n_ret < k) & ((n_elig < 0) | (n_ret < n_elig))).tolist()
+    rank, depth = (
+        loser({s: a.judged.gold_rank[idx] for s, a in sides}),
+        loser({s: a.depth[idx] for s, a in sides}),
+    )
+    n_ret_l, n_elig_l, rank_l, depth_l = n_ret.tolist(), n_elig.tolist(), rank.tolist(), depth.tolist()
+    text = corpus is not None
+    queries = _queries(ev, idx, lost) if text else []
+    chunks = corpus.get(c for x in queries for c in [*x.golds, *x.top]) if corpus is not None else {}
+    for i, q in enumerate(idx.tolist()):
+        side = lost[i]
+        found: list[Hint] = []
+        plan = plans[side][i]
+        if short[i]:
+            found.append(_short(side, k, n_ret_l[i], plan, None if n_elig_l[i] < 0 else n_elig_l[i]))
+        plan_a, plan_b = plans["a"][i], plans["b"][i]
+        if plan_a is not None and plan_b is not None and plan_a != plan_b:
+            found.append(
+                Hint(
+                    HintKind.PLAN_CHANGE,
+                    side,
+                    f"A used plan {plan_a}, B plan {plan_b}",
+                    {"plan_a": plan_a, "plan_b": plan_b},
+                )
+            )
+        if text:
+            found += _text_hints(ev, queries[i], chunks)
+        if not found:
+            found = _position(side, k, rank_l[i], depth_l[i], text)
+        out[q] = tuple(sorted(found, key=lambda h: ORDER[h.kind])) if len(found) > 1 else tuple(found)
+    return out
+
+
+def _queries(ev: Evaluation, idx: np.ndarray, lost: list[str]) -> list[_Query]:
+    """What the text rules read of each query of `idx`: the losing arm's side of it."""
+    k = ev.k
+    sides = (("a", ev.a), ("b", ev.b))
     rank = {side: arm.judged.gold_rank[idx].tolist() for side, arm in sides}
     depth = {side: arm.depth[idx].tolist() for side, arm in sides}
     mode = {side: _header_mode(arm) for side, arm in sides}
     window = {side: _meta_int(arm, "embedding_max_tokens") for side, arm in sides}
-    # What only the text rules read: fetched only with a corpus.
-    text = corpus is not None
-    lists: dict[str, list[list[str]]] = {side: _lists(arm, idx) if text else [[]] * n for side, arm in sides}
-    best = {"a": _best_gold(ev, ev.b, idx), "b": _best_gold(ev, ev.a, idx)} if text else {}  # by the winner
-    texts = ev.query_column("text").take(pa.array(idx)).to_pylist() if text else [None] * n
-    golds = _golds(ev, idx) if text else [[]] * n
-    queries = []
+    lists = {side: _lists(arm, idx) for side, arm in sides}
+    best = {"a": _best_gold(ev, ev.b, idx), "b": _best_gold(ev, ev.a, idx)}  # by the winner
+    texts = ev.query_column("text").take(pa.array(idx)).to_pylist()
+    golds = _golds(ev, idx)
+    out = []
     for i, q in enumerate(idx.tolist()):
-        side = "b" if b_lost[i] else "a"
+        side = lost[i]
         other = "a" if side == "b" else "b"
-        queries.append(
+        out.append(
             _Query(
                 q,
                 side,
@@ -172,38 +216,12 @@ def hints_for(
                 rank[side][i],
                 depth[side][i],
                 golds[i],
-                best[side][i] if text else None,
+                best[side][i],
                 texts[i],
                 mode[side],
                 window[side] or window[other],  # the model is held still between the arms
             )
         )
-    chunks: dict[str, Chunk] = {}
-    if corpus is not None:
-        chunks = corpus.get(c for x in queries for c in [*x.golds, *x.top])
-    for i, x in enumerate(queries):
-        side = x.arm
-        other = "a" if side == "b" else "b"
-        found: list[Hint] = []
-        n_ret, n_elig = returned[side][i]
-        plan, other_plan = plans[side][i], plans[other][i]
-        if n_ret < k and (n_elig is None or n_ret < n_elig):
-            found.append(_short(x, n_ret, plan, n_elig))
-        if plan is not None and other_plan is not None and plan != other_plan:
-            pa_, pb = (plan, other_plan) if side == "a" else (other_plan, plan)
-            found.append(
-                Hint(
-                    HintKind.PLAN_CHANGE,
-                    side,
-                    f"A used plan {pa_}, B plan {pb}",
-                    {"plan_a": pa_, "plan_b": pb},
-                )
-            )
-        if corpus is not None:
-            found += _text_hints(ev, x, chunks)
-        if not found:
-            found += _position(x, corpus is not None)
-        out[x.q] = tuple(sorted(found, key=lambda h: ORDER[h.kind]))
     return out
 
 
@@ -229,9 +247,9 @@ def _lists(arm: Arm, qs: np.ndarray) -> list[list[str]]:
     return [t if r >= 0 and t is not None else [] for t, r in zip(top, rows.tolist(), strict=True)]
 
 
-def _returned(arm: Arm, qs: np.ndarray) -> list[tuple[int, int | None]]:
-    """(n_returned, n_eligible or None) per query: `n_returned` where the run records it, else the
-    stored list length; 0 where the run lacks the query."""
+def _returned(arm: Arm, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n_returned, n_eligible) per query (int64): `n_returned` where the run records it, else the
+    stored list length, 0 where the run lacks the query; `n_eligible` -1 where unrecorded."""
     n_ret = arm.depth[qs].copy()
     col = arm.aligned("n_returned")
     if col is not None:
@@ -239,43 +257,42 @@ def _returned(arm: Arm, qs: np.ndarray) -> list[tuple[int, int | None]]:
         recorded = values.is_valid().to_numpy(zero_copy_only=False)
         given = values.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         n_ret = np.where(recorded, given, n_ret)
-    n_ret = np.where(arm.row[qs] >= 0, n_ret, 0)
-    elig = arm.n_eligible[qs]
-    return [(int(r), None if e < 0 else int(e)) for r, e in zip(n_ret.tolist(), elig.tolist(), strict=True)]
+    return np.where(arm.row[qs] >= 0, n_ret, 0), arm.n_eligible[qs]
 
 
-def _short(x: _Query, n_ret: int, plan: object, n_elig: int | None) -> Hint:
+def _short(side: str, k: int, n_ret: int, plan: object, n_elig: int | None) -> Hint:
     said = [f"plan {plan}" if plan is not None else "plan not recorded"]
     if n_elig is not None:
         said.append(f"{n_elig} eligible")
     return Hint(
         HintKind.SHORT_LIST,
-        x.arm,
-        f"{x.name} returned {n_ret} of k={x.k} ids ({', '.join(said)})",
-        {"n_returned": n_ret, "k": x.k, "plan": plan, "n_eligible": n_elig},
+        side,
+        f"{side.upper()} returned {n_ret} of k={k} ids ({', '.join(said)})",
+        {"n_returned": n_ret, "k": k, "plan": plan, "n_eligible": n_elig},
     )
 
 
-def _position(x: _Query, examined: bool) -> list[Hint]:
+def _position(side: str, k: int, rank: int, depth: int, examined: bool) -> list[Hint]:
     """pushed-out / dropped: where the gold went, when no other rule explains the loss."""
     note = "" if examined else " (no corpus: text causes not examined)"
-    if x.rank == 0:
+    name = side.upper()
+    if rank == 0:
         return [
             Hint(
                 HintKind.DROPPED,
-                x.arm,
-                f"no gold id is among {x.name}'s {x.depth} stored ids{note}",
-                {"depth": x.depth, "text_examined": examined},
+                side,
+                f"no gold id is among {name}'s {depth} stored ids{note}",
+                {"depth": depth, "text_examined": examined},
             )
         ]
-    if x.k < x.rank <= PUSHED_BELOW * x.k:
+    if k < rank <= PUSHED_BELOW * k:
         return [
             Hint(
                 HintKind.PUSHED_OUT,
-                x.arm,
-                f"{x.name} ranks its best gold {x.rank}, just below k={x.k} "
-                f"(ranks {x.k + 1}–{PUSHED_BELOW * x.k}){note}",
-                {"rank": x.rank, "k": x.k, "text_examined": examined},
+                side,
+                f"{name} ranks its best gold {rank}, just below k={k} "
+                f"(ranks {k + 1}–{PUSHED_BELOW * k}){note}",
+                {"rank": rank, "k": k, "text_examined": examined},
             )
         ]
     return []
