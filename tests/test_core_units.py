@@ -62,11 +62,14 @@ def test_unequal_strings_differ_at_the_start_the_end_and_in_length() -> None:
     assert len(set(fp(["zzzzzzzzzz", *short]))) == len(short) + 1  # and away from the buffer's start
 
 
-def test_strings_differing_only_in_the_middle_share_a_fingerprint() -> None:
-    # By design the fingerprint reads only the first and last 8 bytes and the length: a screen,
-    # confirmed exactly by duplicate_rows (below) before anything is reported.
+def test_every_byte_counts_in_a_fingerprint() -> None:
+    # Every byte is hashed: ids equal in length and in their first and last 8 bytes still differ
+    # (URL-like chunk ids are often so), and so does each single-byte change anywhere.
     a, b = "prefix--" + "A" * 10 + "--suffix", "prefix--" + "B" * 10 + "--suffix"
-    assert fp([a])[0] == fp([b])[0]
+    assert fp([a])[0] != fp([b])[0]
+    base = "https://example.org/docs/section/page#chunk-0012"
+    variants = [base[:i] + "X" + base[i + 1 :] for i in range(len(base))]
+    assert len(set(fp([base, *variants]))) == len(base) + 1
     assert duplicate_rows(pa.array([[a, b], [a, a]])) == {1: {a: [1, 2]}}
 
 
@@ -89,18 +92,15 @@ def test_large_string_input_equals_string_input() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(max_size=20), min_size=1, max_size=30))
 def test_a_fingerprint_depends_on_the_string_alone(values: list[str]) -> None:
-    # The same strings in another order, behind other strings: the same fingerprint per string,
-    # whatever its place in the buffer. (Both buffers hold at least 8 bytes: below that the
-    # fingerprint is Python's hash, consistent within one array only.)
+    # The same strings in another order, behind other strings, alone: the same fingerprint per
+    # string, whatever its place in the buffer; distinct strings differ.
+    assert fp(values[:1]) == fp(["a padding string", values[0]])[1:]
     here_list = ["a padding string", *values]
     there_list = ["another, longer padding string", *values[::-1]]
     here = dict(zip(here_list, fp(here_list), strict=True))
     there = dict(zip(there_list, fp(there_list), strict=True))
     assert all(here[v] == there[v] for v in values)
-    for v, w in zip(values, values[1:], strict=False):
-        if here[v] == here[w]:  # equal fingerprints: equal length and equal first/last 8 bytes
-            bv, bw = v.encode(), w.encode()
-            assert len(bv) == len(bw) and bv[:8] == bw[:8] and bv[-8:] == bw[-8:]
+    assert len(set(here[v] for v in values)) == len(set(values))
 
 
 # == ids.duplicate_rows ==========================================================================
@@ -525,3 +525,31 @@ def test_the_cache_is_built_once_and_reused(tmp_path: Path, monkeypatch) -> None
     assert len(builds) == 1
     write_corpus(path, n=31, row_group=4)  # a new version of the file: a new cache
     assert len(open_corpus(path, small=0)) == 31 and len(builds) == 2 and builds[0] != builds[1]
+
+
+# == lookup.IdIndex ==============================================================================
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text(max_size=12), max_size=200, unique=True),
+    st.lists(st.text(max_size=12), max_size=200),
+)
+def test_an_id_index_holds_exactly_its_ids(corpus: list[str], asked: list[str]) -> None:
+    from triage.core.lookup import IdIndex
+
+    index = IdIndex.build(fingerprint(pa.array(corpus, pa.string())))
+    values = asked + corpus[::3]
+    held = index.contains(fingerprint(pa.array(values, pa.string())), batch=7)
+    assert held.tolist() == [v in set(corpus) for v in values]
+
+
+def test_an_id_index_probes_past_full_slots_and_keeps_repeated_keys() -> None:
+    from triage.core.lookup import IdIndex
+
+    # Keys built to share their low bits (the slot): one long probe chain; a key given twice; 0.
+    keys = np.array([(i << 20) | 5 for i in range(1, 40)] + [7 << 20 | 5, 0], np.uint64)
+    index = IdIndex.build(keys)
+    asked = np.array([(i << 20) | 5 for i in range(1, 45)] + [0, 6], np.uint64)
+    want = [i < 40 for i in range(1, 45)] + [True, False]
+    assert index.contains(asked).tolist() == want

@@ -469,3 +469,29 @@ def test_the_report_lists_hints_and_drops_empty_columns(tmp_path: Path) -> None:
     head = next(line for line in markdown(report).splitlines() if line.startswith("| # | query |"))
     assert "text" in head and "hints" in head
     assert "tenant" not in head and "plan A" not in head  # no tenants, no plans in this evaluation
+
+
+def test_the_report_reads_text_for_the_first_flips_only(sample: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Past TEXT_FLIPS flips (in flip order) the report gives only the hints that need no text,
+    # and their evidence says why; the flips before are read as before.
+    from triage.report import build as build_mod
+    from triage.workspace.snapshot import open_snapshot
+
+    snapshot = open_snapshot(from_manifest(sample))
+    full = build_mod.build(snapshot).flips
+    monkeypatch.setattr(build_mod, "TEXT_FLIPS", 10)
+    capped = build_mod.build(snapshot).flips
+    assert [f.query_id for f in capped] == [f.query_id for f in full]
+    assert capped[:10] == full[:10]
+    late = [h for f in capped[10:] for h in f.hints]
+    assert {h.kind for h in late} <= {
+        HintKind.SHORT_LIST,
+        HintKind.PLAN_CHANGE,
+        HintKind.PUSHED_OUT,
+        HintKind.DROPPED,
+    }
+    positional = [h for h in late if h.kind in (HintKind.PUSHED_OUT, HintKind.DROPPED)]
+    assert positional and all(h.facts["text_examined"] is False for h in positional)
+    assert all("past the first 10 flips: text causes not examined" in h.evidence for h in positional)
+    read = [h for f in full[10:] for h in f.hints if h.kind in (HintKind.PUSHED_OUT, HintKind.DROPPED)]
+    assert read and all(h.facts["text_examined"] is True for h in read)  # uncapped, they were read

@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from triage.core.contract import single
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.ids import absent_from
 from triage.core.metrics import inconsistent_eligible
 
 
@@ -138,13 +138,21 @@ PENDING = Check(OK, PENDING_CORPUS, "checking retrieved and gold ids against the
 
 
 def check_corpus(ev: Evaluation) -> list[Check]:
-    """Retrieved ids and the frozen file's gold ids against the corpus (the arms in two threads:
-    ~1 s per 10M ids). Amended ids are the label store's check. Independent of the label state."""
+    """Retrieved ids and the frozen file's gold ids against the corpus, by fingerprint
+    (`lookup.IdIndex`; the arms in two threads). Amended ids are the label store's check.
+    Independent of the label state."""
     corpus = ev.inputs.corpus
     if corpus is None:
         return [Check(OK, "corpus.ids", "no corpus given: chunk ids not checked against it")]
+
+    def absent(arm: Arm) -> pa.Array:  # by the run's fingerprints: no string hashing, no Python per id
+        held = corpus.holds(arm.run.fingerprints)
+        if held.all():
+            return pa.array([], pa.string())
+        return pc.unique(arm.run.retrieved.flatten().filter(pa.array(~held)))
+
     with ThreadPoolExecutor(max_workers=2) as pool:
-        per_arm = list(pool.map(lambda arm: absent_from(arm.run.retrieved.flatten(), corpus.ids), ev.arms))
+        per_arm = list(pool.map(absent, ev.arms))
     out = []
     for arm, missing in zip(ev.arms, per_arm, strict=True):
         if len(missing):
@@ -156,7 +164,7 @@ def check_corpus(ev: Evaluation) -> list[Check]:
                     f"{some(missing.to_pylist()[:SHOW], len(missing))}",
                 )
             )
-    missing = absent_from(pc.unique(ev.inputs.frozen.table.column("chunk_id")), corpus.ids)
+    missing = corpus.missing(single(ev.inputs.frozen.table.column("chunk_id")))
     if len(missing):
         out.append(
             Check(

@@ -64,6 +64,7 @@ _CODES = {
     HintKind.DROPPED: "dropped",
 }
 ORDER = {kind: i for i, kind in enumerate(HintKind)}
+NO_CORPUS = "no corpus"  # why text was not read, as pushed-out / dropped evidence says it
 
 
 @dataclass(frozen=True)
@@ -131,13 +132,13 @@ class _Query:
 
 
 def hints_for(
-    ev: Evaluation, qs: Sequence[int] | np.ndarray, corpus: Corpus | None
+    ev: Evaluation, qs: Sequence[int] | np.ndarray, corpus: Corpus | None, unread: str = NO_CORPUS
 ) -> dict[int, tuple[Hint, ...]]:
     """The hints of each query index in `qs`, for the arm that lost, in `HintKind` order.
 
     Without a corpus, only the hints that need no chunk text are given (short-list, plan-change,
-    pushed-out, dropped), and pushed-out / dropped say that text causes were not examined. A
-    query without gold gets none (nothing was lost)."""
+    pushed-out, dropped), and pushed-out / dropped say that text causes were not examined and
+    why (`unread`). A query without gold gets none (nothing was lost)."""
     idx = np.asarray(list(dict.fromkeys(int(q) for q in qs)), np.int64)
     out: dict[int, tuple[Hint, ...]] = {int(q): () for q in qs}
     idx = idx[ev.scored[idx]] if len(idx) else idx
@@ -185,7 +186,7 @@ def hints_for(
         if text:
             found += _text_hints(ev, queries[i], chunks)
         if not found:
-            found = _position(side, k, rank_l[i], depth_l[i], text)
+            found = _position(side, k, rank_l[i], depth_l[i], None if text else unread)
         out[q] = tuple(sorted(found, key=lambda h: ORDER[h.kind])) if len(found) > 1 else tuple(found)
     return out
 
@@ -272,9 +273,11 @@ def _short(side: str, k: int, n_ret: int, plan: object, n_elig: int | None) -> H
     )
 
 
-def _position(side: str, k: int, rank: int, depth: int, examined: bool) -> list[Hint]:
-    """pushed-out / dropped: where the gold went, when no other rule explains the loss."""
-    note = "" if examined else " (no corpus: text causes not examined)"
+def _position(side: str, k: int, rank: int, depth: int, unread: str | None) -> list[Hint]:
+    """pushed-out / dropped: where the gold went, when no other rule explains the loss. `unread`:
+    why chunk text was not examined (None: it was)."""
+    examined = unread is None
+    note = "" if unread is None else f" ({unread}: text causes not examined)"
     name = side.upper()
     if rank == 0:
         return [

@@ -59,45 +59,61 @@ def positions(values: list[str], vocabulary: pa.Array) -> np.ndarray:
     return np.array([found.get(v, NONE) for v in values], np.int64)
 
 
-def fingerprint(strings: pa.Array) -> np.ndarray:
-    """A 64-bit fingerprint per string: its length and its first and last 8 bytes, mixed.
+_KEEP = np.array([(1 << 8 * r) - 1 for r in range(9)], np.uint64)  # the low r bytes of a word
 
-    Equal strings have equal fingerprints; unequal ones usually differ. Used to screen for
-    duplicates cheaply, then confirmed by exact comparison. Reads 8-byte words straight out of
-    the Arrow buffer (no copy): allocation, not arithmetic, is what costs here.
+
+def fingerprint(strings: pa.Array, batch: int = 1 << 20) -> np.ndarray:
+    """A 64-bit hash of each string's length and every one of its bytes (uint64).
+
+    Equal strings have equal fingerprints; unequal ones differ but for a 2^-64 chance. The bytes
+    are read as 8-byte words out of a padded copy of the Arrow data, `batch` strings at a time:
+    one pass of numpy work per 8 bytes of the strings' common length, then the longer ones alone.
     """
     if pa.types.is_large_string(strings.type):
         strings = strings.cast(pa.string())
+    if len(strings) > batch:
+        return np.concatenate([fingerprint(strings.slice(i, batch)) for i in range(0, len(strings), batch)])
     n = len(strings)
     if n == 0:
         return np.zeros(0, np.uint64)
-    raw = strings.buffers()[2]
-    data = np.frombuffer(raw, np.uint8) if raw is not None else np.zeros(0, np.uint8)
-    if len(data) < 8:  # too short for one word: pad (the fingerprints do not depend on the buffer)
-        data = np.concatenate([data, np.zeros(8, np.uint8)])
     offsets = np.frombuffer(strings.buffers()[1], np.int32, n + 1, strings.offset * 4)
-    start, end = offsets[:-1], offsets[1:]
-    # A little-endian uint64 starting at every byte of the data.
-    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    fp = words[np.maximum(end - 8, 0)]  # the last 8 bytes
-    length = end - start
-    short = np.flatnonzero(length < 8)
-    if len(short):  # keep only the string's own bytes: the high `length` bytes of the word
-        shift = ((8 - length[short]) * 8).astype(np.uint64)
-        fp[short] = np.where(end[short] >= 8, fp[short] >> shift, 0)
-        for i in short[end[short] < 8].tolist():  # at most 7 strings at the very start
-            fp[i] = int.from_bytes(data[start[i] : end[i]].tobytes(), "little")
-    fp *= np.uint64(0xC2B2AE3D27D4EB4F)
-    if len(short):
-        long = np.flatnonzero(length >= 8)
-        fp[long] ^= words[start[long]] * np.uint64(0xFF51AFD7ED558CCD)
-    else:
-        head = words[start]  # the first 8 bytes
-        head *= np.uint64(0xFF51AFD7ED558CCD)
-        fp ^= head
-        del head
-    fp ^= length.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    return fp
+    base = int(offsets[0])
+    raw = strings.buffers()[2]
+    padded = np.zeros(int(offsets[-1]) - base + 8, np.uint8)  # 8 zero bytes: every word is readable
+    if raw is not None:
+        padded[: len(padded) - 8] = np.frombuffer(raw, np.uint8, len(padded) - 8, base)
+    words = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    start = offsets[:-1] - np.int32(base)
+    length = offsets[1:] - offsets[:-1]
+    h = length.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    common = (int(np.median(length)) + 7) // 8  # words a string of median length holds
+    live = np.arange(n)
+    for w in range((int(length.max()) + 7) // 8):
+        if w == common:  # past the median length: only the strings still going
+            live = live[length[live] > 8 * w]
+        every = len(live) == n
+        rest = (length if every else length[live]) - np.int32(8 * w)
+        at = (start if every else start[live]) + np.int32(8 * w)
+        shortest = int(rest.min())
+        if shortest <= 0:
+            at = np.minimum(at, len(words) - 1)
+        x = words[at]
+        if shortest < 8:  # the string's own bytes: the low `rest` of a partial word, none past its end
+            x &= _KEEP[np.clip(rest, 0, 8)]
+        x ^= h if every else h[live]
+        x *= np.uint64(0xFF51AFD7ED558CCD)
+        x ^= x >> np.uint64(29)
+        if shortest <= 0:  # a string already ended keeps its hash
+            ended = rest <= 0
+            x[ended] = (h if every else h[live])[ended]
+        if every:
+            h = x
+        else:
+            h[live] = x
+    h ^= h >> np.uint64(32)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(29)
+    return h
 
 
 def list_fingerprints(lists: pa.ListArray, batch: int = 1 << 20) -> np.ndarray:

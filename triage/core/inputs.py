@@ -5,9 +5,8 @@ Amendments are not inputs (they are the label store's, `triage.labels`)."""
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from triage.core.contract import (
 from triage.core.corpus import Corpus, corpus_of
 from triage.core.errors import InputError
 from triage.core.frozen import FrozenLabels, frozen_of, load_frozen
-from triage.core.ids import absent_from
+from triage.core.lookup import IdIndex
 from triage.core.manifest import ArmSpec, Spec
 from triage.core.readers import Parsed
 from triage.core.shapes import Role, read_input
@@ -140,26 +139,29 @@ def load_corpus_ids(path: Path, fmt: str | None = None) -> pa.Array:
     return single(table.column("chunk_id"))
 
 
-@dataclass
 class CorpusIds:
-    """Every chunk id of the corpus, and a memo of which chunk ids were asked about: amendments ask
-    about the same few ids again and again, and each fresh question scans the corpus once."""
+    """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership."""
 
-    ids: pa.Array
-    _known: dict[str, bool] = field(default_factory=dict, repr=False)  # chunk id -> in the corpus
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    def __init__(self, chunk_ids: pa.Array) -> None:
+        self.ids = chunk_ids
+        self.index = IdIndex.build(ids.fingerprint(chunk_ids))
 
     def __len__(self) -> int:
         return len(self.ids)
 
+    def holds(self, fp: np.ndarray) -> np.ndarray:
+        """Whether the corpus holds the id of each fingerprint of `fp` (bool)."""
+        return self.index.contains(fp)
+
+    def missing(self, chunk_ids: pa.Array) -> pa.Array:
+        """The distinct `chunk_ids` the corpus does not hold."""
+        held = self.holds(ids.fingerprint(chunk_ids))
+        return pc.unique(chunk_ids.filter(pa.array(~held))) if not held.all() else pa.array([], pa.string())
+
     def absent(self, chunk_ids: list[str]) -> list[str]:
         """Those of `chunk_ids` that the corpus does not hold, in the order given."""
-        with self._lock:
-            new = [c for c in dict.fromkeys(chunk_ids) if c not in self._known]
-            if new:
-                gone = set(absent_from(pa.array(new, pa.string()), self.ids).to_pylist())
-                self._known.update({c: c not in gone for c in new})
-            return [c for c in chunk_ids if not self._known[c]]
+        gone = set(self.missing(pa.array(chunk_ids, pa.string())).to_pylist()) if chunk_ids else set()
+        return [c for c in chunk_ids if c in gone]
 
 
 @dataclass(frozen=True)
