@@ -397,7 +397,7 @@ def gate_section(floors: list[Floor], path: Path) -> GateSection:
                 _num(f.wilson_low),
                 _num(f.wilson_high),
                 f.holds,
-                _num(f.distance_se),
+                f.distance_se if math.isfinite(f.distance_se) else None,
                 f.noisy,
             )
             for f in rows
