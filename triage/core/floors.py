@@ -1,11 +1,10 @@
 """`triage report --suggest-floors`: a FLOORS.toml (valid for `--gate`) proposing one floor per slice.
 
-Each slice with at least MIN_N scored queries (and `overall`) gets the floor
-min(p − S·SE, Wilson 95% low), rounded down to 0.01 and not below 0: p is B's hit rate on it,
-SE = √(p(1−p)/n), S = SUGGEST_SE by default. The Wilson term matters only near a rate of 0 or 1,
-where SE shrinks to 0 and a floor at p itself would break on the first miss. S > gate.NOISE_SE, so
-no proposed floor fires on noise. Smaller slices, and slices nothing in is judged, are named in
-comments as too small to gate.
+Each slice with at least MIN_N scored queries (and `overall`) gets the floor p − S·SE, rounded
+down to 0.01 and not below 0: p is B's hit rate on it, SE = √(p(1−p)/n), S = SUGGEST_SE by
+default. At p = 0 or 1 the SE is 0 and a floor at p would break on the first miss: there the floor
+is the low end of B's Wilson 95% interval instead. S > gate.NOISE_SE, so no proposed floor fires on
+noise. Smaller slices, and slices nothing in is judged, are named in comments as too small to gate.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ def _proposal(name: str, n: int, p: float, se: float, low: float, s: float, min_
         return Proposal(name, n, p, se, low, None, "its value * reads as every slice of the key")
     if n < min_n or math.isnan(p):
         return Proposal(name, n, p, se, low, None, f"n {n}")
-    below = min(p - s * se, low if not math.isnan(low) else p - s * se)
+    below = p - s * se if se > 0 else low
     return Proposal(name, n, p, se, low, max(0.0, math.floor(below * 100) / 100))
 
 
@@ -75,8 +74,8 @@ def floors_toml(proposals: list[Proposal], s: float = SUGGEST_SE, min_n: int = M
     `what`: one line saying what was measured (arms, k, labels), written as a comment."""
     head = [
         "# Floors proposed by `triage report --suggest-floors`" + (f" ({what})" if what else "") + ".",
-        f"# Each floor: B's hit rate p minus {s:g} standard errors sqrt(p(1-p)/n), or the low end of",
-        "# its Wilson 95% interval when that is lower, rounded down to 0.01; only slices with",
+        f"# Each floor: B's hit rate p minus {s:g} standard errors sqrt(p(1-p)/n) (at p = 0 or 1, the",
+        "# low end of its Wilson 95% interval), rounded down to 0.01; only slices with",
         f"# n >= {min_n} scored queries. Use with: triage report --gate FLOORS.toml",
         "[floors]",
     ]

@@ -486,19 +486,6 @@ def holdout_line(r: Report) -> str | None:
     )
 
 
-def holdout_summary(r: Report) -> str | None:
-    """The overview's line: "held-out queries (38): hit rate 0.526 → 0.684 (+0.158); blend +0.170"."""
-    h = r.holdout
-    if h is None:
-        return None
-    a, b = h.arms.a.hit_rate, h.arms.b.hit_rate
-    blend = delta(r.arms.a.hit_rate, r.arms.b.hit_rate)
-    return (
-        f"held-out queries ({h.n_held_out} of {r.n_scored}): hit rate {rate(a)} → {rate(b)} "
-        f"({delta(a, b)}); blend {blend}"
-    )
-
-
 # -- rank movements among the scored queries (core/ranks.py) -------------------------------------
 
 DROP_CAP = 25  # drops listed in text and Markdown (JSON lists all)

@@ -34,6 +34,7 @@ class OverviewScreen(Screen):
                 yield Static(id="metrics")
                 yield Static(id="paired")
             yield Static(id="k-cells")
+            yield Static(id="holdout")
             yield Static(id="label-states")
             yield Static(id="hint")
         yield Keys()
@@ -68,6 +69,11 @@ class OverviewScreen(Screen):
         box.display = k_cells is not None
         if k_cells is not None:
             box.update(k_cells)
+        held = report_text.holdout_view(r)
+        box = self.query_one("#holdout", Static)
+        box.display = held is not None
+        if held is not None:
+            box.update(held)
         states = report_text.label_states_table(r)
         box = self.query_one("#label-states", Static)
         box.display = states is not None
