@@ -14,9 +14,8 @@ from triage.core.bundled import bundled
 from triage.core.floors import toml_key
 from triage.core.intervals import wilson_one
 
-from conftest import manifest, write_parquet
-
 import sample_story as story
+from conftest import manifest, write_parquet
 
 # tenant -> (scored queries, hits in B); A hits every query. "big" is the done-when's 118 queries.
 TENANTS = {"big": (118, 94), "mid": (40, 30), "perfect": (31, 31), "small": (12, 6)}

@@ -486,6 +486,20 @@ def holdout_line(r: Report) -> str | None:
     )
 
 
+def holdout_summary(r: Report) -> str | None:
+    """The overview's line: "held out (38 of 200 queries): hit rate 0.526 → 0.684 (+0.158); all
+    0.620 → 0.790 (+0.170)"; None without a tuning split."""
+    h = r.holdout
+    if h is None:
+        return None
+    a, b = h.arms.a.hit_rate, h.arms.b.hit_rate
+    blend_a, blend_b = r.arms.a.hit_rate, r.arms.b.hit_rate
+    return (
+        f"held out ({h.n_held_out} of {r.n_scored} queries): hit rate {rate(a)} → {rate(b)} "
+        f"({delta(a, b)}); all {rate(blend_a)} → {rate(blend_b)} ({delta(blend_a, blend_b)})"
+    )
+
+
 # -- rank movements among the scored queries (core/ranks.py) -------------------------------------
 
 DROP_CAP = 25  # drops listed in text and Markdown (JSON lists all)

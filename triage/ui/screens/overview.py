@@ -34,7 +34,6 @@ class OverviewScreen(Screen):
                 yield Static(id="metrics")
                 yield Static(id="paired")
             yield Static(id="k-cells")
-            yield Static(id="holdout")
             yield Static(id="label-states")
             yield Static(id="hint")
         yield Keys()
@@ -69,11 +68,6 @@ class OverviewScreen(Screen):
         box.display = k_cells is not None
         if k_cells is not None:
             box.update(k_cells)
-        held = report_text.holdout_view(r)
-        box = self.query_one("#holdout", Static)
-        box.display = held is not None
-        if held is not None:
-            box.update(held)
         states = report_text.label_states_table(r)
         box = self.query_one("#label-states", Static)
         box.display = states is not None
@@ -82,10 +76,12 @@ class OverviewScreen(Screen):
         below = ""
         if r.tenants is not None:
             below = f"\n{cells.below_floor_line(r.tenants)}   t: tenants   s: slices"
+        held = cells.holdout_summary(r)
         self.query_one("#hint", Static).update(
             line(
                 (cells.regressions_and_wins(r.paired), "bold"),
                 "  f: read the flips   a: all queries   /: search   ?: keys",
+                f"\n{held}" if held else "",
                 f"\n{cells.wins_ties_losses(r.ranks, r.k)}",
                 f"\n{cells.drops_line(r.ranks, r.k)}   r: rank drops",
                 below,
