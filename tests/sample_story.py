@@ -76,3 +76,12 @@ def tenant_rate(name: str, arm: str) -> Fraction:
 
 # k10.toml: hit rate per arm at each cut-off its stored depth can show.
 K10_CELLS = {"a": {"5": 0.62, "10": 0.685}, "b": {"5": 0.79, "10": 0.855}}
+
+# The tuning split (triage.toml `[holdout]`: the hash rule, fraction 0.2): 18 of the 92 documents
+# are held out; 38 queries have every gold chunk in one, the other 162 have gold from tuned ones.
+DOCS, HELD_OUT_DOCS = 92, 18
+HELD_OUT, TUNED = 38, 162
+HELD_OUT_PAIRED = {"both_hit": 18, "both_miss": 10, "a_miss_b_hit": 8, "a_hit_b_miss": 2}
+# sample_runs/FLOORS.toml: `overall = 0.78` is 0.01 under B's 0.790 (n 200, SE 0.029): it alone
+# fires on noise; "tenant:*" = 0.50 and "plan:ann" = 0.70 are more than 2 SE clear.
+NOISY_FLOOR = "overall"

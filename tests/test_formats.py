@@ -59,7 +59,8 @@ def test_trec_beir_and_jsonl_give_the_parquet_numbers(tmp_path: Path, capsys, ho
     corpus = write_compressed(
         tmp_path / "corpus.jsonl",
         "".join(
-            json.dumps({"_id": r["chunk_id"], "title": r["header"], "text": r["text"]}) + "\n"
+            json.dumps({"_id": r["chunk_id"], "title": r["header"], "text": r["text"], "doc_id": r["doc_id"]})
+            + "\n"
             for r in pq.read_table(SAMPLE / "chunks.parquet").to_pylist()
         ),
         how,
@@ -70,7 +71,9 @@ def test_trec_beir_and_jsonl_give_the_parquet_numbers(tmp_path: Path, capsys, ho
         how,
     )
     d = report(
-        capsys, str(a), str(b), "--labels", str(qrels), "--corpus", str(corpus), "--queries", str(queries)
+        capsys,
+        *(str(a), str(b), "--labels", str(qrels), "--corpus", str(corpus), "--queries", str(queries)),
+        *("--holdout-fraction", "0.2"),  # the sample manifest's tuning split, on the command line
     )
     assert numbers(d) == parquet
     # The TREC runs record no created_at (their sidecars give only k): timing is said unchecked.
@@ -90,8 +93,10 @@ def test_command_line_form_equals_the_manifest(capsys) -> None:
         str(SAMPLE / "chunks.parquet"),
         "--queries",
         str(SAMPLE / "queries.parquet"),
+        "--holdout-fraction",
+        "0.2",
     )
-    assert numbers(d) == manifest
+    assert numbers(d) == manifest and d["holdout"] == report(capsys, str(SAMPLE))["holdout"]
     assert (d["arms"]["a"]["name"], d["arms"]["b"]["name"]) == ("plain", "headers")
 
 

@@ -87,6 +87,7 @@ def evaluation(
     lines = ["[labels]", f'path = "{labels}"', *fmt("labels")]
     lines += ["[corpus]", f'path = "{corpus}"', *fmt("corpus")]
     lines += ["[queries]", f'path = "{SAMPLE / "queries.parquet"}"']
+    lines += ["[holdout]", 'rule = "hash"', "fraction = 0.2"]  # the sample's tuning split
     for side, path in runs.items():
         lines += [f"[arms.{side}]", f'name = "{RUNS[side][0]}"', f'path = "{path}"', *fmt(side)]
     out = folder / "triage.toml"

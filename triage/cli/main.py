@@ -9,6 +9,7 @@ Imports stay lazy so `triage report` never loads Textual.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -31,6 +32,20 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
         type=cutoffs,
         help="judge both arms at this cut-off (a positive integer); several, as 1,5,10: the flips at "
         "the first, each arm's metrics at every one",
+    )
+    split = p.add_mutually_exclusive_group()
+    split.add_argument(
+        "--holdout-fraction",
+        type=fraction,
+        metavar="F",
+        help="the hash rule: documents whose sha256(doc_id) falls in the first fraction F are held "
+        "out (overrides the manifest's [holdout])",
+    )
+    split.add_argument(
+        "--tuned-docs",
+        type=Path,
+        metavar="FILE",
+        help="a file of tuned doc ids, one per line; every other document is held out",
     )
 
 
@@ -68,6 +83,28 @@ def rate(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0 <= value <= 1:  # NaN fails this too
         raise argparse.ArgumentTypeError(f"{text} is not a hit rate between 0 and 1")
+    return value
+
+
+def fraction(text: str) -> float:
+    """--holdout-fraction: a number above 0 and below 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a fraction above 0 and below 1")
+    return value
+
+
+def standard_errors(text: str) -> float:
+    """--floor-se: a positive number of standard errors."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
     return value
 
 
@@ -128,6 +165,27 @@ def report_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FLOORS.toml",
         help="exit 1 when B's hit rate falls below a floor of this file's [floors]",
+    )
+    from triage.core.floors import MIN_N, SUGGEST_SE
+
+    p.add_argument(
+        "--suggest-floors",
+        action="store_true",
+        help="print a FLOORS.toml for --gate instead of the report: one floor per slice with enough queries",
+    )
+    p.add_argument(
+        "--floor-se",
+        type=standard_errors,
+        default=SUGGEST_SE,
+        metavar="S",
+        help=f"--suggest-floors: standard errors below B's hit rate (default {SUGGEST_SE:g})",
+    )
+    p.add_argument(
+        "--floor-min-n",
+        type=lambda t: whole(t, 1, 2**63, "positive"),
+        default=MIN_N,
+        metavar="N",
+        help=f"--suggest-floors: the fewest scored queries a slice is gated with (default {MIN_N})",
     )
     return p
 
@@ -252,15 +310,36 @@ def spec_from(args: argparse.Namespace):  # -> Spec
 
     paths = [Path(p) for p in args.paths]
     loose = [n for n in ("labels", "corpus", "queries") if getattr(args, n) is not None]
+    holdout = _holdout(args)
     if len(paths) == 2:
         if args.labels is None:
             raise InputError("command line", "two runs need --labels LABELS")
-        return from_args(paths[0], paths[1], args.labels, args.corpus, args.queries, None)
+        return from_args(paths[0], paths[1], args.labels, args.corpus, args.queries, None, holdout)
     if len(paths) > 2:
         raise InputError("command line", "give one manifest, or two runs with --labels")
     if loose:
         raise InputError("command line", f"--{loose[0]} goes with two runs (RUN_A RUN_B)")
-    return from_manifest(paths[0]) if paths else sample_spec()
+    spec = from_manifest(paths[0]) if paths else sample_spec()
+    if holdout is None:
+        return spec
+    from dataclasses import replace
+
+    return replace(spec, holdout=holdout)
+
+
+def _holdout(args: argparse.Namespace):  # -> Holdout | None
+    """--holdout-fraction F (the hash rule) or --tuned-docs FILE; None: neither given."""
+    from triage.core.errors import InputError
+    from triage.core.split import Holdout, Rule
+
+    if getattr(args, "holdout_fraction", None) is not None:
+        return Holdout(Rule.HASH, fraction=args.holdout_fraction)
+    tuned = getattr(args, "tuned_docs", None)
+    if tuned is None:
+        return None
+    if not Path(tuned).exists():
+        raise InputError(tuned, "file does not exist (--tuned-docs)")
+    return Holdout(Rule.TUNED_DOCS, tuned_docs=Path(tuned))
 
 
 def report(args: argparse.Namespace) -> int:
@@ -276,15 +355,18 @@ def report(args: argparse.Namespace) -> int:
 
         floors = read_floors(args.gate)  # a bad gate file fails before any loading
     snapshot = open_snapshot(spec_from(args), args.k, LabelMode(args.label_state), args.apply_stale)
+    if args.suggest_floors:
+        return _suggest_floors(snapshot, args.floor_se, args.floor_min_n)
     result = build(snapshot, args.floor)
     if args.tenants_by == "lower":
         from triage.report.model import TenantOrder
 
         result = result.with_tenant_order(TenantOrder.LOWER_BOUND)
     if floors is not None:
-        from triage.core.gate import judge_floors
+        from triage.core.gate import judge_floors, noise_checks
 
-        result = result.with_gate(gate_section(judge_floors(snapshot.ev, floors, args.gate), args.gate))
+        judged = judge_floors(snapshot.ev, floors, args.gate)
+        result = result.with_gate(gate_section(judged, args.gate), tuple(noise_checks(judged)))
     if args.format == "json":
         sys.stdout.write(dumps(result) + "\n")
     elif args.format == "markdown":
@@ -299,6 +381,16 @@ def report(args: argparse.Namespace) -> int:
         return EXIT_CHECKS
     if result.gate is not None and not result.gate.holds:
         return EXIT_CHECKS
+    return EXIT_OK
+
+
+def _suggest_floors(snapshot, se: float, min_n: int) -> int:  # snapshot: workspace Snapshot
+    """Print the proposed FLOORS.toml on standard output (names escaped as TOML strings)."""
+    from triage.core.floors import floors_toml, suggest_floors
+
+    ev = snapshot.ev
+    what = f"k = {ev.k}, labels {snapshot.labels.describe()}"
+    sys.stdout.write(floors_toml(suggest_floors(ev, se, min_n), se, min_n, what))
     return EXIT_OK
 
 

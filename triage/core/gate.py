@@ -5,6 +5,9 @@ overall = 0.75               # B's hit rate over every scored query
 "tenant:*" = 0.70            # every tenant
 "tenant:acme-legal" = 0.80   # one tenant (a named floor wins over the key's "*")
 "selectivity:<0.1%" = 0.50   # one selectivity band; any slice key of the report works
+
+A floor closer to B's current hit rate p than NOISE_SE standard errors √(p(1−p)/n) fails on
+resampling alone: the check `gate.noise` names each such floor and its distance in standard errors.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from triage.core.checks import OK, WARNING, Check
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
 from triage.core.readers import regular_file
 from triage.core.slices import BANDS, KEYS, Slice, slices
+
+NOISE_SE = 2.0  # a floor nearer B's hit rate than this many standard errors fires on noise
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,23 @@ class Floor:
     @property
     def holds(self) -> bool:
         return not (self.hit_rate < self.floor)  # NaN (nothing judged) holds: no evidence of a drop
+
+    @property
+    def distance_se(self) -> float:
+        """(hit rate − floor) / standard error: how many standard errors B is above the floor
+        (negative: below). ±inf when the standard error is 0 (a rate of 0 or 1) and the rate is
+        off the floor, 0 on it; NaN when nothing is judged."""
+        gap = self.hit_rate - self.floor
+        if math.isnan(gap) or math.isnan(self.noise_band):
+            return math.nan
+        if self.noise_band == 0:
+            return 0.0 if gap == 0 else math.copysign(math.inf, gap)
+        return gap / self.noise_band
+
+    @property
+    def noisy(self) -> bool:
+        """The floor is within NOISE_SE standard errors of B's hit rate: it fires on noise."""
+        return abs(self.distance_se) < NOISE_SE  # NaN compares False: nothing judged is not noise
 
 
 def read_floors(path: Path) -> dict[str, float]:
@@ -104,3 +127,25 @@ def judge_floors(
                 "[floors]",
             )
     return out
+
+
+def noise_checks(floors: list[Floor]) -> list[Check]:
+    """`gate.noise`: one warning per floor within NOISE_SE standard errors of B's hit rate (its
+    value, n, standard error and distance); one ok when no floor is."""
+    noisy = [f for f in floors if f.noisy]
+    if not noisy:
+        return [
+            Check(OK, "gate.noise", f"every floor is at least {NOISE_SE:g} standard errors from B's hit rate")
+        ]
+    return [
+        Check(
+            WARNING,
+            "gate.noise",
+            f"floor {f.name} = {f.floor:g} is {abs(f.distance_se):.1f} standard errors "
+            f"{'above' if f.distance_se < 0 else 'below'} B's hit rate {f.hit_rate:.3f} "
+            f"(n = {f.n}, SE √(p(1−p)/n) = {f.noise_band:.3f}): it fires on noise "
+            f"(resampling alone moves the rate by that much)",
+            {"floor": f.name, "distance_se": round(f.distance_se, 3), "n": f.n},
+        )
+        for f in noisy
+    ]

@@ -32,6 +32,7 @@ from triage.core.lookup import IdIndex
 from triage.core.manifest import ArmSpec, Spec
 from triage.core.readers import Parsed
 from triage.core.shapes import Role, read_input
+from triage.core.split import DocSplit, split_of
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,15 @@ def load_corpus_ids(path: Path, fmt: str | None = None) -> pa.Array:
     return single(table.column("chunk_id"))
 
 
+def load_corpus_docs(path: Path, fmt: str | None = None) -> tuple[pa.Array, pa.Array | None]:
+    """The corpus's chunk ids and `doc_id` column (None when it has none), for the tuning split."""
+    loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", "doc_id"])
+    table = conform(loaded, {"chunk_id": CORPUS["chunk_id"], "doc_id": CORPUS["doc_id"]}, ALIASES)
+    unique_ids(loaded, table, "chunk_id")
+    docs = single(table.column("doc_id")) if "doc_id" in table.column_names else None
+    return single(table.column("chunk_id")), docs
+
+
 class CorpusIds:
     """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership."""
 
@@ -198,6 +208,7 @@ class Inputs:
     corpus: CorpusIds | None
     given: frozenset[str] = frozenset()
     chunks: Corpus | None = None
+    split: DocSplit | None = None  # the tuning split over the corpus's chunks (spec.holdout)
 
 
 def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
@@ -215,9 +226,16 @@ def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
         else:
             queries = load_queries(spec.queries) if spec.queries else None
         chunks = corpus_of(tables.corpus) if tables.corpus else None
+        split = None
         if chunks is not None:
             corpus: CorpusIds | None = CorpusIds(chunks.ids)
+            if spec.holdout is not None:
+                docs = single(chunks.table.column("doc_id"))
+                split = split_of(spec.holdout, chunks.ids, None if docs.null_count == len(docs) else docs)
+        elif spec.corpus and spec.holdout is not None:  # one read gives the ids and the documents
+            chunk_ids, doc_ids = load_corpus_docs(spec.corpus, spec.corpus_format)
+            corpus, split = CorpusIds(chunk_ids), split_of(spec.holdout, chunk_ids, doc_ids)
         else:
             corpus = CorpusIds(load_corpus_ids(spec.corpus)) if spec.corpus else None
         run_a, run_b = future_a.result(), future_b.result()
-    return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks)
+    return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks, split)

@@ -12,14 +12,16 @@ from pathlib import Path
 from triage.core.errors import InputError
 from triage.core.readers import regular_file
 from triage.core.shapes import FORMATS, Format, is_pattern, members, sidecar_of
+from triage.core.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 
 MANIFEST = "triage.toml"
 _KEYS = {
-    "": {"k", "labels", "corpus", "queries", "arms"},
+    "": {"k", "labels", "corpus", "queries", "arms", "holdout"},
     "labels": {"path", "amendments", "format"},
     "corpus": {"path", "format"},
     "queries": {"path", "format"},
     "arm": {"name", "path", "format"},
+    "holdout": {"rule", "fraction", "tuned_docs"},
 }
 
 
@@ -47,10 +49,12 @@ class Spec:
     labels_format: str | None = None  # `shapes.Format` values named in the manifest; None: detected
     corpus_format: str | None = None
     queries_format: str | None = None
+    holdout: Holdout | None = None  # the tuning split ([holdout]; core/split.py); None: not named
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
-        given = [p for p in (self.a.path, self.b.path, self.labels, self.corpus, self.queries) if p]
+        tuned = self.holdout.tuned_docs if self.holdout else None
+        given = [p for p in (self.a.path, self.b.path, self.labels, self.corpus, self.queries, tuned) if p]
         present = [m for p in [*given, self.manifest] if p is not None for m in members(p)]
         sidecars = [sidecar_of(p) for p in dict.fromkeys([*given, *present])]
         return present + [p for p in sidecars if p.exists()]
@@ -150,6 +154,7 @@ def from_manifest(path: Path) -> Spec:
     corpus, queries = section("corpus"), section("queries")
     amend = labels.get("amendments")
     ks = check_ks(doc.get("k"), path)
+    holdout = _holdout(doc, path) if "holdout" in doc else None
     return Spec(
         a=pair[0],
         b=pair[1],
@@ -163,7 +168,35 @@ def from_manifest(path: Path) -> Spec:
         labels_format=form(labels, "labels"),
         corpus_format=form(corpus, "corpus"),
         queries_format=form(queries, "queries"),
+        holdout=holdout,
     )
+
+
+def _holdout(doc: dict[str, object], path: Path) -> Holdout:
+    """`[holdout]`: `tuned_docs = "FILE"` (relative to the manifest), or `rule = "hash"` with an
+    optional `fraction` (default DEFAULT_FRACTION); one of the two."""
+    table = doc["holdout"]
+    where = "[holdout]"
+    if not isinstance(table, dict):
+        raise InputError(path, "'holdout' must be a table ([holdout])")
+    extra = sorted(set(table) - _KEYS["holdout"])
+    if extra:
+        raise InputError(path, f"unknown key {extra[0]!r} (allowed: fraction, rule, tuned_docs)", where)
+    rule, tuned = table.get("rule"), table.get("tuned_docs")
+    if tuned is not None:
+        if rule not in (None, Rule.TUNED_DOCS.value) or "fraction" in table:
+            raise InputError(path, 'give tuned_docs or rule = "hash" with a fraction, not both', where)
+        if not isinstance(tuned, str):
+            raise InputError(path, f"tuned_docs must be a string, found {tuned!r}", where)
+        target = path.parent / tuned
+        if not target.exists():
+            raise InputError(path, f"tuned_docs {tuned!r} names a missing file ({target})", where)
+        return Holdout(Rule.TUNED_DOCS, tuned_docs=target)
+    if rule != Rule.HASH.value:
+        raise InputError(
+            path, f'needs tuned_docs = "FILE" or rule = "hash" (with fraction), found rule {rule!r}', where
+        )
+    return Holdout(Rule.HASH, fraction=check_fraction(table.get("fraction", DEFAULT_FRACTION), path))
 
 
 def from_args(
@@ -173,6 +206,7 @@ def from_args(
     corpus: Path | None = None,
     queries: Path | None = None,
     k: int | tuple[int, ...] | None = None,
+    holdout: Holdout | None = None,
 ) -> Spec:
     for p in (run_a, run_b, labels, corpus, queries):
         if p is not None and not Path(p).exists() and not (is_pattern(p) and members(Path(p))):
@@ -186,4 +220,5 @@ def from_args(
         queries=Path(queries) if queries else None,
         k=ks[0] if ks else None,
         ks=ks,
+        holdout=holdout,
     )

@@ -16,8 +16,9 @@ from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
 from triage.core.hints import NO_CORPUS, hints_for
+from triage.core.holdout import held_out_means, query_split
 from triage.core.metrics import Means, means
-from triage.core.paired import Outcome, Paired, outcome_codes, paired
+from triage.core.paired import Outcome, Paired, noise_band, outcome_codes, paired
 from triage.core.ranks import WinTieLoss, ranks
 from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
 from triage.labels.state import LabelState
@@ -33,6 +34,7 @@ from triage.report.model import (
     FloorRow,
     FrozenView,
     GateSection,
+    HoldoutSection,
     KCells,
     LabelsSection,
     PairedSection,
@@ -381,6 +383,7 @@ def build(
         ranks=_ranks(ev),
         checks=tuple(snapshot.checks),
         ks=ev.cutoffs,
+        holdout=_holdout(ev),
     )
 
 
@@ -400,7 +403,35 @@ def gate_section(floors: list[Floor], path: Path) -> GateSection:
                 _num(f.wilson_low),
                 _num(f.wilson_high),
                 f.holds,
+                f.distance_se if math.isfinite(f.distance_se) else None,
+                f.noisy,
             )
             for f in rows
         ),
+    )
+
+
+def _holdout(ev: Evaluation) -> HoldoutSection | None:
+    """The numbers on the held-out queries alone (core/holdout.py); None without a split."""
+    qs = query_split(ev)
+    if qs is None:
+        return None
+    ma, mb, p = held_out_means(ev, qs)
+    a, b = ev.a, ev.b
+    unjudged_regressions = a.judged.hit & ~b.judged.hit & (b.unjudged_top > 0)
+    spec = qs.split.holdout
+    return HoldoutSection(
+        rule=spec.rule.value,
+        fraction=spec.fraction,
+        tuned_docs=spec.tuned_docs,
+        described=spec.describe(),
+        doc_ids=bool(qs.split.known.any()),
+        n_held_out=int(qs.held_out.sum()),
+        n_tuned=int(qs.tuned.sum()),
+        n_unknown=int(qs.unknown.sum()),
+        docs=qs.split.n_docs,
+        held_out_docs=qs.split.n_held_out_docs,
+        arms=ByArm(_arm_means(ma), _arm_means(mb)),
+        paired=_paired(p, ma, mb, int((unjudged_regressions & qs.held_out).sum())),
+        noise_band=ByArm(_num(noise_band(ma.hit_rate, ma.n)), _num(noise_band(mb.hit_rate, mb.n))),
     )

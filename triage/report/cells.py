@@ -426,8 +426,78 @@ def below_floor_line(t: TenantsSection, show: int = 3) -> str:
 
 
 def floor_cells(f: FloorRow) -> list[str]:
-    """[floor, B hit rate, minimum, n, B's 95% interval]."""
-    return [f.name, rate(f.hit_rate), floor(f.floor), str(f.n), interval(f.wilson_low, f.wilson_high)]
+    """[floor, B hit rate, minimum, n, B's 95% interval, distance in standard errors]."""
+    return [
+        f.name,
+        rate(f.hit_rate),
+        floor(f.floor),
+        str(f.n),
+        interval(f.wilson_low, f.wilson_high),
+        distance_se(f.distance_se),
+    ]
+
+
+FLOOR_HEAD = ["floor", "B hit rate", "minimum", "n", "B 95%", "above it (SE)"]
+
+
+def distance_se(d: float | None) -> str:
+    """How far B's hit rate is above a floor, in standard errors: "+0.3 SE", "−1.2 SE"."""
+    if d is None:
+        return NONE
+    if d in (float("inf"), float("-inf")):
+        return "∞ SE" if d > 0 else "−∞ SE"
+    return f"{d:+.1f} SE".replace("-", "−")
+
+
+# -- held-out documents (core/holdout.py) ----------------------------------------------------------
+
+HOLDOUT_HEAD = ["queries", "n", "A hit rate", "B hit rate", "B − A", "hit→miss", "miss→hit", "McNemar p"]
+
+
+def holdout_rows(r: Report) -> list[list[str]] | None:
+    """The blend (every scored query) beside the held-out queries alone, under HOLDOUT_HEAD; None
+    without a tuning split."""
+    h = r.holdout
+    if h is None:
+        return None
+    rows = []
+    for name, a, b, p in (
+        ("all scored (blend)", r.arms.a.hit_rate, r.arms.b.hit_rate, r.paired),
+        ("held out", h.arms.a.hit_rate, h.arms.b.hit_rate, h.paired),
+    ):
+        rows.append(
+            [name, str(p.n), rate(a), rate(b), delta(a, b), str(p.a_hit_b_miss), str(p.a_miss_b_hit)]
+            + [p_value(p.mcnemar_p)]
+        )
+    return rows
+
+
+def holdout_line(r: Report) -> str | None:
+    """What the held-out figure covers: "held out: 38 of 200 scored queries …"."""
+    h = r.holdout
+    if h is None:
+        return None
+    if not h.doc_ids:
+        return f"held out: no figure ({h.described}; no document of any chunk is known)"
+    return (
+        f"held out: {h.n_held_out} of {r.n_scored} scored queries have every gold chunk in a held-out "
+        f"document ({h.held_out_docs} of {h.docs} documents); {h.n_tuned} have gold from tuned "
+        f"documents, {h.n_unknown} from unknown ones. {h.described}"
+    )
+
+
+def holdout_summary(r: Report) -> str | None:
+    """The overview's line: "held out (38 of 200 queries): hit rate 0.526 → 0.684 (+0.158); all
+    0.620 → 0.790 (+0.170)"; None without a tuning split."""
+    h = r.holdout
+    if h is None:
+        return None
+    a, b = h.arms.a.hit_rate, h.arms.b.hit_rate
+    blend_a, blend_b = r.arms.a.hit_rate, r.arms.b.hit_rate
+    return (
+        f"held out ({h.n_held_out} of {r.n_scored} queries): hit rate {rate(a)} → {rate(b)} "
+        f"({delta(a, b)}); all {rate(blend_a)} → {rate(blend_b)} ({delta(blend_a, blend_b)})"
+    )
 
 
 # -- rank movements among the scored queries (core/ranks.py) -------------------------------------

@@ -35,10 +35,25 @@ def _gate(r: Report) -> list[str]:
         return []
     failed = g.broken
     out = [f"**Gate**: {len(failed)} of {len(g.floors)} floors broken by B.", ""]
-    if failed:
-        rows = [[cell(name), *figures] for name, *figures in map(cells.floor_cells, failed)]
-        out += _table(["floor", "B hit rate", "minimum", "n", "B 95%"], rows)
+    shown = failed + [f for f in g.floors if f.holds and f.noisy]
+    if shown:
+        rows = [
+            [
+                cell(name),
+                *figures,
+                ("below" if not f.holds else "holds") + (", fires on noise" if f.noisy else ""),
+            ]
+            for f, (name, *figures) in zip(shown, map(cells.floor_cells, shown), strict=True)
+        ]
+        out += _table([*cells.FLOOR_HEAD, ""], rows)
     return out
+
+
+def _holdout(r: Report) -> list[str]:
+    rows, line = cells.holdout_rows(r), cells.holdout_line(r)
+    if rows is None or line is None:
+        return []
+    return ["## Held-out documents", "", *_table(cells.HOLDOUT_HEAD, rows), cell(line), ""]
 
 
 def _numbers(r: Report) -> list[str]:
@@ -150,5 +165,5 @@ def render(r: Report) -> str:
         ["level", "code", "message"],
         [[LEVEL[level], f"`{code}`", cell(message)] for level, code, message in cells.check_rows(r.checks)],
     )
-    out += _numbers(r) + _flips(r) + _ranks(r) + _slices(r)
+    out += _numbers(r) + _holdout(r) + _flips(r) + _ranks(r) + _slices(r)
     return "\n".join(out)

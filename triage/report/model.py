@@ -269,6 +269,27 @@ class FloorRow:
     wilson_low: float | None  # Wilson 95% interval of B's hit rate
     wilson_high: float | None
     holds: bool
+    distance_se: float | None = None  # (hit_rate − floor) / noise_band; None: no rate or no band
+    noisy: bool = False  # |hit_rate − floor| < gate.NOISE_SE standard errors: fires on noise
+
+
+@dataclass(frozen=True)
+class HoldoutSection:
+    """The metrics on the held-out queries alone (core/holdout.py), beside the blend (`arms`)."""
+
+    rule: str  # "hash" | "tuned_docs"
+    fraction: float | None  # the hash rule's held-out fraction
+    tuned_docs: Path | None  # the tuned-docs file
+    described: str  # the rule in words
+    doc_ids: bool  # whether any chunk's document is known (else every count below is 0/unknown)
+    n_held_out: int  # scored queries whose every gold chunk is from a held-out document
+    n_tuned: int  # scored queries with a gold chunk from a tuned document
+    n_unknown: int  # the rest: a gold chunk whose document is unknown
+    docs: int  # distinct documents of the corpus
+    held_out_docs: int
+    arms: ByArm[ArmMeans]  # over the held-out queries
+    paired: PairedSection  # A against B over the held-out queries
+    noise_band: ByArm[float | None]  # √(p(1−p)/n) of each arm's held-out hit rate
 
 
 @dataclass(frozen=True)
@@ -348,9 +369,14 @@ class Report:
     checks: tuple[Check, ...]  # errors first
     gate: GateSection | None = None
     ks: tuple[int, ...] = ()  # every cut-off asked for, `k` (the decision k) first
+    holdout: HoldoutSection | None = None  # None: no tuning split named
 
-    def with_gate(self, gate: GateSection) -> Report:
-        return replace(self, gate=gate)
+    def with_gate(self, gate: GateSection, checks: tuple[Check, ...] = ()) -> Report:
+        """With the gate's verdicts, and its own checks (floors that fire on noise) among the checks."""
+        if not checks:
+            return replace(self, gate=gate)
+        merged = sorted([*self.checks, *checks], key=lambda c: c.level.rank)
+        return replace(self, gate=gate, checks=tuple(merged))
 
     def with_tenant_order(self, order: TenantOrder) -> Report:
         return self if self.tenants is None else replace(self, tenants=self.tenants.ordered(order))

@@ -166,23 +166,29 @@ def gate_view(r: Report) -> Group | None:
         "bold red" if failed else "bold green",
     )
     t = Table(title_justify="left")
-    for name, just in (
-        ("floor", "left"),
-        ("B hit rate", "right"),
-        ("minimum", "right"),
-        ("n", "right"),
-        ("B 95%", "right"),
-        ("", "left"),
-    ):
-        t.add_column(name, justify=just)  # type: ignore[arg-type]
+    for i, name in enumerate([*cells.FLOOR_HEAD, ""]):
+        t.add_column(name, justify="left" if i in (0, len(cells.FLOOR_HEAD)) else "right")
     for f in failed + [f for f in g.floors if f.holds][: max(0, 25 - len(failed))]:
         name, *figures = cells.floor_cells(f)
-        t.add_row(
-            plain(name, 60),
-            *figures,
-            Text("BELOW", "bold red") if not f.holds else Text("ok", "green"),
-        )
+        verdict = Text("BELOW", "bold red") if not f.holds else Text("ok", "green")
+        if f.noisy:
+            verdict += Text(" · fires on noise", "yellow")
+        t.add_row(plain(name, 60), *figures, verdict)
     return Group(head, t)
+
+
+def holdout_view(r: Report) -> Group | None:
+    """The blend beside the held-out queries alone, and what the held-out figure covers."""
+    rows = cells.holdout_rows(r)
+    line = cells.holdout_line(r)
+    if rows is None or line is None:
+        return None
+    t = Table(title="Held-out documents beside the blend", title_justify="left")
+    for i, name in enumerate(cells.HOLDOUT_HEAD):
+        t.add_column(name, justify="left" if i == 0 else "right")
+    for row in rows:
+        t.add_row(*row)
+    return Group(t, plain(line, 600))
 
 
 PIPED_WIDTH = 160  # characters per line when the output is not a terminal
@@ -269,6 +275,7 @@ def render(r: Report, console: Console | None = None) -> None:
         metrics_table(r),
         k_cells_table(r),
         paired_view(r),
+        holdout_view(r),
         label_states_table(r),
         flips_view(r),
         ranks_view(r),

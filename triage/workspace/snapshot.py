@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from triage.core.checks import PENDING, Check, check_corpus, gold_checks, input_checks, worst_first
 from triage.core.evaluation import Cutoffs, Evaluation, evaluate
+from triage.core.holdout import check_holdout
 from triage.core.inputs import FILES, Inputs, Tables, load_inputs
 from triage.core.manifest import Spec
 from triage.labels.amendment_checks import check_amendments
@@ -72,7 +73,7 @@ class Snapshot:
 
 
 def _checks(labels: LabelState, ev: Evaluation) -> tuple[Check, ...]:
-    return tuple(gold_checks(ev) + check_amendments(labels, ev))
+    return tuple(gold_checks(ev) + check_holdout(ev) + check_amendments(labels, ev))
 
 
 def open_snapshot(

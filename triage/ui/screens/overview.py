@@ -76,10 +76,12 @@ class OverviewScreen(Screen):
         below = ""
         if r.tenants is not None:
             below = f"\n{cells.below_floor_line(r.tenants)}   t: tenants   s: slices"
+        held = cells.holdout_summary(r)
         self.query_one("#hint", Static).update(
             line(
                 (cells.regressions_and_wins(r.paired), "bold"),
                 "  f: read the flips   a: all queries   /: search   ?: keys",
+                f"\n{held}" if held else "",
                 f"\n{cells.wins_ties_losses(r.ranks, r.k)}",
                 f"\n{cells.drops_line(r.ranks, r.k)}   r: rank drops",
                 below,
