@@ -33,6 +33,7 @@ class OverviewScreen(Screen):
             with Horizontal(id="numbers"):
                 yield Static(id="metrics")
                 yield Static(id="paired")
+            yield Static(id="origins")
             yield Static(id="k-cells")
             yield Static(id="label-states")
             yield Static(id="hint")
@@ -63,6 +64,11 @@ class OverviewScreen(Screen):
         self.query_one("#checks", Static).update(report_text.checks_table(r, compact=True))
         self.query_one("#metrics", Static).update(report_text.metrics_table(r))
         self.query_one("#paired", Static).update(report_text.paired_view(r))
+        origins = report_text.origins_view(r)
+        box = self.query_one("#origins", Static)
+        box.display = origins is not None
+        if origins is not None:
+            box.update(origins)
         k_cells = report_text.k_cells_table(r)
         box = self.query_one("#k-cells", Static)
         box.display = k_cells is not None
