@@ -76,3 +76,7 @@ def tenant_rate(name: str, arm: str) -> Fraction:
 
 # k10.toml: hit rate per arm at each cut-off its stored depth can show.
 K10_CELLS = {"a": {"5": 0.62, "10": 0.685}, "b": {"5": 0.79, "10": 0.855}}
+
+# Query origin: name -> (queries, hits in A, hits in B). The generated ones are 36 both-hit and 4
+# both-miss queries (no flip), so every flip is a real query.
+ORIGINS = {"real": (160, 88, 122), "generated": (40, 36, 36)}

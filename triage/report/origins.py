@@ -100,7 +100,7 @@ def overlap_section(ev: Evaluation, corpus: Corpus | None) -> tuple[OverlapSecti
     groups = [("all", scored)] + [(f"origin:{p.origin}", p.mask) for p in origins(ev)]
     if len(groups) == 2:  # one origin: the same queries as the blend
         groups = groups[:1]
-    by_arm = ByArm(
+    by_arm: ByArm[tuple[OverlapGroup, ...]] = ByArm(
         *(
             (_group("hits", o, scored & arm.judged.hit), _group("misses", o, scored & ~arm.judged.hit))
             for arm in ev.arms
