@@ -48,6 +48,23 @@ class Tokens:
         return code.astype(np.int64)[self.index]
 
 
+def _distinct(x: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of `x`: a sort and a comparison (numpy's hashing `unique` is
+    far slower on millions of int64 keys)."""
+    a = np.sort(x)
+    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
+
+
+def _distinct_inverse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_distinct(x)` and, per element of `x`, its place in it."""
+    order = np.argsort(x, kind="stable")
+    a = x[order]
+    new = np.r_[True, a[1:] != a[:-1]] if len(a) else np.zeros(0, bool)
+    inverse = np.empty(len(x), np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return a[new], inverse
+
+
 def _split(texts: pa.Array, pattern: str) -> tuple[np.ndarray, pa.Array]:
     lists = pc.split_pattern_regex(texts, pattern)
     owner = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
@@ -119,14 +136,14 @@ def keys_in(texts: pa.Array, vocabulary: pa.Array, width: int) -> np.ndarray:
     code = pc.index_in(words, value_set=vocabulary).fill_null(-1).to_numpy().astype(np.int64)
     wanted = code >= 0
     rows, index = _expand(owner, piece, of_piece[wanted], len(distinct))
-    return np.unique(rows * width + code[wanted][index])
+    return _distinct(rows * width + code[wanted][index])
 
 
 def _keys(t: Tokens, vocabulary: pa.Array, width: int) -> np.ndarray:
     """Sorted distinct keys owner × width + word code, for the words found in `vocabulary`."""
     code = t.codes(vocabulary)
     ok = code >= 0
-    return np.unique(t.owner[ok] * width + code[ok])
+    return _distinct(t.owner[ok] * width + code[ok])
 
 
 @dataclass(frozen=True)
@@ -159,7 +176,7 @@ def overlap(ev: Evaluation, corpus: Corpus) -> Overlap:
     chunk_row = vocab_rows[pair_code]
     found = chunk_row >= 0
     pair_q, chunk_row = pair_q[found], chunk_row[found]
-    rows, chunk = np.unique(chunk_row, return_inverse=True)  # each gold chunk read once
+    rows, chunk = _distinct_inverse(chunk_row)  # each gold chunk read once
 
     # The query's words, repeated for each of its gold pairs: (pair, word code) rows.
     starts = np.searchsorted(q_of, pair_q)
