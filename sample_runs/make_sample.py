@@ -1039,6 +1039,40 @@ def simulate(rng, queries, corpus) -> dict[str, list[dict]]:
 
 
 # ---------------------------------------------------------------------------------------------
+# 7b. Query origin: a fifth of the queries are generated from their gold chunk's own sentences
+#    (origin "generated"), the rest are real. Chosen among the English queries no flip, test or
+#    planted regression names (36 both hit, 4 both miss), with their own seeded generator, after
+#    the runs were simulated: the runs, the story and every flip's hints stay as they were.
+# ---------------------------------------------------------------------------------------------
+ORIGIN_SEED = SEED + 13
+GENERATED_CELLS = {"both_hit": 36, "both_miss": 4}
+KEEP_TEXT = {"q001", "q002", "q003", "q004", "q005", "q100"}  # tests read these queries' text
+ASKED_FROM_TEXT = ("Is it true that {s}?", "Does the document say that {s}?")
+_SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+
+
+def generated_question(rng, body: str) -> str:
+    """A question built from one sentence of `body` (its longest of the first three), as a
+    question generator writing from the chunk would: the sentence's own words, reframed."""
+    sentences = [m.group().strip() for m in _SENTENCE.finditer(body) if len(m.group().split()) >= 5]
+    s = max(sentences[:3] or [body.strip()], key=lambda x: len(x.split())).rstrip(".!?")
+    return rng.choice(ASKED_FROM_TEXT).format(s=s[0].lower() + s[1:])
+
+
+def mark_origins(queries, corpus) -> None:
+    rng = random.Random(ORIGIN_SEED)
+    by_id = {r["chunk_id"]: r for r in corpus.rows}
+    for q in queries:
+        q["origin"] = "real"
+    for cell, n in GENERATED_CELLS.items():
+        pool = [q for q in queries if q["cell"] == cell and q["lang"] == "en"
+                and not q.get("kind") and q["query_id"] not in KEEP_TEXT]
+        for q in rng.sample(pool, n):
+            q["origin"] = "generated"
+            q["text"] = generated_question(rng, by_id[q["golds"][0]]["text"])
+
+
+# ---------------------------------------------------------------------------------------------
 # 8. Writing the evaluation folder
 # ---------------------------------------------------------------------------------------------
 MANIFEST = """\
@@ -1115,6 +1149,7 @@ def build(out_dir: pathlib.Path) -> dict:
         q["query_id"] = f"q{i:03d}"
     queries.sort(key=lambda q: q["query_id"])
     runs = simulate(rng, queries, corpus)
+    mark_origins(queries, corpus)
 
     rows = corpus.rows
     write({c: strings(r[c] for r in rows)
@@ -1130,7 +1165,8 @@ def build(out_dir: pathlib.Path) -> dict:
            "selectivity": pa.array([None if q["n_eligible"] is None
                                     else round(q["n_eligible"] / len(rows), 5) for q in queries],
                                    pa.float64()),
-           "language": strings(q["lang"] for q in queries)},
+           "language": strings(q["lang"] for q in queries),
+           "origin": strings(q["origin"] for q in queries)},
           out_dir / "queries.parquet", {"name": "sample queries"})
     labels = []  # relevance 2: the best gold of a multi-gold query, and ~35% of single golds
     for q in queries:

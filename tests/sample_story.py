@@ -85,3 +85,6 @@ HELD_OUT_PAIRED = {"both_hit": 18, "both_miss": 10, "a_miss_b_hit": 8, "a_hit_b_
 # sample_runs/FLOORS.toml: `overall = 0.78` is 0.01 under B's 0.790 (n 200, SE 0.029): it alone
 # fires on noise; "tenant:*" = 0.50 and "plan:ann" = 0.70 are more than 2 SE clear.
 NOISY_FLOOR = "overall"
+# Query origin: name -> (queries, hits in A, hits in B). The generated ones are 36 both-hit and 4
+# both-miss queries (no flip), so every flip is a real query.
+ORIGINS = {"real": (160, 88, 122), "generated": (40, 36, 36)}

@@ -39,6 +39,7 @@ QUERIES = {
     "filter": (STR, False),
     "selectivity": (FLOAT, False),
     "language": (STR, False),
+    "origin": (STR, False),  # where the query came from: "real", "generated", or any string
 }
 LABELS = {"query_id": (ID, True), "chunk_id": (ID, True), "relevance": (INT, False)}
 CORPUS = {

@@ -111,6 +111,22 @@ class Corpus:
         at = pc.index_in(chunk_ids.cast(pa.string()), value_set=wanted).fill_null(-1).to_numpy()
         return np.where(at >= 0, out[np.maximum(at, 0)], -1)
 
+    def column_at(self, name: str, rows: np.ndarray) -> pa.Array:
+        """Column `name` ("text", "header", …) at table rows `rows` (int64, each ≥ 0), in that
+        order: one `take` per record batch holding some of them, never a join of the whole table."""
+        index = COLUMNS.index(name)
+        starts = np.cumsum([0] + [b.num_rows for b in self._batches])
+        owner = np.searchsorted(starts, rows, side="right") - 1
+        parts, places = [], []
+        for b in np.unique(owner).tolist():
+            mine = np.flatnonzero(owner == b)
+            parts.append(self._batches[b].column(index).take(pa.array(rows[mine] - starts[b])))
+            places.append(mine)
+        if not parts:
+            return pa.array([], pa.string())
+        joined = pa.concat_arrays(parts)
+        return joined.take(pa.array(np.argsort(np.concatenate(places), kind="stable")))
+
     def _batched(self, wanted: list[str]) -> dict[str, Chunk]:
         """One batched look-up (`rows_of`), then one `take` of the rows found per record batch."""
         rows = self.rows_of(pa.array(wanted, pa.string()))

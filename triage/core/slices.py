@@ -1,9 +1,10 @@
 """Slices: the scored queries partitioned by one key, so a collapsed tenant cannot hide in a mean.
 
 Keys (whichever columns exist): `plan` (arm B's plan, else A's), `selectivity` band, `tenant`,
-`query_type`, `source_type`, `filter` shape (the attributes a filter names, values ignored) and
-`language`. Per slice and arm: n, hit rate, recall, flips each way, short lists (n_returned < k),
-the noise band √(p(1−p)/n) and the Wilson 95% interval of the hit rate (core/intervals.py).
+`query_type`, `source_type`, `filter` shape (the attributes a filter names, values ignored),
+`language` and `origin` (where the query came from: real, generated, …). Per slice and arm: n,
+hit rate, recall, flips each way, short lists (n_returned < k), the noise band √(p(1−p)/n) and
+the Wilson 95% interval of the hit rate (core/intervals.py).
 Queries whose filter matched nothing (n_eligible = 0) are counted apart: they stay in n (so
 slices partition the scored queries) but not in the rates, since no retrieval could have found
 their gold.
@@ -23,7 +24,7 @@ from triage.core.evaluation import Arm, Evaluation
 from triage.core.intervals import wilson
 from triage.core.paired import Outcome, noise_band
 
-KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language")
+KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language", "origin")
 UNFILTERED = "unfiltered"
 BANDS = (UNFILTERED, "≥10%", "1–10%", "0.1–1%", "<0.1%")  # selectivity: fraction of the corpus eligible
 NONE = "(none)"  # the slice of queries without a value for the key

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from triage import __version__
+from triage.core.checks import worst_first
 from triage.core.corpus import Corpus, open_corpus
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
@@ -47,6 +48,7 @@ from triage.report.model import (
     TenantsSection,
     WinTieLossRow,
 )
+from triage.report.origins import origin_sections, overlap_section
 from triage.workspace.snapshot import Snapshot
 
 
@@ -363,6 +365,12 @@ def build(
     slice_rows, partition = _slices(ev)
     arms = ByArm(_arm(ev, ev.a), _arm(ev, ev.b))
     frozen = _frozen(ev, snapshot.labels)
+    by_origin, origin_quote = origin_sections(ev)
+    checks = list(snapshot.checks)
+    overlap = None
+    if corpus == "open" or corpus is not None:  # the app's screens pass None: not asked for
+        overlap, overlap_checks = overlap_section(ev, chunks)
+        checks = worst_first(checks + overlap_checks)
     return Report(
         triage=__version__,
         k=ev.k,
@@ -381,9 +389,12 @@ def build(
         tenants=_tenants(ev, floor),
         flips=_flips(ev, chunks),
         ranks=_ranks(ev),
-        checks=tuple(snapshot.checks),
+        checks=tuple(checks),
         ks=ev.cutoffs,
         holdout=_holdout(ev),
+        origins=by_origin,
+        origin_quote=origin_quote,
+        overlap=overlap,
     )
 
 

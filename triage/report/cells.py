@@ -13,14 +13,19 @@ from triage.core.checks import Check, Level
 from triage.core.paired import Outcome
 from triage.core.sanitize import one_line
 from triage.report.model import (
+    ArmMeans,
+    ArmSection,
     DropRow,
     FlipRow,
     FloorRow,
+    OriginQuote,
+    OverlapSection,
     PairedSection,
     RankHistogram,
     RanksSection,
     Report,
     SliceRow,
+    Spread,
     TenantRow,
     TenantsSection,
 )
@@ -575,3 +580,100 @@ def histogram_line(h: RankHistogram) -> str:
         f"{h.fell} lower in B, {h.same} the same, {h.rose} higher; "
         f"gold in A's list only {h.only_a}, in B's only {h.only_b}, in neither {h.neither}"
     )
+
+
+# -- query origin and lexical overlap (core/origin.py, core/overlap.py) ---------------------------
+
+ORIGIN_HEAD = [
+    "origin",
+    "n",
+    "hit A",
+    "hit B",
+    "B−A",
+    "recall A",
+    "recall B",
+    "mrr A",
+    "mrr B",
+    "ndcg A",
+    "ndcg B",
+    "both hit",
+    "both miss",
+    "h→m",
+    "m→h",
+]
+BLEND = "all (blend)"
+
+
+def _origin_cells(
+    name: str, a: ArmMeans | ArmSection, b: ArmMeans | ArmSection, p: PairedSection
+) -> list[str]:
+    return [
+        name,
+        str(p.n),
+        rate(a.hit_rate),
+        rate(b.hit_rate),
+        delta(a.hit_rate, b.hit_rate),
+        rate(a.recall),
+        rate(b.recall),
+        rate(a.mrr),
+        rate(b.mrr),
+        rate(a.ndcg),
+        rate(b.ndcg),
+        str(p.both_hit),
+        str(p.both_miss),
+        str(p.a_hit_b_miss),
+        str(p.a_miss_b_hit),
+    ]
+
+
+def origin_rows(r: Report) -> list[list[str]]:
+    """The blend first, then one row per origin (empty without an origin column)."""
+    if not r.origins:
+        return []
+    rows = [_origin_cells(BLEND, r.arms.a, r.arms.b, r.paired)]
+    return rows + [_origin_cells(o.origin, o.arms.a, o.arms.b, o.paired) for o in r.origins]
+
+
+def quote_line(q: OriginQuote) -> str:
+    """Which figure to quote when real and generated queries are both present, and the gap."""
+    return (
+        f"Quote the real figure: hit rate A {rate(q.real.a)} / B {rate(q.real.b)} on {q.n_real} real "
+        f"queries. The {q.n_generated} generated queries score A {rate(q.generated.a)} / B "
+        f"{rate(q.generated.b)} (generated − real: {signed(q.gap.a)} / {signed(q.gap.b)}); generated "
+        "questions reuse their chunk's words and inflate recall."
+    )
+
+
+OVERLAP_HEAD = [
+    "queries",
+    "n",
+    "body q1",
+    "body median",
+    "body q3",
+    "path q1",
+    "path median",
+    "path q3",
+    "path > body",
+]
+OVERLAP_NOTE = (
+    "Overlap: the share of a query's content words found in its closest gold chunk's body, and in "
+    "its heading path (path). path > body: queries whose heading path shares more than the body."
+)
+
+
+def _spread(s: Spread) -> list[str]:
+    return [rate(s.q1), rate(s.median), rate(s.q3)]
+
+
+def overlap_rows(o: OverlapSection) -> list[list[str]]:
+    """Each group (all, per origin), then each arm's hits and misses."""
+    named = [(g.group, g) for g in o.groups]
+    named += [(f"{side.upper()} {g.group}", g) for side, groups in o.by_arm.items() for g in groups]
+    return [
+        [name, str(g.body.n), *_spread(g.body), *_spread(g.header), str(g.header_above_body)]
+        for name, g in named
+    ]
+
+
+def overlap_unavailable(o: OverlapSection) -> str:
+    return f"Lexical overlap unavailable: {o.reason}."

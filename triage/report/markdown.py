@@ -88,6 +88,27 @@ def _numbers(r: Report) -> list[str]:
     return out
 
 
+def _origins(r: Report) -> list[str]:
+    """Per query origin beside the blend, which figure to quote, and the lexical overlap."""
+    out = []
+    rows = cells.origin_rows(r)
+    if rows:
+        out += ["## By query origin", ""]
+        out += _table(cells.ORIGIN_HEAD, [[cell(name), *figures] for name, *figures in rows])
+        if r.origin_quote is not None:
+            out += [f"**{cell(cells.quote_line(r.origin_quote))}**", ""]
+    o = r.overlap
+    if o is not None and not o.available:
+        out += [cell(cells.overlap_unavailable(o)), ""]
+    elif o is not None:
+        out += ["## Lexical overlap with the gold", ""]
+        out += _table(
+            cells.OVERLAP_HEAD, [[cell(name), *figures] for name, *figures in cells.overlap_rows(o)]
+        )
+        out += [cell(cells.OVERLAP_NOTE), ""]
+    return out
+
+
 def _flips(r: Report) -> list[str]:
     shown, hidden = cells.capped_flips(r.flips)
     out = ["## Flips (hit→miss first)", ""]
@@ -165,5 +186,5 @@ def render(r: Report) -> str:
         ["level", "code", "message"],
         [[LEVEL[level], f"`{code}`", cell(message)] for level, code, message in cells.check_rows(r.checks)],
     )
-    out += _numbers(r) + _holdout(r) + _flips(r) + _ranks(r) + _slices(r)
+    out += _numbers(r) + _origins(r) + _holdout(r) + _flips(r) + _ranks(r) + _slices(r)
     return "\n".join(out)

@@ -348,6 +348,56 @@ class RanksSection:
 
 
 @dataclass(frozen=True)
+class OriginRow:
+    """The headline numbers over the scored queries of one origin (core/origin.py)."""
+
+    origin: str
+    arms: ByArm[ArmMeans]
+    paired: PairedSection  # its discordant cells are the origin's flips
+
+
+@dataclass(frozen=True)
+class OriginQuote:
+    """Real and generated queries both present: quote the real figure (`quote`)."""
+
+    quote: str  # the origin whose figure to quote: "real"
+    n_real: int
+    n_generated: int
+    real: ByArm[float | None]  # hit rate per arm on the real queries
+    generated: ByArm[float | None]
+    gap: ByArm[float | None]  # generated − real hit rate, per arm
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A distribution over some queries: n, quartiles and median (linear interpolation)."""
+
+    n: int
+    q1: float | None
+    median: float | None
+    q3: float | None
+
+
+@dataclass(frozen=True)
+class OverlapGroup:
+    """Lexical overlap of a group of queries with their gold (core/overlap.py)."""
+
+    group: str  # "all", "origin:<name>", "hits", "misses"
+    body: Spread
+    header: Spread
+    header_above_body: int  # queries whose heading-path overlap exceeds their body overlap
+
+
+@dataclass(frozen=True)
+class OverlapSection:
+    available: bool
+    reason: str  # why not, when not available
+    threshold: float  # `queries.generated_like` fires at a median body overlap at or above this
+    groups: tuple[OverlapGroup, ...]  # "all", then one per origin
+    by_arm: ByArm[tuple[OverlapGroup, ...]]  # the arm's hits, then its misses
+
+
+@dataclass(frozen=True)
 class Report:
     triage: str  # the version that wrote it
     k: int
@@ -370,6 +420,9 @@ class Report:
     gate: GateSection | None = None
     ks: tuple[int, ...] = ()  # every cut-off asked for, `k` (the decision k) first
     holdout: HoldoutSection | None = None  # None: no tuning split named
+    origins: tuple[OriginRow, ...] = ()  # per query origin, largest first; empty: no origin column
+    origin_quote: OriginQuote | None = None
+    overlap: OverlapSection | None = None  # None: not asked for (the app's screens)
 
     def with_gate(self, gate: GateSection, checks: tuple[Check, ...] = ()) -> Report:
         """With the gate's verdicts, and its own checks (floors that fire on noise) among the checks."""

@@ -85,6 +85,37 @@ def paired_view(r: Report) -> Group:
     )
 
 
+def origins_view(r: Report) -> Group | None:
+    """The headline numbers per query origin beside the blend, and which figure to quote."""
+    rows = cells.origin_rows(r)
+    if not rows:
+        return None
+    t = Table(title="By query origin", title_justify="left")
+    for i, name in enumerate(cells.ORIGIN_HEAD):
+        t.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for name, *figures in rows:
+        t.add_row(plain(name, 30), *figures)
+    parts: list[RenderableType] = [t]
+    if r.origin_quote is not None:
+        parts.append(Text(cells.quote_line(r.origin_quote), "bold"))
+    return Group(*parts)
+
+
+def overlap_view(r: Report) -> RenderableType | None:
+    """The lexical overlap of the queries with their gold, when the report measured it."""
+    o = r.overlap
+    if o is None:
+        return None
+    if not o.available:
+        return Text(cells.overlap_unavailable(o), "dim")
+    t = Table(title="Lexical overlap with the gold", title_justify="left", caption=cells.OVERLAP_NOTE)
+    for i, name in enumerate(cells.OVERLAP_HEAD):
+        t.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for name, *figures in cells.overlap_rows(o):
+        t.add_row(plain(name, 40), *figures)
+    return t
+
+
 def label_states_table(r: Report) -> Table | None:
     """Frozen labels beside amended labels, when amendments are in force."""
     rows = cells.label_state_rows(r)
@@ -276,6 +307,8 @@ def render(r: Report, console: Console | None = None) -> None:
         k_cells_table(r),
         paired_view(r),
         holdout_view(r),
+        origins_view(r),
+        overlap_view(r),
         label_states_table(r),
         flips_view(r),
         ranks_view(r),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -36,6 +37,7 @@ class OverviewScreen(Screen):
             yield Static(id="k-cells")
             yield Static(id="label-states")
             yield Static(id="hint")
+            yield Static(id="origins")  # per query origin beside the blend: below the keys, in view
         yield Keys()
 
     shown_version: str | None = None
@@ -59,10 +61,18 @@ class OverviewScreen(Screen):
                 f"  (also k = {', '.join(map(str, r.ks[1:]))})" if len(r.ks) > 1 else "",
             )
         )
-        self.query_one("#summary", Static).update(report_text.summary(r))
+        summary = report_text.summary(r)
+        if r.origin_quote is not None:  # real and generated queries: which figure to quote, on top
+            summary = summary + "\n" + Text(cells.quote_line(r.origin_quote), "bold")
+        self.query_one("#summary", Static).update(summary)
         self.query_one("#checks", Static).update(report_text.checks_table(r, compact=True))
         self.query_one("#metrics", Static).update(report_text.metrics_table(r))
         self.query_one("#paired", Static).update(report_text.paired_view(r))
+        origins = report_text.origins_view(r)
+        box = self.query_one("#origins", Static)
+        box.display = origins is not None
+        if origins is not None:
+            box.update(origins)
         k_cells = report_text.k_cells_table(r)
         box = self.query_one("#k-cells", Static)
         box.display = k_cells is not None
