@@ -193,17 +193,14 @@ def _arm_cost(ev: Evaluation, arm: Arm, corpus: Corpus | None, headers: pa.Chunk
         found = len(tokens)
         gone = f", {absent} absent from the corpus left out" if absent else ""
         mean = float(tokens.mean()) if found else None
-        heading = Figure(mean, f"corpus header of the {found} ids in the top {ev.k}{gone}")
+        heading = Figure(mean, f"corpus header, {found} ids of the top {ev.k}{gone}")
     if adds is None:
         prepended = Figure(None, f"{said}: whether the header is prepended is unknown")
     elif not adds:
         prepended = Figure(0.0, f"{said}: nothing prepended")
     else:
-        prepended = Figure(heading.value, f"{heading.source}; {said}")
-    tax = Figure(
-        None if prepended.value is None else ev.k * prepended.value,
-        f"k = {ev.k} × mean header tokens ({said})",
-    )
+        prepended = Figure(heading.value, f"{said}: the heading path above")
+    tax = Figure(None if prepended.value is None else ev.k * prepended.value, f"k = {ev.k} × the row above")
     recorded = {key: Figure(*_number(meta, key)) for key in META_NUMBERS if key in meta}
     return ArmCost(chunks, p50, p95, n_lat, mode, heading, prepended, tax, found, recorded)
 
@@ -264,7 +261,9 @@ def cost(ev: Evaluation, corpus: Corpus | None) -> Cost:
         whole = Figure(None, "not computed: embed_input_tokens_mean is not recorded by both arms")
     else:
         total = sum(int(token_estimates(c).sum()) for c in headers.chunks)
-        whole = Figure(total / len(headers) if len(headers) else None, f"corpus header, {len(headers)} chunks")
+        whole = Figure(
+            total / len(headers) if len(headers) else None, f"corpus header, {len(headers)} chunks"
+        )
     return Cost(
         _arm_cost(ev, ev.a, corpus, headers),
         _arm_cost(ev, ev.b, corpus, headers),
@@ -324,7 +323,9 @@ def check_closure(ev: Evaluation, c: Cost) -> list[Check]:
     ]
     if differ:
         return [
-            Check(OK, code, f"{' and '.join(differ)} differ: the header is not the only change, gap not checked")
+            Check(
+                OK, code, f"{' and '.join(differ)} differ: the header is not the only change, gap not checked"
+            )
         ]
     mean = c.corpus_header_tokens.value
     if mean is None:

@@ -31,13 +31,22 @@ def summary(arm: ArmView, k: int, movement: int | None) -> Content:
     moved = ""
     if arm.side == "b" and movement is not None and movement != 0:
         moved = f"  ({'down' if movement > 0 else 'up'} {abs(movement)} from A)"
+    answer: list[str | tuple[str, str]] = []
+    if arm.graded:  # the harness's verdict on the answer (core/answers.py)
+        said = {True: ("correct", "$text-success"), False: ("wrong", "$text-error")}
+        answer = [
+            "  · answer ",
+            said.get(arm.answer_correct, "not graded") if arm.answer_correct is not None else "not graded",
+        ]
     short: list[str | tuple[str, str]] = []
     if arm.short(k):
         short = ["\n", (f"returned {arm.n_returned} of k = {k} · short list", "$text-warning bold")]
     return line(
         (f"{side} {arm.name}  ", "bold"),
         outcome,
-        f"  gold {where}{moved}\n",
+        f"  gold {where}{moved}",
+        *answer,
+        "\n",
         ("plan ", "$text-muted"),
         _known(arm.plan),
         ("   n_returned ", "$text-muted"),
