@@ -68,7 +68,9 @@ def write_eval(
     hit_b = [i % 5 != 0 for i in range(N)]
     write_parquet(folder / "a.parquet", rows(hit_a, lat_a, answer_a), {"name": "plain", **(meta_a or {})})
     write_parquet(folder / "b.parquet", rows(hit_b, lat_b, answer_b), {"name": "headers", **(meta_b or {})})
-    write_parquet(folder / "labels.parquet", [{"query_id": f"q{i}", "chunk_id": f"c{i % 40}"} for i in range(N)])
+    write_parquet(
+        folder / "labels.parquet", [{"query_id": f"q{i}", "chunk_id": f"c{i % 40}"} for i in range(N)]
+    )
     return manifest(folder, "a.parquet", "b.parquet", "labels.parquet", k=K, corpus="chunks.parquet")
 
 
@@ -78,7 +80,19 @@ def _open(path: Path):
 
 
 def test_token_estimates_equal_the_one_text_estimate() -> None:
-    texts = ["", "  ", "a b", " a  b ", "a\u00a0b", "a\u2003b c", "a\x1cb", "a\x0bb", "x\n\ny", None, "A > B > C"]
+    texts = [
+        "",
+        "  ",
+        "a b",
+        " a  b ",
+        "a\u00a0b",
+        "a\u2003b c",
+        "a\x1cb",
+        "a\x0bb",
+        "x\n\ny",
+        None,
+        "A > B > C",
+    ]
     got = token_estimates(pa.array(texts, pa.string())).tolist()
     assert got == [token_estimate(t) for t in texts]
 
@@ -146,7 +160,9 @@ def test_header_tax_follows_header_mode(tmp_path: Path) -> None:
     assert c.b.heading_tokens.value == pytest.approx(want)
     assert c.b.header_tokens.value == pytest.approx(want)
     assert c.b.header_tax.value == pytest.approx(K * want)
-    assert c.a.heading_tokens.value == pytest.approx(_top_k_mean(ev, ev.a, corpus))  # what a prepend would cost
+    assert c.a.heading_tokens.value == pytest.approx(
+        _top_k_mean(ev, ev.a, corpus)
+    )  # what a prepend would cost
     # unrecorded header_mode: whether a header is paid is unknown, and the source says why
     unknown = cost(_open(write_eval(tmp_path / "u"))[0].ev, corpus)
     assert unknown.b.header_tax.value is None and "unrecorded" in unknown.b.header_tokens.source

@@ -73,8 +73,8 @@ def _numbers(r: Report) -> list[str]:
     return out
 
 
-def _cost(r: Report) -> list[str]:
-    """Evidence × answer per arm, then what the change cost (each figure with its source)."""
+def _answers(r: Report) -> list[str]:
+    """Evidence × answer per arm, and answer accuracy beside the hit rate."""
     out: list[str] = []
     x = r.answers
     if x is not None:
@@ -87,6 +87,12 @@ def _cost(r: Report) -> list[str]:
             out += [f"**{side.upper()} {name}**", ""]
             out += _table(cells.ANSWER_HEAD, cells.answer_rows(arm_cells))
         out += [cell(cells.answer_change(x), 1000) + ".", ""]
+    return out
+
+
+def _cost(r: Report) -> list[str]:
+    """What the change cost, each figure with its source, its checks, and latency by slice."""
+    out: list[str] = []
     c = r.cost
     if c is None:
         return out
@@ -181,5 +187,5 @@ def render(r: Report) -> str:
         ["level", "code", "message"],
         [[LEVEL[level], f"`{code}`", cell(message)] for level, code, message in cells.check_rows(r.checks)],
     )
-    out += _numbers(r) + _cost(r) + _flips(r) + _ranks(r) + _slices(r)
+    out += _numbers(r) + _answers(r) + _flips(r) + _ranks(r) + _slices(r) + _cost(r)
     return "\n".join(out)

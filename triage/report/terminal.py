@@ -331,11 +331,11 @@ def render(r: Report, console: Console | None = None) -> None:
         paired_view(r),
         label_states_table(r),
         answers_view(r),
-        cost_view(r),
         flips_view(r),
         ranks_view(r),
         tenants_view(r),
         slices_view(r),
+        cost_view(r),
     )
     for part in parts:
         if part is not None:
