@@ -289,3 +289,15 @@ def test_the_sample_cost_section_and_answers_in_every_format(sample: Path, capsy
     assert main(["report", str(sample), "--format", "markdown"]) == 0
     md = capsys.readouterr().out
     assert "## What the change cost" in md and "## Evidence × answer" in md and "cost.closure" in md
+
+
+def test_token_estimates_on_random_text_slices_and_chunks() -> None:
+    import random
+
+    r = random.Random(1)
+    alphabet = ["a", "b", " ", "  ", "\t", "\n", "\x1c", "é", "\u00a0", "\u3000", "\x85", "\x0b"]
+    texts = ["".join(r.choice(alphabet) for _ in range(r.randint(0, 12))) for _ in range(3000)] + [None]
+    arr = pa.array(texts, pa.string())
+    want = [token_estimate(t) for t in texts]
+    assert token_estimates(arr.slice(3)).tolist() == want[3:]
+    assert token_estimates(pa.chunked_array([arr.slice(0, 100), arr.slice(100)])).tolist() == want

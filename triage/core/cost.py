@@ -39,11 +39,43 @@ _WORD = (
 )
 
 
+# The ASCII bytes `str.split()` splits on; a text holding other bytes goes through `_WORD`.
+_SPACE = np.zeros(256, bool)
+_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+
+
+def _word_counts(a: pa.Array) -> np.ndarray:
+    """Whitespace-separated words per string of one string array (int64; 0 for null): the ASCII
+    texts by one numpy pass over the bytes (a word starts at a non-space byte after a space or at
+    the text's start), the others by the regex."""
+    a = a.cast(pa.large_string()) if a.type != pa.large_string() else a
+    n = len(a)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.frombuffer(a.buffers()[1], np.int64)[a.offset : a.offset + n + 1]
+    data = a.buffers()[2]
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    seg, off = raw[offsets[0] : offsets[-1]], offsets - offsets[0]
+    space = _SPACE[seg]
+    start = ~space
+    start[1:] &= space[:-1]
+    first = off[:-1][off[1:] > off[:-1]]  # each non-empty text's first byte
+    start[first] = ~space[first]
+    counted = np.concatenate([[0], np.cumsum(start, dtype=np.int64)])
+    words = counted[off[1:]] - counted[off[:-1]]
+    other = ~pc.fill_null(pc.string_is_ascii(a), True).to_numpy(zero_copy_only=False)
+    if other.any():
+        where = np.flatnonzero(other)
+        words[where] = pc.count_substring_regex(a.take(pa.array(where)), _WORD).to_numpy(zero_copy_only=False)
+    words[a.is_null().to_numpy(zero_copy_only=False)] = 0
+    return words
+
+
 def token_estimates(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """`words.token_estimate` of every text at once (int64; 0 for null): ⌈words × 4/3⌉, words
     split on whitespace as `str.split()` does."""
-    n = pc.count_substring_regex(texts, _WORD).fill_null(0)
-    words = np.asarray(n.to_numpy(zero_copy_only=False), np.float64)
+    parts = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+    words = np.concatenate([_word_counts(p) for p in parts]) if parts else np.zeros(0, np.int64)
     return np.ceil(words * TOKENS_PER_WORD).astype(np.int64)
 
 
@@ -149,12 +181,19 @@ def _headers(corpus: Corpus | None) -> pa.ChunkedArray | None:
     return None if col.null_count == len(col) else col
 
 
-def _top_k_tokens(arm: Arm, k: int, corpus: Corpus, headers: pa.ChunkedArray) -> tuple[np.ndarray, int]:
-    """Header tokens of each id in the arm's top k found in the corpus, and how many were absent."""
-    top = pc.list_flatten(pc.list_slice(arm.run.retrieved, 0, k))
-    rows = corpus.rows_of(top)
-    found = rows[rows >= 0]
-    wanted, back = np.unique(found, return_inverse=True)
+def _top_k_tokens(ev: Evaluation, corpus: Corpus, headers: pa.ChunkedArray) -> list[tuple[np.ndarray, int]]:
+    """Per arm: the header tokens of each id in its top k found in the corpus, and how many were
+    absent. Both arms' ids are looked up in one pass, and each distinct chunk's header counted once."""
+    tops = [pc.list_flatten(pc.list_slice(arm.run.retrieved, 0, ev.k)) for arm in ev.arms]
+    encoded = pc.dictionary_encode(pa.concat_arrays([t.cast(pa.string()) for t in tops]))
+    distinct = corpus.rows_of(encoded.dictionary)  # one row per distinct id (-1: not in the corpus)
+    code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = distinct[code]
+    order = np.flatnonzero(distinct >= 0)
+    wanted = distinct[order]  # distinct corpus rows, one per distinct id found
+    place = np.full(len(distinct), -1, np.int64)
+    place[order] = np.arange(len(order))
+    back = place[code[rows >= 0]]
     # Taken chunk by chunk: a take over a mapped, chunked column would first join its chunks.
     starts = np.cumsum([0] + [len(c) for c in headers.chunks])
     owner = np.searchsorted(starts, wanted, side="right") - 1
@@ -162,10 +201,14 @@ def _top_k_tokens(arm: Arm, k: int, corpus: Corpus, headers: pa.ChunkedArray) ->
     for c in np.unique(owner).tolist():
         mine = np.flatnonzero(owner == c)
         tokens[mine] = token_estimates(headers.chunks[c].take(pa.array(wanted[mine] - starts[c])))
-    return tokens[back], int((rows < 0).sum())
+    found = np.full(len(rows), -1, np.int64)
+    found[rows >= 0] = tokens[back]
+    split = len(tops[0])
+    return [(part[part >= 0], int((part < 0).sum())) for part in (found[:split], found[split:])]
 
 
-def _arm_cost(ev: Evaluation, arm: Arm, corpus: Corpus | None, headers: pa.ChunkedArray | None) -> ArmCost:
+def _arm_cost(ev: Evaluation, arm: Arm, top: tuple[np.ndarray, int] | None, why: str) -> ArmCost:
+    """`top`: `_top_k_tokens`'s for this arm (None: heading paths unknown, `why`)."""
     meta = arm.run.meta
     n_chunks, source = _number(meta, "n_chunks")
     if n_chunks is None and ev.inputs.corpus is not None:
@@ -185,11 +228,10 @@ def _arm_cost(ev: Evaluation, arm: Arm, corpus: Corpus | None, headers: pa.Chunk
     adds = prepends(mode)
     said = "header_mode unrecorded" if mode is None else f"header_mode {mode!r}"
     found = 0
-    if corpus is None or headers is None:
-        why = "no corpus" if corpus is None else "the corpus has no header column"
+    if top is None:
         heading = Figure(None, f"{why}: heading paths unknown")
     else:
-        tokens, absent = _top_k_tokens(arm, ev.k, corpus, headers)
+        tokens, absent = top
         found = len(tokens)
         gone = f", {absent} absent from the corpus left out" if absent else ""
         mean = float(tokens.mean()) if found else None
@@ -254,8 +296,11 @@ def cost(ev: Evaluation, corpus: Corpus | None) -> Cost:
     """The cost row of both arms; heading paths from `corpus` (None: those figures unknown)."""
     headers = _headers(corpus)
     recorded = all("embed_input_tokens_mean" in arm.run.meta for arm in ev.arms)
+    why = "no corpus" if corpus is None else "the corpus has no header column"
+    tops: list[tuple[np.ndarray, int] | None] = [None, None]
+    if corpus is not None and headers is not None:
+        tops = list(_top_k_tokens(ev, corpus, headers))
     if headers is None:
-        why = "no corpus" if corpus is None else "the corpus has no header column"
         whole = Figure(None, why)
     elif not recorded:  # only the closure check reads it: not computed otherwise
         whole = Figure(None, "not computed: embed_input_tokens_mean is not recorded by both arms")
@@ -265,8 +310,8 @@ def cost(ev: Evaluation, corpus: Corpus | None) -> Cost:
             total / len(headers) if len(headers) else None, f"corpus header, {len(headers)} chunks"
         )
     return Cost(
-        _arm_cost(ev, ev.a, corpus, headers),
-        _arm_cost(ev, ev.b, corpus, headers),
+        _arm_cost(ev, ev.a, tops[0], why),
+        _arm_cost(ev, ev.b, tops[1], why),
         whole,
         _slice_latency(ev),
     )
