@@ -1070,6 +1070,40 @@ def mark_origins(queries, corpus) -> None:
         for q in rng.sample(pool, n):
             q["origin"] = "generated"
             q["text"] = generated_question(rng, by_id[q["golds"][0]]["text"])
+# 7c. What the change cost, and the answers (issue 13): metadata and a column, from their own
+#     random stream so that nothing above draws differently.
+# ---------------------------------------------------------------------------------------------
+COST_SEED = SEED + 13
+VECTOR_BYTES = 768 * 4 + 64  # per chunk: e5-base-v2's 768 float32 values, plus id and links
+EMBED_TOKENS_PER_S = 2500  # embedding throughput the ingestion times assume
+P_CORRECT = {True: 0.80, False: 0.20}  # the reader's chance of a correct answer with / without gold
+UNGRADED = 2  # queries whose answer the harness could not grade in arm b (null answer_correct)
+
+
+def cost_meta(arm: str, rows: list[dict]) -> dict[str, str]:
+    """n_chunks, index_bytes, ingest_seconds, embed_input_tokens_mean: arm b embeds the heading
+    path, a blank line and the body; arm a the body alone (tokens by `est_tokens`)."""
+    tokens = [est_tokens(r["header"] + "\n\n" + r["text"] if arm == "b" else r["text"]) for r in rows]
+    return {"n_chunks": str(len(rows)), "index_bytes": str(len(rows) * VECTOR_BYTES),
+            "ingest_seconds": f"{3.0 + sum(tokens) / EMBED_TOKENS_PER_S:.1f}",
+            "embed_input_tokens_mean": f"{sum(tokens) / len(tokens):.2f}"}
+
+
+def answer_verdicts(queries: list[dict]) -> dict[str, list[bool | None]]:
+    """Per arm, per query (in query order): whether the answer was correct. One draw per query
+    serves both arms (one reader), so a query hit in both is answered alike in both."""
+    rng = random.Random(COST_SEED)
+    out: dict[str, list[bool | None]] = {"a": [], "b": []}
+    for q in queries:
+        u = rng.random()
+        for arm in ("a", "b"):
+            hit = q["cell"] in (("both_hit", "a_hit_b_miss") if arm == "a"
+                                else ("both_hit", "a_miss_b_hit"))
+            out[arm].append(u < P_CORRECT[hit])
+    plain = [i for i, q in enumerate(queries) if not q.get("kind")]
+    for i in rng.sample(plain, UNGRADED):
+        out["b"][i] = None
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1182,6 +1216,7 @@ def build(out_dir: pathlib.Path) -> dict:
            "relevance": pa.array([x[2] for x in labels], pa.int32())},
           out_dir / "labels.parquet", {"name": "sample gold v1", "created_at": LABELS_CREATED})
     labels_sha = hashlib.sha256((out_dir / "labels.parquet").read_bytes()).hexdigest()
+    verdicts = answer_verdicts(queries)  # issue 13: answer_correct and the cost metadata
     for stem, (arm, name, k, created, mode) in RUNS.items():
         rr = runs[arm]
         write({"query_id": strings(r["query_id"] for r in rr),
@@ -1190,10 +1225,11 @@ def build(out_dir: pathlib.Path) -> dict:
                "plan": strings(r["plan"] for r in rr),
                "n_eligible": pa.array([r["n_eligible"] for r in rr], pa.int64()),
                "n_returned": pa.array([r["n_returned"] for r in rr], pa.int64()),
-               "latency_ms": pa.array([r["latency_ms"] for r in rr], pa.float64())},
+               "latency_ms": pa.array([r["latency_ms"] for r in rr], pa.float64()),
+               "answer_correct": pa.array(verdicts[arm], pa.bool_())},
               out_dir / "runs" / f"{stem}.parquet",
               dict(name=name, k=str(k), **META_COMMON, labels_sha256=labels_sha,
-                   created_at=created, header_mode=mode))
+                   created_at=created, header_mode=mode, **cost_meta(arm, rows)))
     (out_dir / "triage.toml").write_text(MANIFEST.format(
         note="No k here: both runs record k = 5 in their metadata.",
         b_name="headers", b_file="headers"), encoding="utf-8")
@@ -1201,7 +1237,9 @@ def build(out_dir: pathlib.Path) -> dict:
     (out_dir / "k10.toml").write_text(MANIFEST.format(
         note="Arm b's run records k = 10, arm a's k = 5: this manifest shows the k-mismatch check.",
         b_name="headers-k10", b_file="headers_k10"), encoding="utf-8")
-    return verify(out_dir, {q["query_id"]: q["kind"] for q in queries if q.get("kind")})
+    summary = verify(out_dir, {q["query_id"]: q["kind"] for q in queries if q.get("kind")})
+    verify_cost(out_dir)
+    return summary
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1361,6 +1399,20 @@ def verify(out_dir: pathlib.Path, planted: dict[str, str]) -> dict:
     check(sum(q["language"] != "en" for q in queries.values()) >= 3, "a few de / fr queries")
     return {"cells": c, "tenants": rates, "regressions": {q: planted[q] for q in regress},
             "near_duplicate": near_dup, "corpus": len(chunks)}
+
+
+def verify_cost(out_dir: pathlib.Path) -> None:
+    """The cost metadata close: equal chunk counts, and the embedding-input gap b − a within a
+    token of the corpus's mean heading-path tokens; every arm has an answer_correct 2×2."""
+    chunks = pq.read_table(out_dir / "chunks.parquet").to_pylist()
+    metas = {stem: parquet_meta(pq.read_table(out_dir / f"runs/{stem}.parquet")) for stem in RUNS}
+    check(len({m["n_chunks"] for m in metas.values()}) == 1, "n_chunks differ")
+    header = sum(est_tokens(c["header"]) for c in chunks) / len(chunks)
+    gap = float(metas["headers"]["embed_input_tokens_mean"]) - float(metas["plain"]["embed_input_tokens_mean"])
+    check(abs(gap - header) <= 1.0, f"embedding-input gap {gap} vs mean header tokens {header}")
+    for stem in RUNS:
+        verdicts = pq.read_table(out_dir / f"runs/{stem}.parquet").column("answer_correct").to_pylist()
+        check({True, False} <= set(verdicts), f"{stem} answer_correct")
 
 
 def main() -> None:

@@ -112,7 +112,7 @@ def long_table(path: Path, seed: int) -> pa.Table:
         "rank": pa.array(rank, pa.int64()),
         "score": pc.list_flatten(t.column("scores")),
     }
-    for name in ("plan", "n_eligible", "n_returned", "latency_ms"):
+    for name in ("plan", "n_eligible", "n_returned", "latency_ms", "answer_correct"):
         cols[name] = t.column(name).take(parent)
     order = np.random.default_rng(seed).permutation(len(parent))
     return pa.table(cols).take(order)

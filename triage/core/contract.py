@@ -16,6 +16,7 @@ from triage.core.ids import fingerprint
 from triage.core.readers import Parsed
 
 ID, IDS, FLOATS, STR, INT, FLOAT = "id", "list of ids", "list of numbers", "text", "integer", "number"
+BOOL = "boolean (true/false, or 1/0)"
 
 # column -> (kind, required)
 RUN = {
@@ -29,6 +30,7 @@ RUN = {
     "tenant": (STR, False),
     "filter": (STR, False),
     "selectivity": (FLOAT, False),
+    "answer_correct": (BOOL, False),  # the harness's verdict on the answer; null: not judged
 }
 QUERIES = {
     "query_id": (ID, True),
@@ -71,6 +73,7 @@ _ARROW = {
     STR: pa.string(),
     INT: pa.int64(),
     FLOAT: pa.float64(),
+    BOOL: pa.bool_(),
 }
 
 
@@ -157,6 +160,8 @@ def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
                 row = _first(pc.list_parent_indices(out).to_numpy()[bad])
                 raise InputError(loaded.path, f"{name!r} holds NaN or an infinite value", loaded.where(row))
         return out
+    if kind == BOOL:
+        return _boolean(loaded, name, col)
     if kind in (INT, FLOAT) and name in loaded.oversize:  # an integer too large for Arrow
         r, value = loaded.oversize[name]
         raise InputError(
@@ -201,6 +206,21 @@ def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
             )
         return out
     raise AssertionError(kind)
+
+
+def _boolean(loaded: Parsed, name: str, col: pa.Array) -> pa.Array:
+    """A boolean column as is; integers 1 and 0 as true and false; anything else refused."""
+    t = col.type
+    if pa.types.is_boolean(t):
+        return col
+    if not pa.types.is_integer(t):
+        raise _bad_type(loaded, name, BOOL, t)
+    v = col.to_numpy(zero_copy_only=False)
+    bad = ~_nulls(col) & (v != 0) & (v != 1)
+    if bad.any():
+        r = _first(bad)
+        raise InputError(loaded.path, f"{name!r} is {v[r]}, expected true/false or 1/0", loaded.where(r))
+    return pc.not_equal(col, 0)
 
 
 def _nulls(arr: pa.Array) -> np.ndarray:

@@ -23,6 +23,7 @@ from triage.core.paired import Outcome, Paired, noise_band, outcome_codes, paire
 from triage.core.ranks import WinTieLoss, ranks
 from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
 from triage.labels.state import LabelState
+from triage.report.costs import answers_section, cost_section
 from triage.report.model import (
     ArmMeans,
     ArmSection,
@@ -355,12 +356,17 @@ def report_corpus(snapshot: Snapshot) -> Corpus | None:
 
 
 def build(
-    snapshot: Snapshot, floor: float = DEFAULT_FLOOR, corpus: Corpus | None | Literal["open"] = "open"
+    snapshot: Snapshot,
+    floor: float = DEFAULT_FLOOR,
+    corpus: Corpus | None | Literal["open"] = "open",
+    cost_corpus: Corpus | None | Literal["same"] = "same",
 ) -> Report:
     """The report of `snapshot`. `corpus`: the chunks the flips' text hints read; "open" opens the
-    one the spec names; None gives only the hints that need no text."""
+    one the spec names; None gives only the hints that need no text. `cost_corpus`: the chunks
+    the cost section reads heading paths from ("same": `corpus`'s)."""
     ev = snapshot.ev
     chunks = report_corpus(snapshot) if corpus == "open" else corpus
+    cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
     scored = ev.scored
     slice_rows, partition = _slices(ev)
     arms = ByArm(_arm(ev, ev.a), _arm(ev, ev.b))
@@ -389,12 +395,14 @@ def build(
         tenants=_tenants(ev, floor),
         flips=_flips(ev, chunks),
         ranks=_ranks(ev),
-        checks=tuple(checks),
+        checks=tuple(worst_first([*checks, *cost_checks])),
         ks=ev.cutoffs,
         holdout=_holdout(ev),
         origins=by_origin,
         origin_quote=origin_quote,
         overlap=overlap,
+        cost=cost,
+        answers=answers_section(ev),
     )
 
 

@@ -13,8 +13,11 @@ from triage.core.checks import Check, Level
 from triage.core.paired import Outcome
 from triage.core.sanitize import one_line
 from triage.report.model import (
+    AnswerCellsRow,
+    AnswersSection,
     ArmMeans,
     ArmSection,
+    CostSection,
     DropRow,
     FlipRow,
     FloorRow,
@@ -25,6 +28,7 @@ from triage.report.model import (
     RanksSection,
     Report,
     SliceRow,
+    Sourced,
     Spread,
     TenantRow,
     TenantsSection,
@@ -677,3 +681,111 @@ def overlap_rows(o: OverlapSection) -> list[list[str]]:
 
 def overlap_unavailable(o: OverlapSection) -> str:
     return f"Lexical overlap unavailable: {o.reason}."
+
+
+# -- what the change cost, and the answers (core/cost.py, core/answers.py) ----------------------
+
+COST_HEAD = ["figure", "A", "B", "B − A", "source A", "source B"]
+LATENCY_HEAD = ["slice", "n", "p50 A", "p50 B", "p95 A", "p95 B"]
+ANSWER_HEAD = ["", "answer correct", "answer wrong"]
+COST_NOTE = (
+    "header tax: k × the mean tokens (≈ words × 4/3) of the heading paths the arm prepends to "
+    "its top-k chunks, added to every answered query; latency percentiles are each slice's own"
+)
+
+
+def figure(x: float | None, digits: int = 1) -> str:
+    """A measured amount: "16.7", "2,273,600" with `digits` 0 ("–" when unknown)."""
+    return NONE if x is None else f"{x:,.{digits}f}"
+
+
+def _diff(a: float | None, b: float | None, digits: int = 1) -> str:
+    return NONE if a is None or b is None else f"{b - a:+,.{digits}f}"
+
+
+def cost_rows(c: CostSection, k: int) -> list[list[str]]:
+    """[figure, A, B, B − A, source A, source B]: chunks, latency, header tokens and tax, then
+    the metadata figures either arm records."""
+    a, b = c.arms.a, c.arms.b
+    rows: list[tuple[str, Sourced, Sourced, int]] = [
+        ("chunks", a.n_chunks, b.n_chunks, 0),
+        ("latency p50 ms", a.latency_p50_ms, b.latency_p50_ms, 1),
+        ("latency p95 ms", a.latency_p95_ms, b.latency_p95_ms, 1),
+        (f"heading-path tokens, top {k} mean", a.heading_tokens, b.heading_tokens, 1),
+        ("header tokens prepended, mean", a.header_tokens, b.header_tokens, 1),
+        (f"header tax / query (k = {k})", a.header_tax, b.header_tax, 1),
+    ]
+    unknown = Sourced(None, "not recorded")
+    for name, key, digits in (
+        ("index bytes", "index_bytes", 0),
+        ("ingest seconds", "ingest_seconds", 1),
+        ("embedding input tokens, mean", "embed_input_tokens_mean", 1),
+    ):
+        fa, fb = getattr(a, key), getattr(b, key)
+        if fa is not None or fb is not None:
+            rows.append((name, fa or unknown, fb or unknown, digits))
+    return [
+        [name, figure(x.value, d), figure(y.value, d), _diff(x.value, y.value, d), x.source, y.source]
+        for name, x, y, d in rows
+    ]
+
+
+def cost_line(c: CostSection, k: int) -> str:
+    """The overview's one line: "latency p50 16.1 → 15.0 ms, p95 33.1 → 34.9 ms; header tax …"."""
+    a, b = c.arms.a, c.arms.b
+    return (
+        f"latency p50 {figure(a.latency_p50_ms.value)} → {figure(b.latency_p50_ms.value)} ms, "
+        f"p95 {figure(a.latency_p95_ms.value)} → {figure(b.latency_p95_ms.value)} ms; header tax "
+        f"{figure(a.header_tax.value)} → {figure(b.header_tax.value)} tokens per query (k = {k}); "
+        f"chunks {figure(a.n_chunks.value, 0)} / {figure(b.n_chunks.value, 0)}"
+    )
+
+
+def latency_rows(c: CostSection) -> list[tuple[str, list[str]]]:
+    """(key, [value, n, p50 A, p50 B, p95 A, p95 B]) per slice, the first SLICE_CAP of each key."""
+    out: list[tuple[str, list[str]]] = []
+    seen: dict[str, int] = {}
+    for s in c.slices:
+        seen[s.key] = seen.get(s.key, 0) + 1
+        if seen[s.key] <= SLICE_CAP:
+            out.append(
+                (
+                    s.key,
+                    [s.value, str(s.n), figure(s.p50_a), figure(s.p50_b), figure(s.p95_a), figure(s.p95_b)],
+                )
+            )
+    return out
+
+
+def answer_rows(c: AnswerCellsRow) -> list[list[str]]:
+    """One arm's evidence × answer table: rows hit / miss, columns answer correct / wrong."""
+    return [
+        ["gold in top k (hit)", f"{c.working} working", f"{c.assembly} assembly problem"],
+        ["gold missing (miss)", f"{c.lucky} lucky", f"{c.retrieval} retrieval problem"],
+    ]
+
+
+def answer_change(x: AnswersSection) -> str:
+    """ "answer accuracy 0.586 [0.516, 0.652] → 0.692 [0.624, 0.752] (+0.106) beside hit rate
+    0.616 → 0.788 (+0.172), over 198 queries judged in both; McNemar p = …"."""
+    a = rate_interval(x.accuracy.a, x.wilson_low.a, x.wilson_high.a)
+    b = rate_interval(x.accuracy.b, x.wilson_low.b, x.wilson_high.b)
+    return (
+        f"answer accuracy {a} → {b} ({delta(x.accuracy.a, x.accuracy.b)}) beside hit rate "
+        f"{rate(x.hit_rate.a)} → {rate(x.hit_rate.b)} ({delta(x.hit_rate.a, x.hit_rate.b)}), over "
+        f"{x.n} scored queries with answer_correct in both arms; answers {x.a_correct_b_wrong} "
+        f"right→wrong, {x.a_wrong_b_correct} wrong→right, McNemar exact p = {p_value(x.mcnemar_p)}"
+    )
+
+
+def answer_share(c: AnswerCellsRow) -> str:
+    """ "of 200: working 103, lucky 15, assembly 21, retrieval 61"."""
+    return (
+        f"of {c.n}: working {c.working}, lucky {c.lucky}, assembly problem {c.assembly}, "
+        f"retrieval problem {c.retrieval}"
+    )
+
+
+def cost_checks(checks: Iterable[Check]) -> list[Check]:
+    """The checks of the cost row (codes `cost.*`)."""
+    return [c for c in checks if c.code.startswith("cost.")]

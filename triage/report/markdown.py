@@ -9,9 +9,9 @@ from triage.report.model import Report
 LEVEL = {"error": "❌ error", "warning": "⚠️ warning", "ok": "ok"}
 
 
-def cell(value: object) -> str:
+def cell(value: object, width: int = 200) -> str:
     """Data as one table cell: control characters visible, pipes and markup characters escaped."""
-    text = one_line("" if value is None else value, 200)
+    text = one_line("" if value is None else value, width)
     for ch in "\\|`*_[]<>":
         text = text.replace(ch, "\\" + ch)
     return text
@@ -109,6 +109,43 @@ def _origins(r: Report) -> list[str]:
     return out
 
 
+def _answers(r: Report) -> list[str]:
+    """Evidence × answer per arm, and answer accuracy beside the hit rate."""
+    out: list[str] = []
+    x = r.answers
+    if x is not None:
+        out += ["## Evidence × answer", ""]
+        for side, arm_cells in x.cells.items():
+            name = cell((r.arms.a if side == "a" else r.arms.b).name)
+            if arm_cells is None:
+                out += [f"{side.upper()} {name}: no answer_correct column.", ""]
+                continue
+            out += [f"**{side.upper()} {name}**", ""]
+            out += _table(cells.ANSWER_HEAD, cells.answer_rows(arm_cells))
+        out += [cell(cells.answer_change(x), 1000) + ".", ""]
+    return out
+
+
+def _cost(r: Report) -> list[str]:
+    """What the change cost, each figure with its source, its checks, and latency by slice."""
+    out: list[str] = []
+    c = r.cost
+    if c is None:
+        return out
+    out += ["## What the change cost", ""]
+    rows = [[*row[:4], cell(row[4]), cell(row[5])] for row in cells.cost_rows(c, r.k)]
+    out += _table(cells.COST_HEAD, rows)
+    out += [cell(cells.COST_NOTE), ""]
+    for check in cells.cost_checks(r.checks):
+        out += [f"- {LEVEL[check.level]} `{check.code}`: {cell(check.message, 1000)}"]
+    out += [""]
+    latency = cells.latency_rows(c)
+    if latency:
+        out += ["**Latency by slice** (ms; each slice's own percentiles)", ""]
+        out += _table(["key", *cells.LATENCY_HEAD], [[key, cell(row[0]), *row[1:]] for key, row in latency])
+    return out
+
+
 def _flips(r: Report) -> list[str]:
     shown, hidden = cells.capped_flips(r.flips)
     out = ["## Flips (hit→miss first)", ""]
@@ -186,5 +223,5 @@ def render(r: Report) -> str:
         ["level", "code", "message"],
         [[LEVEL[level], f"`{code}`", cell(message)] for level, code, message in cells.check_rows(r.checks)],
     )
-    out += _numbers(r) + _origins(r) + _holdout(r) + _flips(r) + _ranks(r) + _slices(r)
+    out += _numbers(r) + _origins(r) + _holdout(r) + _answers(r) + _flips(r) + _ranks(r) + _slices(r) + _cost(r)
     return "\n".join(out)

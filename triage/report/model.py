@@ -347,6 +347,82 @@ class RanksSection:
     histogram: RankHistogram
 
 
+@dataclass(frozen=True, slots=True)
+class Sourced:
+    """A figure and where it came from: a metadata key, a column, the corpus (None: unknown)."""
+
+    value: float | None
+    source: str
+
+
+@dataclass(frozen=True)
+class ArmCostSection:
+    """One arm's cost (core/cost.py)."""
+
+    n_chunks: Sourced
+    latency_p50_ms: Sourced
+    latency_p95_ms: Sourced
+    latency_n: int  # answered queries with a latency_ms
+    header_mode: str | None  # run metadata `header_mode`
+    heading_tokens: Sourced  # mean tokens of the top-k chunks' heading paths, prepended or not
+    header_tokens: Sourced  # the same as the arm prepends it (0 for header_mode none)
+    header_tax: Sourced  # k × header_tokens: tokens added to each answered query
+    top_k_chunks: int  # ids of the top k (over the answered queries) found in the corpus
+    index_bytes: Sourced | None  # None: not in the run's metadata
+    ingest_seconds: Sourced | None
+    embed_input_tokens_mean: Sourced | None
+
+
+@dataclass(frozen=True, slots=True)
+class SliceLatencyRow:
+    """One slice's own latency percentiles (ms) over its scored queries with a latency."""
+
+    key: str
+    value: str
+    n: int
+    n_a: int
+    n_b: int
+    p50_a: float | None
+    p95_a: float | None
+    p50_b: float | None
+    p95_b: float | None
+
+
+@dataclass(frozen=True)
+class CostSection:
+    arms: ByArm[ArmCostSection]
+    corpus_header_tokens: Sourced  # mean header tokens over every corpus chunk (the closure check)
+    slices: tuple[SliceLatencyRow, ...]  # every slice key, in the slices' order
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCellsRow:
+    """Evidence × answer over an arm's scored queries with an answer_correct."""
+
+    working: int  # hit, answer correct
+    lucky: int  # miss, answer correct
+    assembly: int  # hit, answer wrong: an assembly problem
+    retrieval: int  # miss, answer wrong: a retrieval problem
+    n: int
+
+
+@dataclass(frozen=True)
+class AnswersSection:
+    """Answer accuracy beside the hit rate, on the queries scored and judged in both arms (`n`)."""
+
+    cells: ByArm[AnswerCellsRow | None]  # None: that arm has no answer_correct column
+    n: int
+    accuracy: ByArm[float | None]
+    wilson_low: ByArm[float | None]  # Wilson 95% interval of each arm's accuracy
+    wilson_high: ByArm[float | None]
+    hit_rate: ByArm[float | None]  # on the same n queries
+    both_correct: int
+    a_correct_b_wrong: int
+    a_wrong_b_correct: int
+    both_wrong: int
+    mcnemar_p: float | None
+
+
 @dataclass(frozen=True)
 class OriginRow:
     """The headline numbers over the scored queries of one origin (core/origin.py)."""
@@ -423,6 +499,8 @@ class Report:
     origins: tuple[OriginRow, ...] = ()  # per query origin, largest first; empty: no origin column
     origin_quote: OriginQuote | None = None
     overlap: OverlapSection | None = None  # None: not asked for (the app's screens)
+    cost: CostSection | None = None  # what the change cost (core/cost.py)
+    answers: AnswersSection | None = None  # None: no run carries answer_correct
 
     def with_gate(self, gate: GateSection, checks: tuple[Check, ...] = ()) -> Report:
         """With the gate's verdicts, and its own checks (floors that fire on noise) among the checks."""

@@ -278,6 +278,66 @@ def ranks_view(r: Report) -> Group:
     return Group(*parts)
 
 
+def cost_table(r: Report) -> Table | None:
+    """Each arm's cost, with where each figure came from."""
+    c = r.cost
+    if c is None:
+        return None
+    t = Table(
+        title="What the change cost", title_justify="left", caption=cells.COST_NOTE, caption_justify="left"
+    )
+    for i, name in enumerate(cells.COST_HEAD):
+        t.add_column(name, justify="right" if 0 < i < 4 else "left", overflow="fold")
+    for name, *figures, source_a, source_b in cells.cost_rows(c, r.k):
+        t.add_row(Text(name), *figures, plain(source_a, 80), plain(source_b, 80))
+    return t
+
+
+def cost_view(r: Report, slices: bool = True) -> Group | None:
+    """The cost table, its checks, and (`slices`) each slice's own latency percentiles."""
+    t = cost_table(r)
+    if t is None or r.cost is None:
+        return None
+    parts: list[RenderableType] = [t]
+    for c in cells.cost_checks(r.checks):
+        parts.append(Text(f"{c.level} {c.code}: ", STYLE[c.level]) + plain(c.message, 400))
+    rows = cells.latency_rows(r.cost) if slices else []
+    if rows:
+        lat = Table(title="Latency by slice (ms; each slice's own percentiles)", title_justify="left")
+        lat.add_column("key")
+        for i, name in enumerate(cells.LATENCY_HEAD):
+            lat.add_column(name, justify="left" if i == 0 else "right")
+        shown = ""
+        for key, (value, *figures) in rows:
+            lat.add_row(Text(key if key != shown else ""), plain(value, 40), *figures)
+            shown = key
+        parts += [Text(""), lat]
+    return Group(*parts)
+
+
+def answers_view(r: Report) -> Group | None:
+    """Evidence × answer per arm, and answer accuracy beside the hit rate."""
+    x = r.answers
+    if x is None:
+        return None
+    parts: list[RenderableType] = []
+    for side, c in x.cells.items():
+        arm = r.arms.a if side == "a" else r.arms.b
+        if c is None:
+            parts.append(Text(f"{side.upper()} ") + plain(arm.name, 30) + Text(": no answer_correct column"))
+            continue
+        t = Table(
+            title=Text(f"Evidence × answer, {side.upper()} ") + plain(arm.name, 30), title_justify="left"
+        )
+        for i, name in enumerate(cells.ANSWER_HEAD):
+            t.add_column(name, justify="left" if i == 0 else "right")
+        (hit, working, assembly), (miss, lucky, retrieval) = cells.answer_rows(c)
+        t.add_row(hit, Text(working, "green"), Text(assembly, "dark_orange"))
+        t.add_row(miss, lucky, Text(retrieval, "red"))
+        parts.append(t)
+    return Group(*parts, Text(cells.answer_change(x)))
+
+
 def title(r: Report) -> Text:
     a, b = r.arms.a, r.arms.b
     head = Text("triage report: ", "bold") + plain(a.name, 40) + Text(" → ") + plain(b.name, 40)
@@ -310,10 +370,12 @@ def render(r: Report, console: Console | None = None) -> None:
         origins_view(r),
         overlap_view(r),
         label_states_table(r),
+        answers_view(r),
         flips_view(r),
         ranks_view(r),
         tenants_view(r),
         slices_view(r),
+        cost_view(r),
     )
     for part in parts:
         if part is not None:

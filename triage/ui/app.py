@@ -200,7 +200,9 @@ class TriageApp(App[None]):
         from triage.ui.screens.lists import FlipsScreen
         from triage.ui.screens.queue import QueueScreen
 
-        if isinstance(self.screen, (DetailScreen, QueueScreen)):
+        if isinstance(self.screen, OverviewScreen):  # the cost row reads the heading paths
+            self.screen.show(self.session)
+        elif isinstance(self.screen, (DetailScreen, QueueScreen)):
             self.screen.show()
         elif isinstance(self.screen, FlipsScreen):  # text hints can be computed now
             self.screen.fill()

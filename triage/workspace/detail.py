@@ -76,6 +76,8 @@ class ArmView:
     n_returned: int | None
     n_eligible: int | None
     rows: list[Row]  # the first max(k, 10), then any deeper row holding gold
+    graded: bool = False  # the run carries answer_correct (core/answers.py)
+    answer_correct: bool | None = None  # the harness's verdict on this query's answer (None: not graded)
 
     def inside(self, k: int) -> bool:
         return self.gold_rank is not None and self.gold_rank <= k
@@ -174,6 +176,8 @@ def _arm_view(
             )
             for i in keep
         ],
+        graded="answer_correct" in arm.run.table.column_names,
+        answer_correct=arm.value("answer_correct", q),
     )
 
 

@@ -14,6 +14,7 @@ from textual.widgets import LoadingIndicator, Static
 
 from triage.report import cells
 from triage.report import terminal as report_text
+from triage.report.model import Report
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
 from triage.ui.screens.live import report
@@ -38,6 +39,8 @@ class OverviewScreen(Screen):
             yield Static(id="label-states")
             yield Static(id="hint")
             yield Static(id="origins")  # per query origin beside the blend: below the keys, in view
+            yield Static(id="answers")
+            yield Static(id="cost")
         yield Keys()
 
     shown_version: str | None = None
@@ -83,6 +86,7 @@ class OverviewScreen(Screen):
         box.display = states is not None
         if states is not None:
             box.update(states)
+        self._cost(r)
         below = ""
         if r.tenants is not None:
             below = f"\n{cells.below_floor_line(r.tenants)}   t: tenants   s: slices"
@@ -95,8 +99,21 @@ class OverviewScreen(Screen):
                 f"\n{cells.wins_ties_losses(r.ranks, r.k)}",
                 f"\n{cells.drops_line(r.ranks, r.k)}   r: rank drops",
                 below,
+                *([f"\n{cells.cost_line(r.cost, r.k)}"] if r.cost is not None else []),
+                *([f"\n{cells.answer_change(r.answers)}"] if r.answers is not None else []),
             )
         )
+
+    def _cost(self, r: Report) -> None:
+        """The evidence × answer tables and the cost table, below the numbers."""
+        for name, part in (
+            ("#answers", report_text.answers_view(r)),
+            ("#cost", report_text.cost_view(r, slices=False)),
+        ):
+            box = self.query_one(name, Static)
+            box.display = part is not None
+            if part is not None:
+                box.update(part)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "search" and getattr(self.app, "session", None) is None:

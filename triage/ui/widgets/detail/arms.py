@@ -31,9 +31,15 @@ def summary(arm: ArmView, k: int, movement: int | None) -> Content:
     moved = ""
     if arm.side == "b" and movement is not None and movement != 0:
         moved = f"  ({'down' if movement > 0 else 'up'} {abs(movement)} from A)"
+    answer: list[str | tuple[str, str]] = []
+    if arm.graded:  # the harness's verdict on the answer (core/answers.py), on a line of its own
+        said = {True: ("correct", "$text-success bold"), False: ("wrong", "$text-error bold")}
+        verdict = said.get(arm.answer_correct) if arm.answer_correct is not None else None
+        answer = [("answer ", "$text-muted"), verdict or "not graded"]
     short: list[str | tuple[str, str]] = []
     if arm.short(k):
-        short = ["\n", (f"returned {arm.n_returned} of k = {k} · short list", "$text-warning bold")]
+        short = [(f"returned {arm.n_returned} of k = {k} · short list", "$text-warning bold")]
+    third = [*answer, *(["   "] if answer and short else []), *short]
     return line(
         (f"{side} {arm.name}  ", "bold"),
         outcome,
@@ -46,7 +52,7 @@ def summary(arm: ArmView, k: int, movement: int | None) -> Content:
         _known(arm.n_eligible),
         ("   stored depth ", "$text-muted"),
         str(arm.depth),
-        *short,
+        *(["\n", *third] if third else []),
     )
 
 

@@ -1,0 +1,399 @@
+"""What the change cost beside what it won (issue 13 §5): the rest of the row.
+
+Per arm, each figure with where it came from:
+- chunks: run metadata `n_chunks`, else the corpus's row count (both arms: one chunking pass);
+- latency p50 / p95: the `latency_ms` column over the queries the arm answered (numpy's linear
+  percentile); per slice, each slice's own percentiles over its scored queries, never a
+  combination of other slices' medians;
+- header tokens: the mean estimated tokens (`words.token_estimate`, ⌈words × 4/3⌉) of the corpus
+  `header` (heading path) of every id in the arm's top k, over the queries it answered, as the
+  arm prepends it: metadata `header_mode` `none` (or `off`, `no`, `false`) prepends nothing (0);
+  any other value prepends the heading path; absent: unknown. The header tax is k × that mean:
+  tokens added to every answered question's context;
+- where the metadata records them: `index_bytes`, `ingest_seconds`, `embed_input_tokens_mean`
+  (mean tokens of the text handed to the embedder per chunk).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from triage.core.checks import ERROR, OK, WARNING, Check
+from triage.core.corpus import Corpus
+from triage.core.evaluation import Arm, Evaluation
+from triage.core.slices import BANDS, KEYS, NONE, key_values
+from triage.core.words import TOKENS_PER_WORD
+
+QUANTILES = (50.0, 95.0)  # latency percentiles reported
+META_NUMBERS = ("index_bytes", "ingest_seconds", "embed_input_tokens_mean")  # read where recorded
+NOT_PREPENDED = frozenset({"none", "off", "no", "false"})  # header_mode values that add no header
+# Python's str.split() whitespace, spelled for RE2: a word is a maximal run of anything else.
+_WORD = (
+    r"[^\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}"
+    r"\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+"
+)
+
+
+# The ASCII bytes `str.split()` splits on; a text holding other bytes goes through `_WORD`.
+_SPACE = np.zeros(256, bool)
+_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+
+
+def _word_counts(a: pa.Array) -> np.ndarray:
+    """Whitespace-separated words per string of one string array (int64; 0 for null): the ASCII
+    texts by one numpy pass over the bytes (a word starts at a non-space byte after a space or at
+    the text's start), the others by the regex."""
+    a = a.cast(pa.large_string()) if a.type != pa.large_string() else a
+    n = len(a)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.frombuffer(a.buffers()[1], np.int64)[a.offset : a.offset + n + 1]
+    data = a.buffers()[2]
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    seg, off = raw[offsets[0] : offsets[-1]], offsets - offsets[0]
+    space = _SPACE[seg]
+    start = ~space
+    start[1:] &= space[:-1]
+    first = off[:-1][off[1:] > off[:-1]]  # each non-empty text's first byte
+    start[first] = ~space[first]
+    counted = np.concatenate([[0], np.cumsum(start, dtype=np.int64)])
+    words = counted[off[1:]] - counted[off[:-1]]
+    other = ~pc.fill_null(pc.string_is_ascii(a), True).to_numpy(zero_copy_only=False)
+    if other.any():
+        where = np.flatnonzero(other)
+        words[where] = pc.count_substring_regex(a.take(pa.array(where)), _WORD).to_numpy(zero_copy_only=False)
+    words[a.is_null().to_numpy(zero_copy_only=False)] = 0
+    return words
+
+
+def token_estimates(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """`words.token_estimate` of every text at once (int64; 0 for null): ⌈words × 4/3⌉, words
+    split on whitespace as `str.split()` does."""
+    parts = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+    words = np.concatenate([_word_counts(p) for p in parts]) if parts else np.zeros(0, np.int64)
+    return np.ceil(words * TOKENS_PER_WORD).astype(np.int64)
+
+
+def percentiles(values: np.ndarray, qs: tuple[float, ...] = QUANTILES) -> list[float]:
+    """numpy's linear percentiles of the non-NaN `values` (NaN each when there are none)."""
+    v = values[~np.isnan(values)]
+    return [float(x) for x in np.percentile(v, qs)] if len(v) else [math.nan] * len(qs)
+
+
+def grouped_percentiles(
+    values: np.ndarray, groups: np.ndarray, m: int, qs: tuple[float, ...] = QUANTILES
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per group 0..m-1, the linear percentiles `qs` of its own non-NaN values (groups < 0 are
+    left out), all groups in one sort: (float64 array len(qs) × m, NaN where a group is empty;
+    int64 counts per group). Equal to np.percentile over each group's values."""
+    ok = (groups >= 0) & ~np.isnan(values)
+    g, v = groups[ok], values[ok]
+    order = np.lexsort((v, g))
+    g, v = g[order], v[order]
+    n = np.bincount(g, minlength=m)
+    start = np.cumsum(n) - n
+    out = np.full((len(qs), m), np.nan)
+    has = np.flatnonzero(n)
+    for i, q in enumerate(qs):
+        pos = (n[has] - 1) * (q / 100)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, n[has] - 1)
+        t = pos - lo
+        a, b = v[start[has] + lo], v[start[has] + hi]
+        diff = b - a
+        # numpy's lerp: from the lower value below t = 0.5, back from the upper one above
+        out[i, has] = np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+    return out, n
+
+
+def _number(meta: dict[str, str], key: str) -> tuple[float | None, str]:
+    """A metadata figure and its source ("" when not recorded)."""
+    raw = meta.get(key)
+    if raw is None:
+        return None, ""
+    try:
+        x = float(str(raw).strip())
+    except ValueError:
+        return None, f"metadata {key} = {raw!r} is not a number"
+    return (x, f"metadata {key}") if math.isfinite(x) and x >= 0 else (None, f"metadata {key} = {raw!r}")
+
+
+def prepends(mode: str | None) -> bool | None:
+    """Whether a `header_mode` puts the heading path in front of the chunk (None: unrecorded)."""
+    if mode is None:
+        return None
+    return mode.strip().lower() not in NOT_PREPENDED and mode.strip() != ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One number and where it came from (`source`: a metadata key, a column, the corpus)."""
+
+    value: float | None
+    source: str
+
+
+@dataclass(frozen=True)
+class ArmCost:
+    n_chunks: Figure
+    latency_p50: Figure  # ms
+    latency_p95: Figure
+    latency_n: int  # answered queries with a latency
+    header_mode: str | None
+    heading_tokens: Figure  # mean tokens of the top-k chunks' heading paths, prepended or not
+    header_tokens: Figure  # the same as the arm prepends it: 0 for `none`, None when unknown
+    header_tax: Figure  # k × header_tokens, per answered query
+    top_k_chunks: int  # ids in the arm's top k found in the corpus (what the means are over)
+    meta: dict[str, Figure]  # META_NUMBERS, those recorded
+
+
+@dataclass(frozen=True)
+class SliceLatency:
+    key: str
+    value: str
+    n: int  # scored queries in the slice
+    n_a: int  # of them, with a latency in A
+    n_b: int
+    p50_a: float
+    p95_a: float
+    p50_b: float
+    p95_b: float
+
+
+@dataclass(frozen=True)
+class Cost:
+    a: ArmCost
+    b: ArmCost
+    corpus_header_tokens: Figure  # mean heading-path tokens over every corpus chunk (closure)
+    slices: tuple[SliceLatency, ...]
+
+
+def _headers(corpus: Corpus | None) -> pa.ChunkedArray | None:
+    """The corpus's heading paths (None: no corpus, or no chunk has a header)."""
+    if corpus is None:
+        return None
+    col = corpus.table.column("header")
+    return None if col.null_count == len(col) else col
+
+
+def _top_k_tokens(ev: Evaluation, corpus: Corpus, headers: pa.ChunkedArray) -> list[tuple[np.ndarray, int]]:
+    """Per arm: the header tokens of each id in its top k found in the corpus, and how many were
+    absent. Both arms' ids are looked up in one pass, and each distinct chunk's header counted once."""
+    tops = [pc.list_flatten(pc.list_slice(arm.run.retrieved, 0, ev.k)) for arm in ev.arms]
+    encoded = pc.dictionary_encode(pa.concat_arrays([t.cast(pa.string()) for t in tops]))
+    distinct = corpus.rows_of(encoded.dictionary)  # one row per distinct id (-1: not in the corpus)
+    code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = distinct[code]
+    order = np.flatnonzero(distinct >= 0)
+    wanted = distinct[order]  # distinct corpus rows, one per distinct id found
+    place = np.full(len(distinct), -1, np.int64)
+    place[order] = np.arange(len(order))
+    back = place[code[rows >= 0]]
+    # Taken chunk by chunk: a take over a mapped, chunked column would first join its chunks.
+    starts = np.cumsum([0] + [len(c) for c in headers.chunks])
+    owner = np.searchsorted(starts, wanted, side="right") - 1
+    tokens = np.zeros(len(wanted), np.int64)
+    for c in np.unique(owner).tolist():
+        mine = np.flatnonzero(owner == c)
+        tokens[mine] = token_estimates(headers.chunks[c].take(pa.array(wanted[mine] - starts[c])))
+    found = np.full(len(rows), -1, np.int64)
+    found[rows >= 0] = tokens[back]
+    split = len(tops[0])
+    return [(part[part >= 0], int((part < 0).sum())) for part in (found[:split], found[split:])]
+
+
+def _arm_cost(ev: Evaluation, arm: Arm, top: tuple[np.ndarray, int] | None, why: str) -> ArmCost:
+    """`top`: `_top_k_tokens`'s for this arm (None: heading paths unknown, `why`)."""
+    meta = arm.run.meta
+    n_chunks, source = _number(meta, "n_chunks")
+    if n_chunks is None and ev.inputs.corpus is not None:
+        n_chunks, source = float(len(ev.inputs.corpus)), "corpus rows" + (f" ({source})" if source else "")
+    chunks = Figure(n_chunks, source or "unrecorded (no n_chunks, no corpus)")
+    col = arm.run.column("latency_ms")
+    if col is None:
+        p50 = p95 = Figure(None, "no latency_ms column")
+        n_lat = 0
+    else:
+        values = np.asarray(col.to_numpy(zero_copy_only=False), np.float64)
+        n_lat = int((~np.isnan(values)).sum())
+        got = percentiles(values)
+        where = f"column latency_ms ({n_lat} queries)"
+        p50, p95 = (Figure(None if math.isnan(x) else x, where) for x in got)
+    mode = meta.get("header_mode")
+    adds = prepends(mode)
+    said = "header_mode unrecorded" if mode is None else f"header_mode {mode!r}"
+    found = 0
+    if top is None:
+        heading = Figure(None, f"{why}: heading paths unknown")
+    else:
+        tokens, absent = top
+        found = len(tokens)
+        gone = f", {absent} absent from the corpus left out" if absent else ""
+        mean = float(tokens.mean()) if found else None
+        heading = Figure(mean, f"corpus header, {found} ids of the top {ev.k}{gone}")
+    if adds is None:
+        prepended = Figure(None, f"{said}: whether the header is prepended is unknown")
+    elif not adds:
+        prepended = Figure(0.0, f"{said}: nothing prepended")
+    else:
+        prepended = Figure(heading.value, f"{said}: the heading path above")
+    tax = Figure(None if prepended.value is None else ev.k * prepended.value, f"k = {ev.k} × the row above")
+    recorded = {key: Figure(*_number(meta, key)) for key in META_NUMBERS if key in meta}
+    return ArmCost(chunks, p50, p95, n_lat, mode, heading, prepended, tax, found, recorded)
+
+
+def _slice_latency(ev: Evaluation) -> tuple[SliceLatency, ...]:
+    """Each slice key's latency percentiles per slice of the scored queries (as `slices` cuts them)."""
+    lat = []
+    for arm in ev.arms:
+        col = arm.aligned("latency_ms")
+        lat.append(None if col is None else np.asarray(col.to_numpy(zero_copy_only=False), np.float64))
+    if lat[0] is None and lat[1] is None:
+        return ()
+    scored = ev.scored
+    out: list[SliceLatency] = []
+    for key in KEYS:
+        values = key_values(ev, key)
+        if values is None:
+            continue
+        encoded = pc.dictionary_encode(values.fill_null(NONE))
+        names = encoded.dictionary.to_pylist()
+        code = np.where(scored, encoded.indices.to_numpy().astype(np.int64), -1)
+        m = len(names)
+        n = np.bincount(code[scored], minlength=m)
+        empty = (np.full((2, m), np.nan), np.zeros(m, np.int64))
+        pa_, na = empty if lat[0] is None else grouped_percentiles(lat[0], code, m)
+        pb, nb = empty if lat[1] is None else grouped_percentiles(lat[1], code, m)
+        rows = [
+            SliceLatency(
+                key,
+                str(names[i]),
+                int(n[i]),
+                int(na[i]),
+                int(nb[i]),
+                float(pa_[0, i]),
+                float(pa_[1, i]),
+                float(pb[0, i]),
+                float(pb[1, i]),
+            )
+            for i in range(m)
+            if n[i]
+        ]
+        if key == "selectivity":
+            rows.sort(key=lambda s: BANDS.index(s.value) if s.value in BANDS else len(BANDS))
+        else:
+            rows.sort(key=lambda s: (-s.n, s.value))
+        out += rows
+    return tuple(out)
+
+
+def cost(ev: Evaluation, corpus: Corpus | None) -> Cost:
+    """The cost row of both arms; heading paths from `corpus` (None: those figures unknown)."""
+    headers = _headers(corpus)
+    recorded = all("embed_input_tokens_mean" in arm.run.meta for arm in ev.arms)
+    why = "no corpus" if corpus is None else "the corpus has no header column"
+    tops: list[tuple[np.ndarray, int] | None] = [None, None]
+    if corpus is not None and headers is not None:
+        tops = list(_top_k_tokens(ev, corpus, headers))
+    if headers is None:
+        whole = Figure(None, why)
+    elif not recorded:  # only the closure check reads it: not computed otherwise
+        whole = Figure(None, "not computed: embed_input_tokens_mean is not recorded by both arms")
+    else:
+        total = sum(int(token_estimates(c).sum()) for c in headers.chunks)
+        whole = Figure(
+            total / len(headers) if len(headers) else None, f"corpus header, {len(headers)} chunks"
+        )
+    return Cost(
+        _arm_cost(ev, ev.a, tops[0], why),
+        _arm_cost(ev, ev.b, tops[1], why),
+        whole,
+        _slice_latency(ev),
+    )
+
+
+# -- checks --------------------------------------------------------------------------------------
+
+CLOSURE_TOKENS = 1.0  # closure tolerance: this many tokens (⌈⌉ rounding of a joined text) …
+CLOSURE_SHARE = 0.05  # … or this share of the expected gap, whichever is larger
+
+
+def _count(f: Figure) -> str:
+    return "unknown" if f.value is None else f"{f.value:,.0f} ({f.source})"
+
+
+def check_chunk_count(ev: Evaluation, c: Cost) -> list[Check]:
+    """Equal chunk counts are the evidence of one chunking pass; unequal ones are an error."""
+    na, nb = c.a.n_chunks, c.b.n_chunks
+    code = "cost.chunk_count"
+    if na.value is None and nb.value is None:
+        return []
+    if na.value is None or nb.value is None:
+        known = ev.a if nb.value is None else ev.b
+        figure = na if nb.value is None else nb
+        return [Check(OK, code, f"only {known.name}'s chunk count is known, {_count(figure)}: not compared")]
+    facts = {"a": na.value, "b": nb.value}
+    if na.value != nb.value:
+        return [
+            Check(
+                ERROR,
+                code,
+                f"chunk counts differ: {ev.a.name} {_count(na)}, {ev.b.name} {_count(nb)}: the arms "
+                "do not come from one chunking pass, so chunk ids and gold do not mean the same",
+                facts,
+            )
+        ]
+    both_corpus = na.source.startswith("corpus") and nb.source.startswith("corpus")
+    note = "; neither run records n_chunks, so this is the corpus alone" if both_corpus else ""
+    return [Check(OK, code, f"both arms hold {na.value:,.0f} chunks{note}", facts)]
+
+
+def check_closure(ev: Evaluation, c: Cost) -> list[Check]:
+    """The embedding-input gap B − A against the header the arms' header_mode says was added:
+    the corpus's mean header tokens × (B prepends − A prepends)."""
+    code = "cost.closure"
+    ea, eb = (arm.meta.get("embed_input_tokens_mean") for arm in (c.a, c.b))
+    if ea is None or eb is None or ea.value is None or eb.value is None:
+        return []
+    modes = (prepends(c.a.header_mode), prepends(c.b.header_mode))
+    if None in modes:
+        return [Check(OK, code, "header_mode unrecorded in an arm: embedding-input gap not checked")]
+    differ = [
+        key for key in ("chunker", "embedding_model") if ev.a.run.meta.get(key) != ev.b.run.meta.get(key)
+    ]
+    if differ:
+        return [
+            Check(
+                OK, code, f"{' and '.join(differ)} differ: the header is not the only change, gap not checked"
+            )
+        ]
+    mean = c.corpus_header_tokens.value
+    if mean is None:
+        return [Check(OK, code, f"embedding-input gap not checked: {c.corpus_header_tokens.source}")]
+    expected = mean * (int(bool(modes[1])) - int(bool(modes[0])))
+    gap = eb.value - ea.value
+    tolerance = max(CLOSURE_TOKENS, CLOSURE_SHARE * abs(expected))
+    facts = {"gap": gap, "expected": expected, "tolerance": tolerance}
+    said = f"embedding-input gap B − A {gap:+.1f} tokens (metadata embed_input_tokens_mean)"
+    want = f"the header added {expected:+.1f} (corpus mean header tokens {mean:.1f}, header_mode "
+    want += f"{c.a.header_mode!r} → {c.b.header_mode!r})"
+    if abs(gap - expected) <= tolerance:
+        return [Check(OK, code, f"{said} matches {want}, within {tolerance:.1f}", facts)]
+    return [
+        Check(
+            WARNING,
+            code,
+            f"{said} does not match {want}: off by {gap - expected:+.1f} (tolerance {tolerance:.1f}); "
+            "something besides the header changed what is embedded",
+            facts,
+        )
+    ]
+
+
+def cost_checks(ev: Evaluation, c: Cost) -> list[Check]:
+    return check_chunk_count(ev, c) + check_closure(ev, c)
