@@ -223,5 +223,7 @@ def render(r: Report) -> str:
         ["level", "code", "message"],
         [[LEVEL[level], f"`{code}`", cell(message)] for level, code, message in cells.check_rows(r.checks)],
     )
-    out += _numbers(r) + _origins(r) + _holdout(r) + _answers(r) + _flips(r) + _ranks(r) + _slices(r) + _cost(r)
+    out += (
+        _numbers(r) + _origins(r) + _holdout(r) + _answers(r) + _flips(r) + _ranks(r) + _slices(r) + _cost(r)
+    )
     return "\n".join(out)
