@@ -246,11 +246,20 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="our command; {data} = the folder (default: python -m triage report {data} --format json)",
     )
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each command")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each command")
     ap.add_argument("--peer-repeat", type=int, default=None, help="runs of the peer (default: --repeat)")
     ap.add_argument("--tol", type=float, default=1e-9, help="max |ours - peer| of any mean")
     ap.add_argument("--max-wall", type=float, default=3.0, help="ours: best wall, seconds")
-    ap.add_argument("--max-rss-mb", type=float, default=2048, help="ours: peak RSS, MiB")
+    ap.add_argument("--max-rss-mb", type=float, default=1536, help="ours: peak RSS, MiB")
+    ap.add_argument(
+        "--max-floor-ratio", type=float, default=1.3, help="ours median wall / decode floor median wall"
+    )
+    ap.add_argument(
+        "--max-corpus-cost",
+        type=float,
+        default=0.5,
+        help="with --corpus: ours median minus ours-without-the-corpus median, seconds",
+    )
     ap.add_argument("--min-speedup", type=float, default=4.0, help="peer best wall / ours best wall")
     ap.add_argument(
         "--sample",
@@ -272,9 +281,19 @@ def main(argv: list[str] | None = None) -> int:
             args.cmd, [sys.executable, "-m", "triage", "report", "{data}", "--format", "json"], data
         )
         peer_cmd = [sys.executable, str(HERE / "peer_trec_eval.py"), str(data)]
+        floor = run_series("floor", [sys.executable, str(HERE / "decode_floor.py"), str(data)], args.repeat)
         ours = run_series("ours", ours_cmd, args.repeat)
         peer = run_series("peer", peer_cmd, args.peer_repeat or args.repeat)
-        table += [ours, peer]
+        table += [floor, ours, peer]
+        bare = None
+        if args.corpus and args.cmd is None:  # the same evaluation without its corpus
+            plain = data / "nocorpus.toml"
+            text = (data / "triage.toml").read_text()
+            plain.write_text(text.split("[corpus]")[0])
+            bare = run_series(
+                "no-corpus", _expand(None, ours_cmd[:4] + [str(plain)] + ours_cmd[5:], data), args.repeat
+            )
+            table.append(bare)
 
         ours_ok = ours.runs[-1].returncode == 0
         peer_ok = peer.runs[-1].returncode == 0
@@ -294,6 +313,16 @@ def main(argv: list[str] | None = None) -> int:
                 failures.append(f"ours best wall {ours.best_s:.2f} s > {args.max_wall:g} s")
             if ours.rss_mib > args.max_rss_mb:
                 failures.append(f"ours peak RSS {ours.rss_mib:.0f} MiB > {args.max_rss_mb:g} MiB")
+        if ours_ok and floor.runs[-1].returncode == 0:
+            ratio = ours.median_s / floor.median_s
+            print(f"ours / decode floor (medians): {ratio:.2f}x")
+            if ratio > args.max_floor_ratio:
+                failures.append(f"ours is {ratio:.2f}x the decode floor > {args.max_floor_ratio:g}x")
+        if ours_ok and bare is not None and bare.runs[-1].returncode == 0:
+            cost = ours.median_s - bare.median_s
+            print(f"the corpus costs (medians): {cost:+.2f} s")
+            if cost > args.max_corpus_cost:
+                failures.append(f"the corpus costs {cost:.2f} s > {args.max_corpus_cost:g} s")
         if ours_ok and peer_ok:
             speedup = peer.best_s / ours.best_s
             print(f"speed-up (peer best / ours best): {speedup:.1f}x")

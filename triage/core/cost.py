@@ -181,19 +181,42 @@ def _headers(corpus: Corpus | None) -> pa.ChunkedArray | None:
     return None if col.null_count == len(col) else col
 
 
+def _top_k_rows(ev: Evaluation, corpus: Corpus) -> list[np.ndarray]:
+    """Per arm: the corpus row of each id in its top k (int64; -1: absent from the corpus).
+
+    By the runs' id fingerprints in the corpus ids' fingerprint table (`lookup.IdIndex`) when the
+    evaluation's corpus ids are this corpus's, row for row; else by one hash look-up of the ids."""
+    known = ev.inputs.corpus
+    same = known is not None and len(known) == len(corpus) and _same_ids(known.ids, corpus.ids)
+    out = []
+    for arm in ev.arms:
+        lists = arm.run.retrieved
+        if same and known is not None:
+            offsets = lists.offsets.to_numpy().astype(np.int64)
+            offsets -= offsets[0]
+            n = np.minimum(np.diff(offsets), ev.k)
+            firsts = np.repeat(offsets[:-1] - (np.cumsum(n) - n), n)
+            out.append(known.index.find(arm.run.fingerprints[firsts + np.arange(int(n.sum()))]))
+        else:
+            out.append(corpus.rows_of(pc.list_flatten(pc.list_slice(lists, 0, ev.k)).cast(pa.string())))
+    return out
+
+
+def _same_ids(a: pa.Array, b: pa.Array, probes: int = 64) -> bool:
+    """Whether two id columns of one length hold the same ids in the same rows, judged on `probes`
+    rows spread over them (both come from the one corpus file the evaluation names)."""
+    at = pa.array(np.unique(np.linspace(0, len(a) - 1, min(probes, len(a))).astype(np.int64)))
+    return len(a) == 0 or a.take(at).equals(b.take(at))
+
+
 def _top_k_tokens(ev: Evaluation, corpus: Corpus, headers: pa.ChunkedArray) -> list[tuple[np.ndarray, int]]:
     """Per arm: the header tokens of each id in its top k found in the corpus, and how many were
-    absent. Both arms' ids are looked up in one pass, and each distinct chunk's header counted once."""
-    tops = [pc.list_flatten(pc.list_slice(arm.run.retrieved, 0, ev.k)) for arm in ev.arms]
-    encoded = pc.dictionary_encode(pa.concat_arrays([t.cast(pa.string()) for t in tops]))
-    distinct = corpus.rows_of(encoded.dictionary)  # one row per distinct id (-1: not in the corpus)
-    code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    rows = distinct[code]
-    order = np.flatnonzero(distinct >= 0)
-    wanted = distinct[order]  # distinct corpus rows, one per distinct id found
-    place = np.full(len(distinct), -1, np.int64)
-    place[order] = np.arange(len(order))
-    back = place[code[rows >= 0]]
+    absent. Each distinct chunk's header is counted once, for both arms."""
+    tops = _top_k_rows(ev, corpus)
+    every = np.concatenate(tops)
+    wanted = np.flatnonzero(np.bincount(every[every >= 0], minlength=len(corpus)))  # distinct rows
+    place = np.full(len(corpus), -1, np.int64)
+    place[wanted] = np.arange(len(wanted))
     # Taken chunk by chunk: a take over a mapped, chunked column would first join its chunks.
     starts = np.cumsum([0] + [len(c) for c in headers.chunks])
     owner = np.searchsorted(starts, wanted, side="right") - 1
@@ -201,10 +224,7 @@ def _top_k_tokens(ev: Evaluation, corpus: Corpus, headers: pa.ChunkedArray) -> l
     for c in np.unique(owner).tolist():
         mine = np.flatnonzero(owner == c)
         tokens[mine] = token_estimates(headers.chunks[c].take(pa.array(wanted[mine] - starts[c])))
-    found = np.full(len(rows), -1, np.int64)
-    found[rows >= 0] = tokens[back]
-    split = len(tops[0])
-    return [(part[part >= 0], int((part < 0).sum())) for part in (found[:split], found[split:])]
+    return [(tokens[place[rows[rows >= 0]]], int((rows < 0).sum())) for rows in tops]
 
 
 def _arm_cost(ev: Evaluation, arm: Arm, top: tuple[np.ndarray, int] | None, why: str) -> ArmCost:

@@ -23,9 +23,11 @@ def _keys(fp: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class IdIndex:
-    """`table`: each slot's fingerprint (0: free), about two slots an id."""
+    """`table`: each slot's fingerprint (0: free), about four slots an id; `rows`: the slot's
+    position among the ids (int32; of the first id given a fingerprint twice)."""
 
     table: np.ndarray
+    rows: np.ndarray
 
     @classmethod
     def build(cls, fp: np.ndarray) -> IdIndex:
@@ -47,7 +49,7 @@ class IdIndex:
             done[np.flatnonzero(free)[won]] = True
             pending = pending[~done]
             slot[pending] = (slot[pending] + 1) & (size - 1)
-        return cls(table)
+        return cls(table, claimed.astype(np.int32))
 
     def contains(self, fp: np.ndarray, batch: int = 1 << 20) -> np.ndarray:
         """Whether the value with each fingerprint of `fp` is among the ids (bool), `batch`
@@ -57,16 +59,30 @@ class IdIndex:
             out[first : first + batch] = self._contains(_keys(fp[first : first + batch]))
         return out
 
+    def find(self, fp: np.ndarray, batch: int = 1 << 20) -> np.ndarray:
+        """Position among the ids of the value with each fingerprint of `fp` (int64; -1: absent)."""
+        out = np.empty(len(fp), np.int64)
+        for first in range(0, len(fp), batch):
+            slot = self._slots(_keys(fp[first : first + batch]))
+            out[first : first + len(slot)] = np.where(slot >= 0, np.take(self.rows, np.maximum(slot, 0)), -1)
+        return out
+
     def _contains(self, keys: np.ndarray) -> np.ndarray:
-        out = np.zeros(len(keys), bool)
+        return self._slots(keys) >= 0
+
+    def _slots(self, keys: np.ndarray) -> np.ndarray:
+        """The slot holding each key (int64; -1: absent)."""
         mask = len(self.table) - 1
         slot = (keys & np.uint64(mask)).astype(np.int64)  # int64: numpy gathers by uint64 slowly
+        out = np.full(len(keys), -1, np.int64)
         held = np.take(self.table, slot)
-        out[held == keys] = True
-        todo = np.flatnonzero((held != keys) & (held != _FREE))  # a free slot ends the probe: absent
+        hit = held == keys
+        out[hit] = slot[hit]
+        todo = np.flatnonzero(~hit & (held != _FREE))  # a free slot ends the probe: absent
         while len(todo):
             slot[todo] = (slot[todo] + 1) & mask
             held = np.take(self.table, slot[todo])
-            out[todo[held == keys[todo]]] = True
-            todo = todo[(held != keys[todo]) & (held != _FREE)]
+            hit = held == keys[todo]
+            out[todo[hit]] = slot[todo[hit]]
+            todo = todo[~hit & (held != _FREE)]
         return out
