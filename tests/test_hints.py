@@ -479,7 +479,7 @@ def test_the_report_reads_text_for_the_first_flips_only(sample: Path, monkeypatc
 
     snapshot = open_snapshot(from_manifest(sample))
     full = build_mod.build(snapshot).flips
-    monkeypatch.setattr(build_mod, "TEXT_FLIPS", 10)
+    monkeypatch.setattr(build_mod, "TEXT_FLIPS", 10)  # the report reads its own binding
     capped = build_mod.build(snapshot).flips
     assert [f.query_id for f in capped] == [f.query_id for f in full]
     assert capped[:10] == full[:10]

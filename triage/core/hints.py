@@ -65,6 +65,10 @@ _CODES = {
 }
 ORDER = {kind: i for i, kind in enumerate(HintKind)}
 NO_CORPUS = "no corpus"  # why text was not read, as pushed-out / dropped evidence says it
+# Chunk text is read for this many flips, in flip order (~0.3 ms a flip); the rest get the hints
+# that need no text (the app reads any one flip's text when it is opened).
+TEXT_FLIPS = 500
+PAST_TEXT_FLIPS = f"past the first {TEXT_FLIPS} flips"
 
 
 @dataclass(frozen=True)

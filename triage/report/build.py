@@ -16,7 +16,7 @@ from triage.core.corpus import Corpus, open_corpus
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
-from triage.core.hints import NO_CORPUS, hints_for
+from triage.core.hints import NO_CORPUS, TEXT_FLIPS, hints_for
 from triage.core.holdout import held_out_means, query_split
 from triage.core.metrics import Means, means
 from triage.core.paired import Outcome, Paired, noise_band, outcome_codes, paired
@@ -110,9 +110,6 @@ def _paired(p: Paired, a: Means, b: Means, regressions_with_unjudged: int) -> Pa
         p.reconciles(a.hit_rate, b.hit_rate),
         regressions_with_unjudged,
     )
-
-
-TEXT_FLIPS = 500  # the report reads chunk text for this many flips, in flip order (~0.3 ms a flip)
 
 
 def _flips(ev: Evaluation, corpus: Corpus | None) -> tuple[FlipRow, ...]:
@@ -360,10 +357,12 @@ def build(
     floor: float = DEFAULT_FLOOR,
     corpus: Corpus | None | Literal["open"] = "open",
     cost_corpus: Corpus | None | Literal["same"] = "same",
+    flips: bool = True,
 ) -> Report:
     """The report of `snapshot`. `corpus`: the chunks the flips' text hints read; "open" opens the
     one the spec names; None gives only the hints that need no text. `cost_corpus`: the chunks
-    the cost section reads heading paths from ("same": `corpus`'s)."""
+    the cost section reads heading paths from ("same": `corpus`'s). `flips`: False leaves the
+    flip rows out (the app's screens list flips from the session, not from the report)."""
     ev = snapshot.ev
     chunks = report_corpus(snapshot) if corpus == "open" else corpus
     cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
@@ -393,7 +392,7 @@ def build(
         slices=slice_rows,
         partition=partition,
         tenants=_tenants(ev, floor),
-        flips=_flips(ev, chunks),
+        flips=_flips(ev, chunks) if flips else (),
         ranks=_ranks(ev),
         checks=tuple(worst_first([*checks, *cost_checks])),
         ks=ev.cutoffs,

@@ -20,7 +20,7 @@ import pyarrow as pa
 from triage.core.checks import Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Cutoffs, Evaluation
-from triage.core.hints import Hint, hints_for
+from triage.core.hints import PAST_TEXT_FLIPS, TEXT_FLIPS, Hint, hints_for
 from triage.core.manifest import Spec, from_manifest
 from triage.core.paired import Outcome
 from triage.core.search import Searcher
@@ -234,9 +234,15 @@ class Session:
         snapshot, cached by its version and by whether the corpus is loaded (text hints need it):
         a worker's job at thousands of flips."""
         corpus = self.corpus  # read once: the name says what the hints were computed with
-        return self.cached(
-            self._hints_name(corpus), lambda snapshot: hints_for(snapshot.ev, snapshot.ev.flips, corpus)
-        )
+
+        def every(snapshot: Snapshot) -> dict[int, tuple[Hint, ...]]:
+            order = snapshot.ev.flips
+            if corpus is None or len(order) <= TEXT_FLIPS:
+                return hints_for(snapshot.ev, order, corpus)
+            out = hints_for(snapshot.ev, order[:TEXT_FLIPS], corpus)
+            return out | hints_for(snapshot.ev, order[TEXT_FLIPS:], None, PAST_TEXT_FLIPS)
+
+        return self.cached(self._hints_name(corpus), every)
 
     def hints_ready(self) -> dict[int, tuple[Hint, ...]] | None:
         """The flips' hints if computed for the current snapshot and corpus state, else None."""
@@ -246,7 +252,8 @@ class Session:
     def hints_of(self, q: int) -> tuple[Hint, ...]:
         """Query `q`'s hints: the flips' when computed, else computed now for `q` alone (cheap)."""
         ready = self.hints_ready()
-        if ready is not None and q in ready:
+        read = self.corpus is None or bool((self.flips[:TEXT_FLIPS] == q).any())  # its text was read
+        if ready is not None and q in ready and read:
             return ready[q]
         return hints_for(self.ev, [q], self.corpus)[q]
 

@@ -12,13 +12,13 @@ from triage.workspace.session import Session
 
 
 def report(session: Session) -> Report:
-    """The report of the session's current snapshot, built once per version and corpus state (its
-    flips' hints without text: the screens read those from `Session.hints`; the cost section's
-    heading paths from the corpus once it is loaded)."""
+    """The report of the session's current snapshot, built once per version and corpus state,
+    without its flip rows (the screens list flips, and read their hints, from the session); the
+    cost section's heading paths from the corpus once it is loaded."""
     chunks = session.corpus  # read once: the name says what the report was built with
     return session.cached(
         f"report:{chunks is not None}",
-        lambda snapshot: build(snapshot, session.floor, corpus=None, cost_corpus=chunks),
+        lambda snapshot: build(snapshot, session.floor, corpus=None, cost_corpus=chunks, flips=False),
     )
 
 
