@@ -67,7 +67,11 @@ def test_a_floor_001_under_a_slice_of_118_queries_fires_on_noise(tmp_path: Path,
     assert row["n"] == n and row["holds"] and row["noisy"]
     assert row["distance_se"] == pytest.approx((p - round(p - 0.01, 4)) / se(p, n))
     (check,) = noise(d)
-    assert check["level"] == "warning" and check["facts"]["floor"] == "tenant:big"
+    assert (
+        check["level"] == "warning"
+        and check["facts"]["slice"] == "tenant:big"
+        and check["facts"]["floor"] == round(p - 0.01, 4)
+    )
     assert f"{row['distance_se']:.1f} standard errors below" in check["message"]
     assert "fires on noise" in check["message"] and "n = 118" in check["message"]
     # The text and Markdown gates mark it too.
@@ -170,7 +174,7 @@ def test_the_sample_floors_file_warns_for_its_one_noisy_floor(capsys) -> None:
     assert d["gate"]["holds"]
     assert [f["name"] for f in d["gate"]["floors"] if f["noisy"]] == [story.NOISY_FLOOR]
     (check,) = noise(d)
-    assert check["level"] == "warning" and check["facts"]["floor"] == story.NOISY_FLOOR
+    assert check["level"] == "warning" and check["facts"]["slice"] == story.NOISY_FLOOR
     assert main(["report", "--suggest-floors"]) == 0
     proposed = tomllib.loads(capsys.readouterr().out)["floors"]
     assert proposed["overall"] < story.HIT_RATE_B - 2 * se(story.HIT_RATE_B, story.N_QUERIES)

@@ -129,7 +129,7 @@ def test_a_tuned_id_naming_no_document_is_named(tmp_path: Path, capsys) -> None:
     (tmp_path / "tuned.txt").write_text("tune\ntunne\n", "utf-8")
     kept = {q: v for q, v in QUERIES.items() if q.startswith("h")}
     c = check(report(capsys, str(write_split_eval(tmp_path, TUNED, kept))))
-    assert c["level"] == "warning" and "1 tuned ids name no document of the corpus: tunne" in c["message"]
+    assert c["level"] == "warning" and "1 tuned id names no document of the corpus: tunne" in c["message"]
 
 
 def test_the_hash_rule_in_the_manifest_and_on_the_command_line(tmp_path: Path, capsys) -> None:

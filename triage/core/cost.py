@@ -120,7 +120,12 @@ def _number(meta: dict[str, str], key: str) -> tuple[float | None, str]:
         x = float(str(raw).strip())
     except ValueError:
         return None, f"metadata {key} = {raw!r} is not a number"
-    return (x, f"metadata {key}") if math.isfinite(x) and x >= 0 else (None, f"metadata {key} = {raw!r}")
+    if not (math.isfinite(x) and x >= 0):
+        return None, f"metadata {key} = {raw!r}"
+    return (int(x) if x.is_integer() and key in COUNTS else x), f"metadata {key}"
+
+
+COUNTS = frozenset({"n_chunks", "index_bytes"})  # whole numbers: kept as integers (JSON 725, not 725.0)
 
 
 def prepends(mode: str | None) -> bool | None:
@@ -232,7 +237,7 @@ def _arm_cost(ev: Evaluation, arm: Arm, top: tuple[np.ndarray, int] | None, why:
     meta = arm.run.meta
     n_chunks, source = _number(meta, "n_chunks")
     if n_chunks is None and ev.inputs.corpus is not None:
-        n_chunks, source = float(len(ev.inputs.corpus)), "corpus rows" + (f" ({source})" if source else "")
+        n_chunks, source = len(ev.inputs.corpus), "corpus rows" + (f" ({source})" if source else "")
     chunks = Figure(n_chunks, source or "unrecorded (no n_chunks, no corpus)")
     col = arm.run.column("latency_ms")
     if col is None:

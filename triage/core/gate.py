@@ -145,7 +145,7 @@ def noise_checks(floors: list[Floor]) -> list[Check]:
             f"{'above' if f.distance_se < 0 else 'below'} B's hit rate {f.hit_rate:.3f} "
             f"(n = {f.n}, SE √(p(1−p)/n) = {f.noise_band:.3f}): it fires on noise "
             f"(resampling alone moves the rate by that much)",
-            {"floor": f.name, "distance_se": round(f.distance_se, 3), "n": f.n},
+            {"slice": f.name, "floor": f.floor, "distance_se": round(f.distance_se, 3), "n": f.n},
         )
         for f in noisy
     ]

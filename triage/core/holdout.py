@@ -104,9 +104,8 @@ def check_holdout(ev: Evaluation) -> list[Check]:
             f"{some(ev.ids_where(qs.unknown))}"
         )
     if split.unmatched:
-        parts.append(
-            f"{len(split.unmatched)} tuned ids name no document of the corpus: {some(list(split.unmatched))}"
-        )
+        name = "id names" if len(split.unmatched) == 1 else "ids name"
+        parts.append(f"{len(split.unmatched)} tuned {name} no document of the corpus: {some(list(split.unmatched))}")
     held = (
         f"the held-out figure is over the other {n_held} "
         f"({split.n_held_out_docs} of {split.n_docs} documents held out)"

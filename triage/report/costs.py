@@ -21,7 +21,10 @@ from triage.report.model import (
 
 
 def _num(x: float | None) -> float | None:
-    return None if x is None or math.isnan(x) else float(x)
+    """A figure for JSON: None when unknown; a whole count stays an integer."""
+    if x is None or math.isnan(x):
+        return None
+    return x if isinstance(x, int) else float(x)
 
 
 def _sourced(f: Figure) -> Sourced:

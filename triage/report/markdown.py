@@ -17,6 +17,11 @@ def cell(value: object, width: int = 200) -> str:
     return text
 
 
+def prose(value: object) -> str:
+    """A sentence of the report as Markdown: as `cell`, but never cut short."""
+    return cell(value, 4000)
+
+
 def indented(value: str) -> str:
     """A row name; one indented by leading spaces is a sub-row naming a query (data text)."""
     body = value.lstrip(" ")
@@ -53,7 +58,7 @@ def _holdout(r: Report) -> list[str]:
     rows, line = cells.holdout_rows(r), cells.holdout_line(r)
     if rows is None or line is None:
         return []
-    return ["## Held-out documents", "", *_table(cells.HOLDOUT_HEAD, rows), cell(line), ""]
+    return ["## Held-out documents", "", *_table(cells.HOLDOUT_HEAD, rows), prose(line), ""]
 
 
 def _numbers(r: Report) -> list[str]:
@@ -61,7 +66,7 @@ def _numbers(r: Report) -> list[str]:
     a, b, p = r.arms.a, r.arms.b, r.paired
     out = ["## Metrics", ""]
     out += _table(["metric", f"A {cell(a.name)}", f"B {cell(b.name)}", "B − A"], cells.metric_rows(r))
-    out += [cell(cells.JUDGED_NOTE), ""]
+    out += [prose(cells.JUDGED_NOTE), ""]
     at_k = cells.at_k_rows(r)
     if at_k is not None:
         names = {"a": a.name, "b": b.name}
@@ -96,16 +101,16 @@ def _origins(r: Report) -> list[str]:
         out += ["## By query origin", ""]
         out += _table(cells.ORIGIN_HEAD, [[cell(name), *figures] for name, *figures in rows])
         if r.origin_quote is not None:
-            out += [f"**{cell(cells.quote_line(r.origin_quote))}**", ""]
+            out += [f"**{prose(cells.quote_line(r.origin_quote))}**", ""]
     o = r.overlap
     if o is not None and not o.available:
-        out += [cell(cells.overlap_unavailable(o)), ""]
+        out += [prose(cells.overlap_unavailable(o)), ""]
     elif o is not None:
         out += ["## Lexical overlap with the gold", ""]
         out += _table(
             cells.OVERLAP_HEAD, [[cell(name), *figures] for name, *figures in cells.overlap_rows(o)]
         )
-        out += [cell(cells.OVERLAP_NOTE), ""]
+        out += [prose(cells.OVERLAP_NOTE), ""]
     return out
 
 
@@ -135,7 +140,7 @@ def _cost(r: Report) -> list[str]:
     out += ["## What the change cost", ""]
     rows = [[*row[:4], cell(row[4]), cell(row[5])] for row in cells.cost_rows(c, r.k)]
     out += _table(cells.COST_HEAD, rows)
-    out += [cell(cells.COST_NOTE), ""]
+    out += [prose(cells.COST_NOTE), ""]
     for check in cells.cost_checks(r.checks):
         out += [f"- {LEVEL[check.level]} `{check.code}`: {cell(check.message, 1000)}"]
     out += [""]
@@ -221,7 +226,7 @@ def render(r: Report) -> str:
     ]
     out += _table(
         ["level", "code", "message"],
-        [[LEVEL[level], f"`{code}`", cell(message)] for level, code, message in cells.check_rows(r.checks)],
+        [[LEVEL[level], f"`{code}`", prose(message)] for level, code, message in cells.check_rows(r.checks)],
     )
     out += (
         _numbers(r) + _origins(r) + _holdout(r) + _answers(r) + _flips(r) + _ranks(r) + _slices(r) + _cost(r)
