@@ -105,7 +105,8 @@ def check_holdout(ev: Evaluation) -> list[Check]:
         )
     if split.unmatched:
         name = "id names" if len(split.unmatched) == 1 else "ids name"
-        parts.append(f"{len(split.unmatched)} tuned {name} no document of the corpus: {some(list(split.unmatched))}")
+        unmatched = some(list(split.unmatched))
+        parts.append(f"{len(split.unmatched)} tuned {name} no document of the corpus: {unmatched}")
     held = (
         f"the held-out figure is over the other {n_held} "
         f"({split.n_held_out_docs} of {split.n_docs} documents held out)"
