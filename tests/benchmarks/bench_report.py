@@ -3,18 +3,21 @@
 1. Builds the synthetic evaluation (``make_bench.py``: 100,000 queries x 100 ids x 2
    arms) into ``--data`` (default ``/tmp/triage-bench``) unless a matching one is cached
    there (recognised by its ``bench.json``).
-2. Runs, each ``--repeat`` times, as child processes:
-   (a) ours: ``--cmd`` (default ``python -m triage report DATA --format json``);
-   (b) the peer: ``python peer_trec_eval.py DATA``.
+2. Runs, each ``--repeat`` times (default 5), as child processes:
+   (a) the decode floor: ``python decode_floor.py DATA`` (reads what the report reads, no more);
+   (b) ours: ``--cmd`` (default ``python -m triage report DATA --format json``);
+   (c) the peer: ``python peer_trec_eval.py DATA``;
+   (d) with ``--corpus``: ours again on ``DATA/nocorpus.toml`` (the manifest without its corpus).
    For every run it records the wall time (seconds; ``time.perf_counter`` from just before
    the child starts until ``os.wait4`` reaps it) and the child's peak resident set size
    (``ru_maxrss`` from ``os.wait4``: that one child, in KiB on Linux, shown in MiB).
-3. Prints a table (best and median wall, peak RSS, speed-up = peer best / ours best),
-   compares the means of both JSON outputs (``arms.<arm>.{hit_rate,recall,mrr,ndcg}``)
-   and prints the largest absolute difference.
+3. Prints a table (best and median wall, peak RSS), ours / floor (medians), the corpus's cost
+   (medians, with ``--corpus``) and speed-up = peer best / ours best; compares the means of both
+   JSON outputs (``arms.<arm>.{hit_rate,recall,mrr,ndcg}``) and prints the largest difference.
 4. Exits 1 if any target is missed, naming each: results differ by more than ``--tol``
    (1e-9); ours best wall > ``--max-wall`` (3 s); ours peak RSS > ``--max-rss-mb``
-   (2048 MiB); speed-up < ``--min-speedup`` (4x). Exit 0 when all are met.
+   (1536 MiB); ours > ``--max-floor-ratio`` (1.3) × the floor; the corpus costs more than
+   ``--max-corpus-cost`` (0.5 s); speed-up < ``--min-speedup`` (4x). Exit 0 when all are met.
 
 ``--sample`` also times ``triage report`` with no PATH (the bundled sample) and requires
 its best wall time under ``--sample-max-wall`` (1 s); ``--sample-only`` runs just that.
