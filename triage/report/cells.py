@@ -690,7 +690,8 @@ LATENCY_HEAD = ["slice", "n", "p50 A", "p50 B", "p95 A", "p95 B"]
 ANSWER_HEAD = ["", "answer correct", "answer wrong"]
 COST_NOTE = (
     "header tax: k × the mean tokens (≈ words × 4/3) of the heading paths the arm prepends to "
-    "its top-k chunks, added to every answered query; latency percentiles are each slice's own"
+    "its top-k chunks, added to every answered query; latency by slice (the report's) takes each "
+    "slice's own percentiles"
 )
 
 
