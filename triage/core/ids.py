@@ -62,12 +62,23 @@ def positions(values: list[str], vocabulary: pa.Array) -> np.ndarray:
 _KEEP = np.array([(1 << 8 * r) - 1 for r in range(9)], np.uint64)  # the low r bytes of a word
 
 
+_M = np.uint64(0xFF51AFD7ED558CCD)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """Multiply and fold, in place (uint64)."""
+    x *= _M
+    x ^= x >> np.uint64(29)
+    return x
+
+
 def fingerprint(strings: pa.Array, batch: int = 1 << 20) -> np.ndarray:
     """A 64-bit hash of each string's length and every one of its bytes (uint64).
 
     Equal strings have equal fingerprints; unequal ones differ but for a 2^-64 chance. The bytes
     are read as 8-byte words out of a padded copy of the Arrow data, `batch` strings at a time:
-    one pass of numpy work per 8 bytes of the strings' common length, then the longer ones alone.
+    the first and the last 8 bytes of every string (a string under 8 bytes: its own bytes), then,
+    for the strings longer than 16 bytes only, the words between.
     """
     if pa.types.is_large_string(strings.type):
         strings = strings.cast(pa.string())
@@ -85,31 +96,26 @@ def fingerprint(strings: pa.Array, batch: int = 1 << 20) -> np.ndarray:
     words = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
     start = offsets[:-1] - np.int32(base)
     length = offsets[1:] - offsets[:-1]
+    first = words[start]  # bytes 0–7 (past a short string's end: cleared below)
+    last = words[np.maximum(start + length - 8, 0)]  # the last 8 bytes
+    short = np.flatnonzero(length < 8)
+    if len(short):  # under 8 bytes: the string's own bytes, as its first and its last word
+        first[short] &= _KEEP[length[short]]
+        last[short] = first[short]
     h = length.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    common = (int(np.median(length[:: max(1, n // 4096)])) + 7) // 8  # words a median string holds
-    live = np.arange(n)
-    for w in range((int(length.max()) + 7) // 8):
-        if w == common:  # past the median length: only the strings still going
-            live = live[length[live] > 8 * w]
-        every = len(live) == n
-        rest = (length if every else length[live]) - np.int32(8 * w)
-        at = (start if every else start[live]) + np.int32(8 * w)
-        shortest = int(rest.min())
-        if shortest <= 0:
-            at = np.minimum(at, len(words) - 1)
-        x = words[at]
-        if shortest < 8:  # the string's own bytes: the low `rest` of a partial word, none past its end
-            x &= _KEEP[np.clip(rest, 0, 8)]
-        x ^= h if every else h[live]
-        x *= np.uint64(0xFF51AFD7ED558CCD)
-        x ^= x >> np.uint64(29)
-        if shortest <= 0:  # a string already ended keeps its hash
-            ended = rest <= 0
-            x[ended] = (h if every else h[live])[ended]
-        if every:
-            h = x
-        else:
-            h[live] = x
+    h ^= first
+    _mix(h)
+    # Words 1..W with W = (length - 9) // 8: with the first and the last, every byte is read.
+    live = np.flatnonzero(length > 16)
+    w = 1
+    while len(live):
+        x = h[live]
+        x ^= words[start[live] + np.int32(8 * w)]
+        h[live] = _mix(x)
+        w += 1
+        live = live[length[live] >= 8 * w + 9]
+    h ^= last
+    _mix(h)
     h ^= h >> np.uint64(32)
     h *= np.uint64(0xC4CEB9FE1A85EC53)
     h ^= h >> np.uint64(29)
