@@ -2,7 +2,7 @@
 hash table: `IdIndex`.
 
 The ids' 64-bit fingerprints (`ids.fingerprint`: every byte and the length) go into an
-open-addressing table of about two slots an id; a look-up is a few integer gathers for all
+open-addressing table of about four slots an id; a look-up is a few integer gathers for all
 values at once. A value is present when its fingerprint is an indexed id's. Equal strings have
 equal fingerprints, so an id reported absent is absent; a different id taken for present needs a
 64-bit collision, about m·n/2^64 for m distinct values against n ids (2·10^-7 at 2M against 2M).
