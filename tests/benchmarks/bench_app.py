@@ -43,9 +43,9 @@ numpy nor pyarrow, so its own peak RSS -- which Linux carries into a child's ``r
 exec -- stays small). Other processes skew every figure on a small machine: before each
 measurement the script waits until they use at most ``--quiet-cores`` cores, and it reports how
 much CPU they used during each measurement. The data folder is built with ``make_bench.py
---corpus --queries N --chunks M`` when its ``bench.json`` does not match (``--queries`` and
-``--chunks``, default 100,000 and 2,000,000: the size the targets are set for; a smaller size is a
-smoke run of the same measurements).
+--corpus --queries N --depth D --chunks M`` when its ``bench.json`` does not match (``--queries``,
+``--depth`` and ``--chunks``, default 100,000, 100 and 2,000,000: the size the targets are set
+for; a smaller size is a smoke run of the same measurements).
 
 Usage::
 
@@ -913,6 +913,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--cache", type=Path, default=None, help="warm corpus cache folder, kept (default: temp)")
     ap.add_argument("--queries", type=int, default=100_000, help="queries, when building --data")
+    ap.add_argument("--depth", type=int, default=100, help="ids per query, when building --data")
     ap.add_argument(
         "--chunks", type=int, default=2_000_000, help="corpus chunks (the id space), when building --data"
     )
@@ -948,7 +949,7 @@ def main(argv: list[str] | None = None) -> int:
     if only - {"paint"}:
         from bench_report import ensure_data
 
-        ensure_data(data, args.queries, 100, True, args.chunks)
+        ensure_data(data, args.queries, args.depth, True, args.chunks)
 
     print("machine:")
     print(f"  nproc {os.cpu_count()} (usable: {len(os.sched_getaffinity(0))})")
