@@ -398,9 +398,18 @@ def choose_k(inputs: Inputs, k: Cutoffs) -> int:
     return choose_ks(inputs, k)[0]
 
 
-def build_arm(run: Run, query_ids: pa.Array, gold: Gold, not_relevant: Judged, k: int) -> Arm:
+def build_arm(
+    run: Run,
+    query_ids: pa.Array,
+    gold: Gold,
+    not_relevant: Judged,
+    k: int,
+    row_query: np.ndarray | None = None,
+) -> Arm:
+    """`row_query`: each run row's query index, when already known."""
     n = len(query_ids)
-    row_query = ids.encode(run.table.column("query_id"), query_ids).astype(np.int64)
+    if row_query is None:
+        row_query = ids.encode(run.table.column("query_id"), query_ids).astype(np.int64)
     row = np.full(n, -1, np.int64)
     row[row_query] = np.arange(len(row_query))
     depth = np.zeros(n, np.int64)
@@ -416,15 +425,23 @@ def build_arm(run: Run, query_ids: pa.Array, gold: Gold, not_relevant: Judged, k
     return Arm(run, row, depth, n_eligible, hits, judge(hits, k, gold.sets, n_eligible), top)
 
 
-def universe(inputs: Inputs) -> pa.Array:
-    """Every query id any input names, in first-seen order: queries file, labels, run A, run B."""
+def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray]]:
+    """Every query id any input names, in first-seen order: queries file, labels, run A, run B;
+    and each run row's position in it (int64), from the same single hashing pass."""
     queries = inputs.queries
-    return ids.universe(
+    parts = [
         queries.column("query_id") if queries is not None else None,
         inputs.frozen.judged_ids,
         inputs.a.table.column("query_id"),
         inputs.b.table.column("query_id"),
-    )
+    ]
+    chunks: list[pa.Array] = []
+    for c in parts:
+        if c is not None:
+            chunks.extend(c.chunks if isinstance(c, pa.ChunkedArray) else [c])
+    every, code = ids.coded_distinct(pa.chunked_array(chunks, pa.string()))
+    n_a, n_b = inputs.a.table.num_rows, inputs.b.table.num_rows
+    return every, [code[len(code) - n_a - n_b : len(code) - n_b], code[len(code) - n_b :]]
 
 
 def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table | None = None) -> Evaluation:
@@ -433,14 +450,16 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
     ks = choose_ks(inputs, k)
     judged_k = ks[0]
-    query_ids = universe(inputs)
+    query_ids, (rows_a, rows_b) = universe(inputs)
     encoded = encode_gold(gold, inputs.frozen.table, query_ids)
     every = judged if judged is not None else inputs.frozen.judgements
     zero = every.filter(pc.equal(every.column("relevance"), 0))
     not_relevant = encode_judged(zero, query_ids)
     with ThreadPoolExecutor(max_workers=2) as pool:
         arm_a, arm_b = pool.map(
-            lambda run: build_arm(run, query_ids, encoded, not_relevant, judged_k), (inputs.a, inputs.b)
+            lambda run, rows: build_arm(run, query_ids, encoded, not_relevant, judged_k, rows),
+            (inputs.a, inputs.b),
+            (rows_a, rows_b),
         )
     return Evaluation(
         inputs=inputs,

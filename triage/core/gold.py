@@ -42,19 +42,22 @@ def encode_gold(table: pa.Table, frozen: pa.Table, query_ids: pa.Array) -> Gold:
     """`table`: the effective (query_id, chunk_id, relevance ≥ 1) rows, one per pair;
     `frozen`: the frozen file's gold rows (a subset of `table`'s pairs). Rows of a query outside
     `query_ids` (an amendment naming an unknown query; reported by a check) are left out."""
+    same = table is frozen  # no amendment in force: the frozen pairs are these very rows
     q = ids.encode(table.column("query_id"), query_ids).astype(np.int64)
-    if (q < 0).any():
-        table, q = table.filter(pa.array(q >= 0)), q[q >= 0]
-    vocabulary = ids.distinct(table.column("chunk_id"))
-    code = ids.encode(table.column("chunk_id"), vocabulary).astype(np.int64)
+    known = q >= 0
+    if not known.all():
+        table, q = table.filter(pa.array(known)), q[known]
+    vocabulary, code = ids.coded_distinct(table.column("chunk_id"))
     grade = table.column("relevance").to_numpy().astype(np.int64)
     keys = q * KEY + code
     order = np.argsort(keys, kind="stable")
-    fq = ids.encode(frozen.column("query_id"), query_ids).astype(np.int64)
-    fc = ids.encode(frozen.column("chunk_id"), vocabulary).astype(np.int64)
-    return Gold(
-        vocabulary, keys[order], grade[order], _sets(q, code, grade, len(query_ids)), np.sort(fq * KEY + fc)
-    )
+    if same:
+        frozen_keys = keys[order]
+    else:
+        fq = ids.encode(frozen.column("query_id"), query_ids).astype(np.int64)
+        fc = ids.encode(frozen.column("chunk_id"), vocabulary).astype(np.int64)
+        frozen_keys = np.sort(fq * KEY + fc)
+    return Gold(vocabulary, keys[order], grade[order], _sets(q, code, grade, len(query_ids)), frozen_keys)
 
 
 SLOTS = 8  # a query's first SLOTS gold ids are found by fingerprint; any further by hash look-up
@@ -227,8 +230,7 @@ def encode_judged(table: pa.Table, query_ids: pa.Array) -> Judged:
     q = ids.encode(table.column("query_id"), query_ids).astype(np.int64)
     keep = q >= 0
     chunks = table.column("chunk_id").filter(pa.array(keep)) if not keep.all() else table.column("chunk_id")
-    vocabulary = ids.distinct(chunks)
-    code = ids.encode(chunks, vocabulary).astype(np.int64)
+    vocabulary, code = ids.coded_distinct(chunks)
     return Judged(vocabulary, np.unique(q[keep] * KEY + code))
 
 

@@ -1,6 +1,7 @@
 """Id encoding: strings become integers once, then everything compares integers.
 
-Queries are encoded against the query universe (every id any input names, first-seen order).
+Queries are encoded against the query universe (every id any input names, first-seen order;
+`evaluation.universe`).
 Chunk ids are encoded against the gold vocabulary only: a ranked position matters to a metric
 only if its id is gold for *some* query, so one hash look-up per retrieved id against the (small)
 gold vocabulary replaces a dictionary over the whole corpus. Whether the gold id belongs to *that*
@@ -17,19 +18,18 @@ import pyarrow.compute as pc
 NONE = -1
 
 
-def universe(*id_columns: pa.Array | pa.ChunkedArray | None) -> pa.Array:
-    """Every distinct id, in order of first appearance across the columns given."""
-    parts = [c for c in id_columns if c is not None]
-    chunks: list[pa.Array] = []
-    for c in parts:
-        chunks.extend(c.chunks if isinstance(c, pa.ChunkedArray) else [c])
-    return distinct(pa.chunked_array(chunks, pa.string()))
-
-
 def distinct(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     """Distinct values in order of first appearance, as one contiguous array."""
     out = pc.unique(values)
     return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+
+def coded_distinct(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    """`distinct(values)` and each value's position in it (int64), in one hashing pass."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    encoded = pc.dictionary_encode(values)
+    return encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def encode(values: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarray:
