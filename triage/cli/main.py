@@ -12,6 +12,7 @@ import argparse
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 EXIT_OK, EXIT_CHECKS, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -75,37 +76,30 @@ def cutoffs(text: str) -> tuple[int, ...]:
     return values
 
 
-def rate(text: str) -> float:
-    """--floor: a hit rate in [0, 1] ("nan", "inf" and 1.5 are refused, naming the flag)."""
+def _number(text: str, ok: Callable[[float], bool], what: str) -> float:
+    """A float flag's value, refused (naming `what` it must be) unless `ok`; "nan" fails every `ok`."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 1:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"{text} is not a hit rate between 0 and 1")
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"{text} is not {what}")
     return value
+
+
+def rate(text: str) -> float:
+    """--floor: a hit rate in [0, 1] ("nan", "inf" and 1.5 are refused, naming the flag)."""
+    return _number(text, lambda v: 0 <= v <= 1, "a hit rate between 0 and 1")
 
 
 def fraction(text: str) -> float:
     """--holdout-fraction: a number above 0 and below 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a fraction above 0 and below 1")
-    return value
+    return _number(text, lambda v: 0 < v < 1, "a fraction above 0 and below 1")
 
 
 def standard_errors(text: str) -> float:
     """--floor-se: a positive number of standard errors."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
-    return value
+    return _number(text, lambda v: 0 < v < math.inf, "a positive number")
 
 
 def _floor_arg(p: argparse.ArgumentParser) -> None:

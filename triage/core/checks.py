@@ -146,10 +146,7 @@ def check_corpus(ev: Evaluation) -> list[Check]:
         return [Check(OK, "corpus.ids", "no corpus given: chunk ids not checked against it")]
 
     def absent(arm: Arm) -> pa.Array:  # by the run's fingerprints: no string hashing, no Python per id
-        held = corpus.holds(arm.run.fingerprints)
-        if held.all():
-            return pa.array([], pa.string())
-        return pc.unique(arm.run.retrieved.flatten().filter(pa.array(~held)))
+        return corpus.missing(arm.run.retrieved.flatten(), arm.run.fingerprints)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         per_arm = list(pool.map(absent, ev.arms))

@@ -239,12 +239,15 @@ def _no_nulls(loaded: Parsed, name: str, col: pa.Array) -> None:
         raise InputError(loaded.path, f"{name!r} is empty (null){hint}", loaded.where(row))
 
 
-def unique_ids(loaded: Parsed, table: pa.Table, column: str = "query_id") -> None:
-    """Refuse a table in which one id names two rows; name both rows."""
+def unique_ids(
+    loaded: Parsed, table: pa.Table, column: str = "query_id", fp: np.ndarray | None = None
+) -> None:
+    """Refuse a table in which one id names two rows; name both rows. `fp`: the ids'
+    fingerprints, when already computed."""
     ids = single(table.column(column))
-    if pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type):
-        fp = np.sort(fingerprint(ids))  # equal ids have equal fingerprints: none equal, none repeated
-        if not (fp[1:] == fp[:-1]).any():
+    if fp is not None or pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type):
+        fp = np.sort(fingerprint(ids) if fp is None else fp)  # equal ids, equal fingerprints
+        if not (fp[1:] == fp[:-1]).any():  # none equal: none repeated
             return
     if len(pc.unique(ids)) == len(ids):
         return

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from triage.core.checks import ERROR, OK, WARNING, Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.slices import BANDS, KEYS, NONE, key_values
+from triage.core.slices import KEYS, NONE, key_values, slice_order
 from triage.core.words import TOKENS_PER_WORD
 
 QUANTILES = (50.0, 95.0)  # latency percentiles reported
@@ -190,9 +190,10 @@ def _top_k_rows(ev: Evaluation, corpus: Corpus) -> list[np.ndarray]:
     """Per arm: the corpus row of each id in its top k (int64; -1: absent from the corpus).
 
     By the runs' id fingerprints in the corpus ids' fingerprint table (`lookup.IdIndex`) when the
-    evaluation's corpus ids are this corpus's, row for row; else by one hash look-up of the ids."""
+    evaluation's corpus ids are this corpus's, row for row (the usual case: one file); else by
+    one hash look-up of the ids."""
     known = ev.inputs.corpus
-    same = known is not None and len(known) == len(corpus) and _same_ids(known.ids, corpus.ids)
+    same = known is not None and known.ids.equals(corpus.ids)  # one memory compare
     out = []
     for arm in ev.arms:
         lists = arm.run.retrieved
@@ -205,13 +206,6 @@ def _top_k_rows(ev: Evaluation, corpus: Corpus) -> list[np.ndarray]:
         else:
             out.append(corpus.rows_of(pc.list_flatten(pc.list_slice(lists, 0, ev.k)).cast(pa.string())))
     return out
-
-
-def _same_ids(a: pa.Array, b: pa.Array, probes: int = 64) -> bool:
-    """Whether two id columns of one length hold the same ids in the same rows, judged on `probes`
-    rows spread over them (both come from the one corpus file the evaluation names)."""
-    at = pa.array(np.unique(np.linspace(0, len(a) - 1, min(probes, len(a))).astype(np.int64)))
-    return len(a) == 0 or a.take(at).equals(b.take(at))
 
 
 def _top_k_tokens(ev: Evaluation, corpus: Corpus, headers: pa.ChunkedArray) -> list[tuple[np.ndarray, int]]:
@@ -309,11 +303,7 @@ def _slice_latency(ev: Evaluation) -> tuple[SliceLatency, ...]:
             for i in range(m)
             if n[i]
         ]
-        if key == "selectivity":
-            rows.sort(key=lambda s: BANDS.index(s.value) if s.value in BANDS else len(BANDS))
-        else:
-            rows.sort(key=lambda s: (-s.n, s.value))
-        out += rows
+        out += sorted(rows, key=slice_order(key))
     return tuple(out)
 
 

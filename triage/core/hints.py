@@ -15,7 +15,7 @@ for the asked queries' chunks, in one batched look-up.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -68,7 +68,6 @@ NO_CORPUS = "no corpus"  # why text was not read, as pushed-out / dropped eviden
 # Chunk text is read for this many flips, in flip order (~0.3 ms a flip); the rest get the hints
 # that need no text (the app reads any one flip's text when it is opened).
 TEXT_FLIPS = 500
-PAST_TEXT_FLIPS = f"past the first {TEXT_FLIPS} flips"
 
 
 @dataclass(frozen=True)
@@ -193,6 +192,21 @@ def hints_for(
             found = _position(side, k, rank_l[i], depth_l[i], None if text else unread)
         out[q] = tuple(sorted(found, key=lambda h: ORDER[h.kind])) if len(found) > 1 else tuple(found)
     return out
+
+
+def flip_hints(
+    ev: Evaluation,
+    order: np.ndarray,
+    corpus: Corpus | None,
+    look: Callable[..., dict[int, tuple[Hint, ...]]] | None = None,
+) -> dict[int, tuple[Hint, ...]]:
+    """`hints_for` over flips in flip order `order`, chunk text read for the first TEXT_FLIPS
+    only: the rest get the hints that need no text, and say why. `look`: the `hints_for` to call."""
+    look = hints_for if look is None else look
+    if corpus is None or len(order) <= TEXT_FLIPS:
+        return look(ev, order, corpus)
+    rest = look(ev, order[TEXT_FLIPS:], None, f"past the first {TEXT_FLIPS} flips")
+    return look(ev, order[:TEXT_FLIPS], corpus) | rest
 
 
 def _queries(ev: Evaluation, idx: np.ndarray, lost: list[str]) -> list[_Query]:

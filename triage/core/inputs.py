@@ -132,29 +132,33 @@ def queries_of(loaded: Parsed) -> pa.Table:
     return table
 
 
-def load_corpus_ids(path: Path, fmt: str | None = None) -> pa.Array:
+def load_corpus_ids(path: Path, fmt: str | None = None) -> CorpusIds:
     """The corpus's chunk ids only: a corpus may hold millions of chunks, never all loaded."""
-    loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id"])
-    table = conform(loaded, {"chunk_id": CORPUS["chunk_id"]}, ALIASES)
-    unique_ids(loaded, table, "chunk_id")  # one id, one chunk: a look-up must not pick one of two
-    return single(table.column("chunk_id"))
+    return load_corpus_docs(path, fmt, docs=False)[0]
 
 
-def load_corpus_docs(path: Path, fmt: str | None = None) -> tuple[pa.Array, pa.Array | None]:
-    """The corpus's chunk ids and `doc_id` column (None when it has none), for the tuning split."""
-    loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", "doc_id"])
-    table = conform(loaded, {"chunk_id": CORPUS["chunk_id"], "doc_id": CORPUS["doc_id"]}, ALIASES)
-    unique_ids(loaded, table, "chunk_id")
-    docs = single(table.column("doc_id")) if "doc_id" in table.column_names else None
-    return single(table.column("chunk_id")), docs
+def load_corpus_docs(
+    path: Path, fmt: str | None = None, docs: bool = True
+) -> tuple[CorpusIds, pa.Array | None]:
+    """The corpus's chunk ids and, with `docs`, its `doc_id` column (None when it has none, or
+    without `docs`), for the tuning split. One id, one chunk: a look-up must not pick one of two."""
+    wanted = {"chunk_id": CORPUS["chunk_id"], **({"doc_id": CORPUS["doc_id"]} if docs else {})}
+    loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", *(["doc_id"] if docs else [])])
+    table = conform(loaded, wanted, ALIASES)
+    chunk_ids = single(table.column("chunk_id"))
+    fp = ids.fingerprint(chunk_ids)
+    unique_ids(loaded, table, "chunk_id", fp)
+    doc_ids = single(table.column("doc_id")) if "doc_id" in table.column_names else None
+    return CorpusIds(chunk_ids, fp), doc_ids
 
 
 class CorpusIds:
-    """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership."""
+    """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership.
+    `fp`: the ids' fingerprints, when already computed."""
 
-    def __init__(self, chunk_ids: pa.Array) -> None:
+    def __init__(self, chunk_ids: pa.Array, fp: np.ndarray | None = None) -> None:
         self.ids = chunk_ids
-        self.index = IdIndex.build(ids.fingerprint(chunk_ids))
+        self.index = IdIndex.build(ids.fingerprint(chunk_ids) if fp is None else fp)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -163,9 +167,9 @@ class CorpusIds:
         """Whether the corpus holds the id of each fingerprint of `fp` (bool)."""
         return self.index.contains(fp)
 
-    def missing(self, chunk_ids: pa.Array) -> pa.Array:
-        """The distinct `chunk_ids` the corpus does not hold."""
-        held = self.holds(ids.fingerprint(chunk_ids))
+    def missing(self, chunk_ids: pa.Array, fp: np.ndarray | None = None) -> pa.Array:
+        """The distinct `chunk_ids` the corpus does not hold. `fp`: their fingerprints, when known."""
+        held = self.holds(ids.fingerprint(chunk_ids) if fp is None else fp)
         return pc.unique(chunk_ids.filter(pa.array(~held))) if not held.all() else pa.array([], pa.string())
 
     def absent(self, chunk_ids: list[str]) -> list[str]:
@@ -233,9 +237,9 @@ def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
                 docs = single(chunks.table.column("doc_id"))
                 split = split_of(spec.holdout, chunks.ids, None if docs.null_count == len(docs) else docs)
         elif spec.corpus and spec.holdout is not None:  # one read gives the ids and the documents
-            chunk_ids, doc_ids = load_corpus_docs(spec.corpus, spec.corpus_format)
-            corpus, split = CorpusIds(chunk_ids), split_of(spec.holdout, chunk_ids, doc_ids)
+            corpus, doc_ids = load_corpus_docs(spec.corpus, spec.corpus_format)
+            split = split_of(spec.holdout, corpus.ids, doc_ids)
         else:
-            corpus = CorpusIds(load_corpus_ids(spec.corpus)) if spec.corpus else None
+            corpus = load_corpus_ids(spec.corpus, spec.corpus_format) if spec.corpus else None
         run_a, run_b = future_a.result(), future_b.result()
     return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks, split)

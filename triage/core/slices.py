@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -162,11 +164,15 @@ def slices(ev: Evaluation, key: str) -> list[Slice]:
         for i in range(m)
         if n[i]
     ]
+    return sorted(out, key=slice_order(key))
+
+
+def slice_order(key: str) -> Callable[[Any], tuple[int, str]]:
+    """How a key's slices are listed: selectivity bands narrowest first, any other key's values
+    largest first (then by name). Reads `.value` and `.n` of each row."""
     if key == "selectivity":
-        out.sort(key=lambda s: BANDS.index(s.value) if s.value in BANDS else len(BANDS))
-    else:
-        out.sort(key=lambda s: (-s.n, s.value))
-    return out
+        return lambda s: (BANDS.index(s.value) if s.value in BANDS else len(BANDS), "")
+    return lambda s: (-s.n, s.value)
 
 
 def all_slices(ev: Evaluation) -> dict[str, list[Slice]]:

@@ -16,7 +16,7 @@ from triage.core.corpus import Corpus, open_corpus
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
-from triage.core.hints import NO_CORPUS, TEXT_FLIPS, hints_for
+from triage.core.hints import flip_hints
 from triage.core.holdout import held_out_means, query_split
 from triage.core.metrics import Means, means
 from triage.core.paired import Outcome, Paired, noise_band, outcome_codes, paired
@@ -115,10 +115,7 @@ def _paired(p: Paired, a: Means, b: Means, regressions_with_unjudged: int) -> Pa
 def _flips(ev: Evaluation, corpus: Corpus | None) -> tuple[FlipRow, ...]:
     order = ev.flips
     a, b = ev.a, ev.b
-    hints = hints_for(ev, order[:TEXT_FLIPS], corpus)
-    if len(order) > TEXT_FLIPS:
-        unread = f"past the first {TEXT_FLIPS} flips" if corpus is not None else NO_CORPUS
-        hints |= hints_for(ev, order[TEXT_FLIPS:], None, unread)
+    hints = flip_hints(ev, order, corpus)
     columns = zip(
         ev.query_ids.take(order).to_pylist(),
         a.judged.hit[order].tolist(),

@@ -20,7 +20,7 @@ import pyarrow as pa
 from triage.core.checks import Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Cutoffs, Evaluation
-from triage.core.hints import PAST_TEXT_FLIPS, TEXT_FLIPS, Hint, hints_for
+from triage.core.hints import TEXT_FLIPS, Hint, flip_hints, hints_for
 from triage.core.manifest import Spec, from_manifest
 from triage.core.paired import Outcome
 from triage.core.search import Searcher
@@ -235,14 +235,10 @@ class Session:
         a worker's job at thousands of flips."""
         corpus = self.corpus  # read once: the name says what the hints were computed with
 
-        def every(snapshot: Snapshot) -> dict[int, tuple[Hint, ...]]:
-            order = snapshot.ev.flips
-            if corpus is None or len(order) <= TEXT_FLIPS:
-                return hints_for(snapshot.ev, order, corpus)
-            out = hints_for(snapshot.ev, order[:TEXT_FLIPS], corpus)
-            return out | hints_for(snapshot.ev, order[TEXT_FLIPS:], None, PAST_TEXT_FLIPS)
-
-        return self.cached(self._hints_name(corpus), every)
+        return self.cached(
+            self._hints_name(corpus),
+            lambda snapshot: flip_hints(snapshot.ev, snapshot.ev.flips, corpus, look=hints_for),
+        )
 
     def hints_ready(self) -> dict[int, tuple[Hint, ...]] | None:
         """The flips' hints if computed for the current snapshot and corpus state, else None."""
