@@ -104,20 +104,26 @@ class Arm:
 
     def values(self, column: str, qs: np.ndarray) -> list[object]:
         """A run column's values for query indices `qs` (None where absent)."""
-        col = self.aligned(column)
-        return [None] * len(qs) if col is None else col.take(pa.array(qs)).to_pylist()
+        col = self.at(column, qs)
+        return [None] * len(qs) if col is None else col.to_pylist()
 
-    def aligned(self, column: str) -> pa.Array | None:
-        """A run column with one value per query of the universe (null where the run lacks the
-        query), or None when the run has no such column."""
+    def at(self, column: str, qs: np.ndarray) -> pa.Array | None:
+        """A run column's values for query indices `qs` (null where the run lacks the query), or
+        None when the run has no such column."""
         table = self.run.table
         if column not in table.column_names:
             return None
         if table.num_rows == 0:
-            return pa.nulls(len(self.row), table.schema.field(column).type)
-        values = table.column(column).take(pa.array(np.maximum(self.row, 0)))
+            return pa.nulls(len(qs), table.schema.field(column).type)
+        rows = self.row[qs]
+        values = table.column(column).take(pa.array(np.maximum(rows, 0)))
         values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-        return pc.if_else(pa.array(self.row >= 0), values, pa.nulls(len(self.row), values.type))
+        return pc.if_else(pa.array(rows >= 0), values, pa.nulls(len(rows), values.type))
+
+    def aligned(self, column: str) -> pa.Array | None:
+        """A run column with one value per query of the universe (null where the run lacks the
+        query), or None when the run has no such column."""
+        return self.at(column, np.arange(len(self.row)))
 
     def retrieved(self, q: int) -> list[str]:
         r = int(self.row[q])
@@ -260,22 +266,30 @@ class Evaluation:
         chunks = self.gold.vocabulary.take(pa.array(sets.code[lo:hi])).to_pylist()
         return list(zip(chunks, sets.grade[lo:hi].tolist(), strict=True))
 
-    def queries_aligned(self, name: str) -> pa.Array | None:
-        """A queries-file column with one value per query of the universe (null where the file
-        lacks the query), or None when the file or the column is absent."""
+    @cached_property
+    def _queries_row(self) -> np.ndarray:
+        """Each query's row in the queries file (-1 where the file lacks it; empty: no file)."""
+        if self.queries is None:
+            return np.zeros(0, np.int64)
+        return ids.encode(self.query_ids, self.queries.column("query_id")).astype(np.int64)
+
+    def queries_aligned(self, name: str, qs: np.ndarray | None = None) -> pa.Array | None:
+        """A queries-file column with one value per query of `qs` (default: the universe), null
+        where the file lacks the query, or None when the file or the column is absent."""
         if self.queries is None or name not in self.queries.column_names:
             return None
-        where = ids.encode(self.query_ids, self.queries.column("query_id"))
+        where = self._queries_row if qs is None else self._queries_row[qs]
         values = self.queries.column(name).take(pa.array(np.maximum(where, 0)))
         values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-        return pc.if_else(pa.array(where >= 0), values, pa.nulls(self.n, values.type))
+        return pc.if_else(pa.array(where >= 0), values, pa.nulls(len(where), values.type))
 
-    def query_column(self, name: str) -> pa.Array:
-        """A per-query column as text, aligned with `query_ids`: from the queries file, else from
-        the runs (B first); null where unknown."""
-        sources = [self.queries_aligned(name), self.b.aligned(name), self.a.aligned(name)]
+    def query_column(self, name: str, qs: np.ndarray | None = None) -> pa.Array:
+        """A per-query column as text for the queries `qs` (default: all, aligned with
+        `query_ids`): from the queries file, else from the runs (B first); null where unknown."""
+        every = np.arange(self.n) if qs is None else qs
+        sources = [self.queries_aligned(name, qs), self.b.at(name, every), self.a.at(name, every)]
         present = [pc.cast(v, pa.string()) for v in sources if v is not None]
-        return pc.coalesce(*present) if present else pa.nulls(self.n, pa.string())
+        return pc.coalesce(*present) if present else pa.nulls(len(every), pa.string())
 
     def query_index(self, query_id: str) -> int:
         """Index of `query_id` in the universe, -1 if unknown."""

@@ -147,51 +147,186 @@ def hints_for(
     idx = idx[ev.scored[idx]] if len(idx) else idx
     if not len(idx):
         return out
-    k = ev.k
-    b_lost = losing_arms(ev, idx)
-    lost = np.where(b_lost, "b", "a").tolist()
-    sides = (("a", ev.a), ("b", ev.b))
-    plans = {side: arm.values("plan", idx) for side, arm in sides}
-
-    def loser(per_arm: dict[str, np.ndarray]) -> np.ndarray:
-        return np.where(b_lost, per_arm["b"], per_arm["a"])
-
-    returned = {side: _returned(arm, idx) for side, arm in sides}
-    n_ret, n_elig = (
-        loser({s: r[0] for s, r in returned.items()}),
-        loser({s: r[1] for s, r in returned.items()}),
-    )
-    short = ((n_ret < k) & ((n_elig < 0) | (n_ret < n_elig))).tolist()
-    rank, depth = (
-        loser({s: a.judged.gold_rank[idx] for s, a in sides}),
-        loser({s: a.depth[idx] for s, a in sides}),
-    )
-    n_ret_l, n_elig_l, rank_l, depth_l = n_ret.tolist(), n_elig.tolist(), rank.tolist(), depth.tolist()
-    text = corpus is not None
-    queries = _queries(ev, idx, lost) if text else []
-    chunks = corpus.get(c for x in queries for c in [*x.golds, *x.top]) if corpus is not None else {}
-    for i, q in enumerate(idx.tolist()):
-        side = lost[i]
-        found: list[Hint] = []
-        plan = plans[side][i]
-        if short[i]:
-            found.append(_short(side, k, n_ret_l[i], plan, None if n_elig_l[i] < 0 else n_elig_l[i]))
-        plan_a, plan_b = plans["a"][i], plans["b"][i]
-        if plan_a is not None and plan_b is not None and plan_a != plan_b:
-            found.append(
-                Hint(
-                    HintKind.PLAN_CHANGE,
-                    side,
-                    f"A used plan {plan_a}, B plan {plan_b}",
-                    {"plan_a": plan_a, "plan_b": plan_b},
-                )
-            )
-        if text:
-            found += _text_hints(ev, queries[i], chunks)
-        if not found:
-            found = _position(side, k, rank_l[i], depth_l[i], None if text else unread)
+    if corpus is None:
+        table = plain_hints(ev, idx, unread)
+        return out | dict(zip(idx.tolist(), table.every(), strict=True))
+    lost = np.where(losing_arms(ev, idx), "b", "a").tolist()
+    queries = _queries(ev, idx, lost)
+    chunks = corpus.get(c for x in queries for c in [*x.golds, *x.top])
+    texts = [_text_hints(ev, x, chunks) for x in queries]
+    table = plain_hints(ev, idx, None, explained=np.array([bool(t) for t in texts], bool))
+    for q, plain, text in zip(idx.tolist(), table.every(), texts, strict=True):
+        found = [*plain, *text]
         out[q] = tuple(sorted(found, key=lambda h: ORDER[h.kind])) if len(found) > 1 else tuple(found)
     return out
+
+
+# The facts of the hints that read no text, by kind, in the order JSON spells them, and their types.
+FACTS = {
+    HintKind.SHORT_LIST: ("n_returned", "k", "plan", "n_eligible"),
+    HintKind.PLAN_CHANGE: ("plan_a", "plan_b"),
+    HintKind.PUSHED_OUT: ("rank", "k", "text_examined"),
+    HintKind.DROPPED: ("depth", "text_examined"),
+}
+FACT_TYPES = {
+    "n_returned": pa.int64(),
+    "k": pa.int64(),
+    "plan": pa.string(),
+    "n_eligible": pa.int64(),
+    "plan_a": pa.string(),
+    "plan_b": pa.string(),
+    "rank": pa.int64(),
+    "depth": pa.int64(),
+    "text_examined": pa.bool_(),
+}
+KINDS = tuple(HintKind)  # a HintKind by its ORDER
+
+
+@dataclass(frozen=True)
+class HintTable:
+    """The hints that read no text, as columns: one row per hint, sorted by query, then by
+    `HintKind` order."""
+
+    n: int  # queries asked
+    at: np.ndarray  # int64: the hint's query, as a position among the asked queries
+    kind: np.ndarray  # int64: the ORDER of its HintKind
+    b: np.ndarray  # bool: B lost (the hint's arm), else A
+    evidence: pa.Array  # string: the sentence of `Hint.evidence`
+    facts: dict[str, pa.Array]  # every FACT_TYPES column, null where a row's kind lacks the fact
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Row range of each asked query's hints: rows starts[i] .. starts[i + 1] (int64, n + 1)."""
+        return np.searchsorted(self.at, np.arange(self.n + 1))
+
+    def of(self, i: int) -> tuple[Hint, ...]:
+        """The hints of the asked query at position `i`."""
+        lo, hi = np.searchsorted(self.at, [i, i + 1]).tolist()
+        return tuple(self._hint(r) for r in range(lo, hi))
+
+    def every(self) -> list[tuple[Hint, ...]]:
+        """The hints of every asked query, in asked order."""
+        cuts = self.starts.tolist()
+        return [tuple(self._hint(r) for r in range(cuts[i], cuts[i + 1])) for i in range(self.n)]
+
+    def _hint(self, r: int) -> Hint:
+        kind = KINDS[int(self.kind[r])]
+        facts = {name: self.facts[name][r].as_py() for name in FACTS[kind]}
+        return Hint(kind, "b" if self.b[r] else "a", self.evidence[r].as_py(), facts)
+
+
+def _cat(*parts: pa.Array | str) -> pa.Array:
+    """Strings joined element-wise (an Arrow kernel: no per-row Python)."""
+    return pc.binary_join_element_wise(*parts, "")
+
+
+def _text(values: np.ndarray) -> pa.Array:
+    return pc.cast(pa.array(values), pa.string())
+
+
+def plain_hints(
+    ev: Evaluation, qs: np.ndarray, unread: str | None, explained: np.ndarray | None = None
+) -> HintTable:
+    """The rules that read no text (README "Cause hints") over every query of `qs` at once:
+    short-list and plan-change, then pushed-out / dropped for the queries none of those — nor a
+    text hint, where `explained` says one was found — explains. `unread`: why chunk text was not
+    examined (None: it was). Queries without gold get none."""
+    idx = np.asarray(qs, np.int64)
+    k = ev.k
+    live = ev.scored[idx] if len(idx) else np.zeros(0, bool)
+    b_lost = losing_arms(ev, idx)
+    side = pa.array(b_lost)
+    name = pc.if_else(side, "B", "A")
+    plan_a, plan_b = (_plans(arm, idx) for arm in (ev.a, ev.b))
+    plan = pc.if_else(side, plan_b, plan_a)
+    ret_a, ret_b = _returned(ev.a, idx), _returned(ev.b, idx)
+    n_ret, n_elig = np.where(b_lost, ret_b[0], ret_a[0]), np.where(b_lost, ret_b[1], ret_a[1])
+    rank = np.where(b_lost, ev.b.judged.gold_rank[idx], ev.a.judged.gold_rank[idx])
+    depth = np.where(b_lost, ev.b.depth[idx], ev.a.depth[idx])
+    short = live & (n_ret < k) & ((n_elig < 0) | (n_ret < n_elig))
+    change = live & pc.fill_null(pc.not_equal(plan_a, plan_b), False).to_numpy(zero_copy_only=False)
+    free = live & ~short & ~change & (True if explained is None else ~explained)
+    note = "" if unread is None else f" ({unread}: text causes not examined)"
+    examined = unread is None
+    parts: list[tuple[HintKind, np.ndarray, pa.Array, dict[str, pa.Array]]] = []
+
+    w = np.flatnonzero(short)
+    said = pc.if_else(pc.is_valid(plan.take(w)), _cat("plan ", plan.take(w)), "plan not recorded")
+    elig = n_elig[w]
+    said = _cat(said, pc.if_else(pa.array(elig >= 0), _cat(", ", _text(elig), " eligible"), ""))
+    evidence = _cat(name.take(w), " returned ", _text(n_ret[w]), f" of k={k} ids (", said, ")")
+    eligible = pa.array(elig, pa.int64(), mask=elig < 0)
+    facts = {"n_returned": pa.array(n_ret[w]), "k": _full(k, w), "plan": plan.take(w), "n_eligible": eligible}
+    parts.append((HintKind.SHORT_LIST, w, evidence, facts))
+
+    w = np.flatnonzero(change)
+    a, b = plan_a.take(w), plan_b.take(w)
+    parts.append(
+        (HintKind.PLAN_CHANGE, w, _cat("A used plan ", a, ", B plan ", b), {"plan_a": a, "plan_b": b})
+    )
+
+    w = np.flatnonzero(free & (k < rank) & (rank <= PUSHED_BELOW * k))
+    evidence = _cat(
+        name.take(w),
+        " ranks its best gold ",
+        _text(rank[w]),
+        f", just below k={k} (ranks {k + 1}–{PUSHED_BELOW * k}){note}",
+    )
+    facts = {"rank": pa.array(rank[w]), "k": _full(k, w), "text_examined": _full(examined, w)}
+    parts.append((HintKind.PUSHED_OUT, w, evidence, facts))
+
+    w = np.flatnonzero(free & (rank == 0))
+    evidence = _cat("no gold id is among ", name.take(w), "'s ", _text(depth[w]), f" stored ids{note}")
+    parts.append(
+        (HintKind.DROPPED, w, evidence, {"depth": pa.array(depth[w]), "text_examined": _full(examined, w)})
+    )
+
+    at = np.concatenate([w for _, w, _, _ in parts]).astype(np.int64)
+    kind = np.concatenate([np.full(len(w), ORDER[kd], np.int64) for kd, w, _, _ in parts])
+    order = np.lexsort((kind, at))
+    take = pa.array(order)
+    columns = {
+        fact: pa.concat_arrays(
+            [f[fact].cast(typ) if fact in f else pa.nulls(len(w), typ) for _, w, _, f in parts]
+        ).take(take)
+        for fact, typ in FACT_TYPES.items()
+    }
+    evidence = pa.concat_arrays([e.cast(pa.string()) for _, _, e, _ in parts]).take(take)
+    return HintTable(len(idx), at[order], kind[order], b_lost[at[order]], evidence, columns)
+
+
+def _full(value: int | bool, rows: np.ndarray) -> pa.Array:
+    return pa.array(np.full(len(rows), value))
+
+
+def _plans(arm: Arm, qs: np.ndarray) -> pa.Array:
+    """The plan each query of `qs` used in `arm`, as text (null where unrecorded)."""
+    plans = arm.at("plan", qs)
+    return pa.nulls(len(qs), pa.string()) if plans is None else pc.cast(plans, pa.string())
+
+
+@dataclass(frozen=True)
+class FlipHints:
+    """The hints of the flips, in flip order: chunk text was read for the first `len(read)`, the
+    rest were judged over arrays by the rules that read no text."""
+
+    read: tuple[tuple[Hint, ...], ...]
+    rest: HintTable  # its positions count from len(read)
+
+    def of(self, i: int) -> tuple[Hint, ...]:
+        """The hints of the flip at position `i` of the flip order."""
+        return self.read[i] if i < len(self.read) else self.rest.of(i - len(self.read))
+
+
+def flip_hint_table(ev: Evaluation, order: np.ndarray, corpus: Corpus | None) -> FlipHints:
+    """The hints of the flips `order` (flip order), chunk text read for the first TEXT_FLIPS only;
+    the rest say why text was not examined."""
+    if corpus is None:
+        return FlipHints((), plain_hints(ev, order, NO_CORPUS))
+    head = order[:TEXT_FLIPS]
+    found = hints_for(ev, head, corpus)
+    rest = plain_hints(ev, order[TEXT_FLIPS:], f"past the first {TEXT_FLIPS} flips")
+    return FlipHints(tuple(found[q] for q in head.tolist()), rest)
 
 
 def flip_hints(
@@ -219,7 +354,7 @@ def _queries(ev: Evaluation, idx: np.ndarray, lost: list[str]) -> list[_Query]:
     window = {side: _meta_int(arm, "embedding_max_tokens") for side, arm in sides}
     lists = {side: _lists(arm, idx) for side, arm in sides}
     best = {"a": _best_gold(ev, ev.b, idx), "b": _best_gold(ev, ev.a, idx)}  # by the winner
-    texts = ev.query_column("text").take(pa.array(idx)).to_pylist()
+    texts = ev.query_column("text", idx).to_pylist()
     golds = _golds(ev, idx)
     out = []
     for i, q in enumerate(idx.tolist()):
@@ -270,53 +405,12 @@ def _returned(arm: Arm, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(n_returned, n_eligible) per query (int64): `n_returned` where the run records it, else the
     stored list length, 0 where the run lacks the query; `n_eligible` -1 where unrecorded."""
     n_ret = arm.depth[qs].copy()
-    col = arm.aligned("n_returned")
-    if col is not None:
-        values = col.take(pa.array(qs))
+    values = arm.at("n_returned", qs)
+    if values is not None:
         recorded = values.is_valid().to_numpy(zero_copy_only=False)
         given = values.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         n_ret = np.where(recorded, given, n_ret)
     return np.where(arm.row[qs] >= 0, n_ret, 0), arm.n_eligible[qs]
-
-
-def _short(side: str, k: int, n_ret: int, plan: object, n_elig: int | None) -> Hint:
-    said = [f"plan {plan}" if plan is not None else "plan not recorded"]
-    if n_elig is not None:
-        said.append(f"{n_elig} eligible")
-    return Hint(
-        HintKind.SHORT_LIST,
-        side,
-        f"{side.upper()} returned {n_ret} of k={k} ids ({', '.join(said)})",
-        {"n_returned": n_ret, "k": k, "plan": plan, "n_eligible": n_elig},
-    )
-
-
-def _position(side: str, k: int, rank: int, depth: int, unread: str | None) -> list[Hint]:
-    """pushed-out / dropped: where the gold went, when no other rule explains the loss. `unread`:
-    why chunk text was not examined (None: it was)."""
-    examined = unread is None
-    note = "" if unread is None else f" ({unread}: text causes not examined)"
-    name = side.upper()
-    if rank == 0:
-        return [
-            Hint(
-                HintKind.DROPPED,
-                side,
-                f"no gold id is among {name}'s {depth} stored ids{note}",
-                {"depth": depth, "text_examined": examined},
-            )
-        ]
-    if k < rank <= PUSHED_BELOW * k:
-        return [
-            Hint(
-                HintKind.PUSHED_OUT,
-                side,
-                f"{name} ranks its best gold {rank}, just below k={k} "
-                f"(ranks {k + 1}–{PUSHED_BELOW * k}){note}",
-                {"rank": rank, "k": k, "text_examined": examined},
-            )
-        ]
-    return []
 
 
 def _text_hints(ev: Evaluation, x: _Query, chunks: dict[str, Chunk]) -> list[Hint]:

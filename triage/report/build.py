@@ -9,6 +9,7 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from triage import __version__
 from triage.core.checks import worst_first
@@ -16,7 +17,7 @@ from triage.core.corpus import Corpus, open_corpus
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate import Floor
-from triage.core.hints import flip_hints
+from triage.core.hints import flip_hint_table
 from triage.core.holdout import held_out_means, query_split
 from triage.core.metrics import Means, means
 from triage.core.paired import Outcome, Paired, noise_band, outcome_codes, paired
@@ -24,6 +25,7 @@ from triage.core.ranks import WinTieLoss, ranks
 from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
 from triage.labels.state import LabelState
 from triage.report.costs import answers_section, cost_section
+from triage.report.flips import Flips
 from triage.report.model import (
     ArmMeans,
     ArmSection,
@@ -32,7 +34,6 @@ from triage.report.model import (
     ByArm,
     Changed,
     DropRow,
-    FlipRow,
     FloorRow,
     FrozenView,
     GateSection,
@@ -112,58 +113,36 @@ def _paired(p: Paired, a: Means, b: Means, regressions_with_unjudged: int) -> Pa
     )
 
 
-def _flips(ev: Evaluation, corpus: Corpus | None) -> tuple[FlipRow, ...]:
+def _flips(ev: Evaluation, corpus: Corpus | None) -> Flips:
     order = ev.flips
     a, b = ev.a, ev.b
-    hints = flip_hints(ev, order, corpus)
-    columns = zip(
-        ev.query_ids.take(order).to_pylist(),
-        a.judged.hit[order].tolist(),
-        a.judged.gold_rank[order].tolist(),
-        b.judged.gold_rank[order].tolist(),
-        a.depth[order].tolist(),
-        b.depth[order].tolist(),
-        a.values("plan", order),
-        b.values("plan", order),
-        ev.query_column("tenant").take(pa.array(order)).to_pylist(),  # queries file, else runs
-        a.unjudged_top[order].tolist(),
-        b.unjudged_top[order].tolist(),
-        ev.query_column("text").take(pa.array(order)).to_pylist(),
-        order.tolist(),
-        strict=True,
-    )
-    return tuple(
-        FlipRow(
-            qid,
-            Outcome.HIT_TO_MISS if hit_a else Outcome.MISS_TO_HIT,
-            rank_a or None,
-            rank_b or None,
-            depth_a,
-            depth_b,
-            plan_a,  # type: ignore[arg-type]
-            plan_b,  # type: ignore[arg-type]
-            tenant,
-            unjudged_a,
-            unjudged_b,
-            text,
-            hints[q],
-        )
-        for (
-            qid,
-            hit_a,
-            rank_a,
-            rank_b,
-            depth_a,
-            depth_b,
-            plan_a,
-            plan_b,
-            tenant,
-            unjudged_a,
-            unjudged_b,
-            text,
-            q,
-        ) in columns
-    )
+    at = pa.array(order)
+
+    def plans(arm: Arm) -> pa.Array:
+        found = arm.at("plan", order)
+        return pa.nulls(len(order), pa.string()) if found is None else pc.cast(found, pa.string())
+
+    def rank(arm: Arm) -> pa.Array:  # null: the gold is absent from the stored depth
+        r = arm.judged.gold_rank[order]
+        return pa.array(r, pa.int64(), mask=r == 0)
+
+    columns = {
+        "query_id": ev.query_ids.take(at),
+        "direction": pa.array(
+            np.where(a.judged.hit[order], Outcome.HIT_TO_MISS, Outcome.MISS_TO_HIT), pa.int8()
+        ),
+        "gold_rank_a": rank(a),
+        "gold_rank_b": rank(b),
+        "depth_a": pa.array(a.depth[order], pa.int64()),
+        "depth_b": pa.array(b.depth[order], pa.int64()),
+        "plan_a": plans(a),
+        "plan_b": plans(b),
+        "tenant": ev.query_column("tenant", order),  # queries file, else runs
+        "unjudged_in_top_k_a": pa.array(a.unjudged_top[order], pa.int64()),
+        "unjudged_in_top_k_b": pa.array(b.unjudged_top[order], pa.int64()),
+        "text": ev.query_column("text", order),
+    }
+    return Flips(columns, flip_hint_table(ev, order, corpus))
 
 
 def _win_tie_loss(w: WinTieLoss) -> WinTieLossRow:
@@ -389,7 +368,7 @@ def build(
         slices=slice_rows,
         partition=partition,
         tenants=_tenants(ev, floor),
-        flips=_flips(ev, chunks) if flips else (),
+        flips=_flips(ev, chunks) if flips else Flips.none(),
         ranks=_ranks(ev),
         checks=tuple(worst_first([*checks, *cost_checks])),
         ks=ev.cutoffs,

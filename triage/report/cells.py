@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from triage.core.checks import Check, Level
 from triage.core.paired import Outcome
 from triage.core.sanitize import one_line
+from triage.report.flips import FlipRow, Flips
 from triage.report.model import (
     AnswerCellsRow,
     AnswersSection,
@@ -19,7 +20,6 @@ from triage.report.model import (
     ArmSection,
     CostSection,
     DropRow,
-    FlipRow,
     FloorRow,
     OriginQuote,
     OverlapSection,
@@ -272,16 +272,9 @@ def label_state_rows(r: Report) -> list[tuple[str, str, str]] | None:
     return rows
 
 
-def capped_flips(flips: Iterable[FlipRow]) -> tuple[list[FlipRow], int]:
+def capped_flips(flips: Flips) -> tuple[list[FlipRow], int]:
     """The first FLIP_CAP flips of each direction (order kept) and how many were left out."""
-    seen: dict[Outcome, int] = {}
-    shown, total = [], 0
-    for f in flips:
-        total += 1
-        seen[f.direction] = seen.get(f.direction, 0) + 1
-        if seen[f.direction] <= FLIP_CAP:
-            shown.append(f)
-    return shown, total - len(shown)
+    return flips.first_of_each(FLIP_CAP)
 
 
 FLIP_HEAD = [

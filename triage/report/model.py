@@ -17,8 +17,8 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from triage.core.checks import Check
-from triage.core.hints import Hint
 from triage.core.paired import Outcome
+from triage.report.flips import Flips
 
 SCHEMA = 1  # `to_json()["schema"]`: raised when a key changes name or meaning
 T = TypeVar("T")
@@ -240,23 +240,6 @@ class TenantsSection:
                 sorted(self.rows, key=lambda r: (r.hit_rate_b is None, r.hit_rate_b or 0.0, -r.n, r.tenant))
             )
         return replace(self, rows=rows, worst=rows[: len(self.worst)], order=order)
-
-
-@dataclass(frozen=True, slots=True)
-class FlipRow:
-    query_id: str
-    direction: Outcome  # HIT_TO_MISS or MISS_TO_HIT
-    gold_rank_a: int | None  # None: absent from the stored depth
-    gold_rank_b: int | None
-    depth_a: int
-    depth_b: int
-    plan_a: str | None
-    plan_b: str | None
-    tenant: str | None
-    unjudged_in_top_k_a: int  # unjudged ids in A's top k for this query
-    unjudged_in_top_k_b: int
-    text: str | None = None  # the query's text (None: unknown)
-    hints: tuple[Hint, ...] = ()  # likely causes for the arm that lost, most specific first
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,7 +473,7 @@ class Report:
     slices: Mapping[str, tuple[SliceRow, ...]]
     partition: Mapping[str, Partition]
     tenants: TenantsSection | None
-    flips: tuple[FlipRow, ...]
+    flips: Flips
     ranks: RanksSection
     checks: tuple[Check, ...]  # errors first
     gate: GateSection | None = None
@@ -520,8 +503,18 @@ class Report:
 
 
 def dumps(report: Report) -> str:
-    """One compact, strict JSON object (the C encoder: fast even with 100,000 flips)."""
-    return json.dumps(report.to_json(), ensure_ascii=False, allow_nan=False)
+    """One strict JSON object, as `json.dumps(report.to_json())` spells it: the flips spelled
+    from their columns (`Flips.json`), the rest by the C encoder."""
+    out = {"schema": SCHEMA, **_plain(replace(report, flips=Flips.none()))}  # type: ignore[dict-item]
+    return (
+        "{"
+        + ", ".join(
+            f"{json.dumps(name)}: "
+            + (report.flips.json() if name == "flips" else json.dumps(v, ensure_ascii=False, allow_nan=False))
+            for name, v in out.items()
+        )
+        + "}"
+    )
 
 
 _PRIMITIVE = frozenset({str, int, float, bool, type(None)})
@@ -536,20 +529,6 @@ def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]
     return got
 
 
-def _hint(h: Hint) -> dict[str, object]:
-    """A hint, its facts taken as they are when they hold only primitives and lists of them."""
-    plain = all(
-        type(v) in _PRIMITIVE or (type(v) is list and all(type(e) in _PRIMITIVE for e in v))
-        for v in h.facts.values()
-    )
-    return {
-        "kind": h.kind.value,
-        "arm": h.arm,
-        "evidence": h.evidence,
-        "facts": h.facts if plain else _plain(h.facts),
-    }
-
-
 def _plain(x: object) -> object:
     """Fields by name, Outcome as its `.json`, other enums as their value, paths as text. A
     dataclass's field reader is looked up first, and primitive fields are taken as they are: a
@@ -557,12 +536,8 @@ def _plain(x: object) -> object:
     t = type(x)
     if t in _PRIMITIVE:
         return x
-    if t is FlipRow:  # the most numerous rows of a report: their two non-primitive fields by name
-        names, get = _fields(t)
-        row = dict(zip(names, get(x), strict=False))
-        row["direction"] = x.direction.json  # type: ignore[attr-defined]
-        row["hints"] = [_hint(h) for h in x.hints]  # type: ignore[attr-defined]
-        return row
+    if t is Flips:  # spelled from its columns
+        return json.loads(x.json())  # type: ignore[attr-defined]
     if isinstance(x, Outcome):
         return x.json
     if isinstance(x, Enum):
