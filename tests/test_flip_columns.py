@@ -1,4 +1,4 @@
-"""The flips held as columns (report/flips.py) and the hints that read no text judged over arrays
+"""The row sections held as columns (report/rows.py: the flips, the rank drops) and the hints that read no text judged over arrays
 (core/hints.plain_hints), checked against a per-query spelling of the same README rules and the
 per-row JSON spelling, on a generated evaluation where every rule's cause is present in some
 queries and absent in others, with ids, plans, tenants and texts that need JSON escapes."""
@@ -16,8 +16,8 @@ from triage.core.evaluation import Evaluation
 from triage.core.hints import PUSHED_BELOW, HintKind, hints_for, losing_arms
 from triage.core.manifest import from_manifest
 from triage.report.build import build
-from triage.report.flips import COLUMNS, Flips, hint_dict
 from triage.report.model import dumps
+from triage.report.rows import COLUMNS, Flips, hint_dict
 from triage.workspace.snapshot import open_snapshot
 
 from conftest import manifest, write_parquet
@@ -140,6 +140,16 @@ def test_the_columns_spell_the_json_of_their_rows(generated: Path) -> None:
     assert json.loads(dumps(report))["flips"] == per_row == report.to_json()["flips"]
     whole = dumps(report)
     assert whole == json.dumps(report.to_json(), ensure_ascii=False, allow_nan=False)
+    drops = report.ranks.drops
+    assert len(drops) > 5  # both-hit queries whose gold fell
+    assert drops.json() == json.dumps(
+        [
+            {c: getattr(d, c) for c in ("query_id", "rank_a", "rank_b", "drop", "tenant", "text")}
+            for d in drops
+        ],
+        ensure_ascii=False,
+    )
+    assert all(d.drop == d.rank_b - d.rank_a > 0 for d in drops)
     escaped = [r for r in per_row if any(ch in json.dumps(r["query_id"]) for ch in "\\")]
     assert escaped  # ids with quotes, backslashes and controls were among the flips
 

@@ -340,7 +340,7 @@ def report(args: argparse.Namespace) -> int:
     from triage.core.checks import Level
     from triage.labels.state import LabelMode
     from triage.report.build import build, gate_section
-    from triage.report.model import dumps
+    from triage.report.model import dumps, write_json
     from triage.workspace.snapshot import open_snapshot
 
     floors = None
@@ -362,7 +362,13 @@ def report(args: argparse.Namespace) -> int:
         judged = judge_floors(snapshot.ev, floors, args.gate)
         result = result.with_gate(gate_section(judged, args.gate), tuple(noise_checks(judged)))
     if args.format == "json":
-        sys.stdout.write(dumps(result) + "\n")
+        raw = getattr(sys.stdout, "buffer", None)  # none when stdout is replaced by a text stream
+        if raw is None:
+            sys.stdout.write(dumps(result) + "\n")
+        else:
+            sys.stdout.flush()
+            write_json(result, raw)
+            raw.write(b"\n")
     elif args.format == "markdown":
         from triage.report import markdown
 

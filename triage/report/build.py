@@ -25,7 +25,6 @@ from triage.core.ranks import WinTieLoss, ranks
 from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
 from triage.labels.state import LabelState
 from triage.report.costs import answers_section, cost_section
-from triage.report.flips import Flips
 from triage.report.model import (
     ArmMeans,
     ArmSection,
@@ -33,7 +32,6 @@ from triage.report.model import (
     AtK,
     ByArm,
     Changed,
-    DropRow,
     FloorRow,
     FrozenView,
     GateSection,
@@ -51,6 +49,7 @@ from triage.report.model import (
     WinTieLossRow,
 )
 from triage.report.origins import origin_sections, overlap_section
+from triage.report.rows import Drops, Flips
 from triage.workspace.snapshot import Snapshot
 
 
@@ -154,20 +153,23 @@ def _ranks(ev: Evaluation) -> RanksSection:
     histogram of gold-rank changes (core/ranks.py)."""
     x = ranks(ev)
     order, c = x.drops, x.changes
-    rank_a, rank_b = ev.a.judged.gold_rank[order].tolist(), ev.b.judged.gold_rank[order].tolist()
-    columns = zip(
-        ev.query_ids.take(pa.array(order)).to_pylist(),
-        rank_a,
-        rank_b,
-        ev.query_column("tenant").take(pa.array(order)).to_pylist(),
-        ev.query_column("text").take(pa.array(order)).to_pylist(),
-        strict=True,
+    at = pa.array(order)
+    rank_a, rank_b = ev.a.judged.gold_rank[order], ev.b.judged.gold_rank[order]
+    drops = Drops(
+        {
+            "query_id": ev.query_ids.take(at),
+            "rank_a": pa.array(rank_a, pa.int64()),
+            "rank_b": pa.array(rank_b, pa.int64()),
+            "drop": pa.array(rank_b - rank_a, pa.int64()),
+            "tenant": ev.query_column("tenant", order),
+            "text": ev.query_column("text", order),
+        }
     )
     return RanksSection(
         n=x.n,
         mrr=_win_tie_loss(x.mrr),
         ndcg=_win_tie_loss(x.ndcg),
-        drops=tuple(DropRow(qid, ra, rb, rb - ra, tenant, t) for qid, ra, rb, tenant, t in columns),
+        drops=drops,
         histogram=RankHistogram(
             n=c.n,
             changes=dict(zip(c.change.tolist(), c.count.tolist(), strict=True)),

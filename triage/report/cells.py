@@ -12,14 +12,12 @@ from collections.abc import Iterable
 from triage.core.checks import Check, Level
 from triage.core.paired import Outcome
 from triage.core.sanitize import one_line
-from triage.report.flips import FlipRow, Flips
 from triage.report.model import (
     AnswerCellsRow,
     AnswersSection,
     ArmMeans,
     ArmSection,
     CostSection,
-    DropRow,
     FloorRow,
     OriginQuote,
     OverlapSection,
@@ -33,6 +31,7 @@ from triage.report.model import (
     TenantRow,
     TenantsSection,
 )
+from triage.report.rows import DropRow, Drops, FlipRow, Flips
 
 NONE = "–"  # an undefined number
 FLIP_CAP = 25  # flips listed per direction in text and Markdown (JSON lists all)
@@ -530,7 +529,7 @@ def drops_line(x: RanksSection, k: int) -> str:
     return f"{n} queries hit in both arms (top {k}) with the gold ranked lower in B"
 
 
-def capped_drops(drops: tuple[DropRow, ...]) -> tuple[tuple[DropRow, ...], int]:
+def capped_drops(drops: Drops) -> tuple[tuple[DropRow, ...], int]:
     """The first DROP_CAP drops (order kept) and how many were left out."""
     return drops[:DROP_CAP], max(0, len(drops) - DROP_CAP)
 

@@ -6,19 +6,20 @@ Undefined numbers (nothing to judge) are None here and null in the JSON, never N
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from enum import Enum
 from operator import attrgetter
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import BinaryIO, Generic, TypeVar
 
 import numpy as np
 
 from triage.core.checks import Check
 from triage.core.paired import Outcome
-from triage.report.flips import Flips
+from triage.report.rows import Drops, Flips, Rows
 
 SCHEMA = 1  # `to_json()["schema"]`: raised when a key changes name or meaning
 T = TypeVar("T")
@@ -295,16 +296,6 @@ class WinTieLossRow:
     losses: int
 
 
-@dataclass(frozen=True, slots=True)
-class DropRow:
-    query_id: str
-    rank_a: int  # best gold rank in A (≤ k: both arms hit)
-    rank_b: int  # in B, worse than in A
-    drop: int  # rank_b − rank_a
-    tenant: str | None
-    text: str | None = None  # the query's text (None: unknown)
-
-
 @dataclass(frozen=True)
 class RankHistogram:
     """Gold-rank change A − B over the scored queries with a gold id in both stored lists."""
@@ -326,7 +317,7 @@ class RanksSection:
     n: int  # scored queries compared
     mrr: WinTieLossRow
     ndcg: WinTieLossRow
-    drops: tuple[DropRow, ...]  # both arms hit, B's gold rank worse: largest drop first
+    drops: Drops  # both arms hit, B's gold rank worse: largest drop first
     histogram: RankHistogram
 
 
@@ -503,18 +494,32 @@ class Report:
 
 
 def dumps(report: Report) -> str:
-    """One strict JSON object, as `json.dumps(report.to_json())` spells it: the flips spelled
-    from their columns (`Flips.json`), the rest by the C encoder."""
-    out = {"schema": SCHEMA, **_plain(replace(report, flips=Flips.none()))}  # type: ignore[dict-item]
-    return (
-        "{"
-        + ", ".join(
-            f"{json.dumps(name)}: "
-            + (report.flips.json() if name == "flips" else json.dumps(v, ensure_ascii=False, allow_nan=False))
-            for name, v in out.items()
-        )
-        + "}"
-    )
+    """One strict JSON object: `json.dumps(report.to_json())`, byte for byte (`write_json`)."""
+    sink = io.BytesIO()
+    write_json(report, sink)
+    return sink.getvalue().decode("utf-8")
+
+
+def write_json(report: Report, out: BinaryIO) -> None:
+    """`dumps(report)` as UTF-8 on `out`: the row sections (`Rows`) spelled from their columns a
+    slice at a time, everything else by the C encoder."""
+    _write({"schema": SCHEMA, **_plain(report, keep=True)}, out)  # type: ignore[dict-item]
+
+
+def _write(x: object, out: BinaryIO) -> None:
+    if isinstance(x, Rows):
+        x.write_json(out)
+    elif isinstance(x, dict) and _holds_rows(x):
+        for i, (name, value) in enumerate(x.items()):
+            out.write(("{" if i == 0 else ", ").encode() + json.dumps(name).encode() + b": ")
+            _write(value, out)
+        out.write(b"}")
+    else:
+        out.write(json.dumps(x, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+
+
+def _holds_rows(x: dict[str, object]) -> bool:
+    return any(isinstance(v, Rows) or (isinstance(v, dict) and _holds_rows(v)) for v in x.values())
 
 
 _PRIMITIVE = frozenset({str, int, float, bool, type(None)})
@@ -529,15 +534,15 @@ def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]
     return got
 
 
-def _plain(x: object) -> object:
-    """Fields by name, Outcome as its `.json`, other enums as their value, paths as text. A
-    dataclass's field reader is looked up first, and primitive fields are taken as they are: a
-    report may hold 100,000 flip rows."""
+def _plain(x: object, keep: bool = False) -> object:
+    """Fields by name, Outcome as its `.json`, other enums as their value, paths as text, row
+    sections as lists of dicts (`keep`: left as `Rows`, for `write_json`). A dataclass's field
+    reader is looked up first, and primitive fields are taken as they are."""
     t = type(x)
     if t in _PRIMITIVE:
         return x
-    if t is Flips:  # spelled from its columns
-        return json.loads(x.json())  # type: ignore[attr-defined]
+    if isinstance(x, Rows):  # spelled from its columns
+        return x if keep else json.loads(x.json())
     if isinstance(x, Outcome):
         return x.json
     if isinstance(x, Enum):
@@ -545,15 +550,17 @@ def _plain(x: object) -> object:
     spec = _FIELDS.get(t) or (_fields(t) if is_dataclass(x) else None)
     if spec is not None:
         names, get = spec
-        return {n: v if type(v) in _PRIMITIVE else _plain(v) for n, v in zip(names, get(x), strict=False)}
+        return {
+            n: v if type(v) in _PRIMITIVE else _plain(v, keep) for n, v in zip(names, get(x), strict=False)
+        }
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, Path):
         return str(x)
     if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
+        return {str(k): _plain(v, keep) for k, v in x.items()}
     if isinstance(x, tuple | list):
-        return [_plain(v) for v in x]
+        return [_plain(v, keep) for v in x]
     raise TypeError(f"no JSON spelling for {t.__name__}")
 
 

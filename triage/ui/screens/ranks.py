@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
@@ -65,7 +64,7 @@ class RankDropsScreen(QueryList):
 
     def rows(self) -> np.ndarray:
         drops = report(self.session).ranks.drops
-        where = ids.encode(pa.array([d.query_id for d in drops], pa.string()), self.session.ev.query_ids)
+        where = ids.encode(drops.columns["query_id"], self.session.ev.query_ids)
         return np.asarray(where, np.int64)
 
     def fill(self, cursor: int | None = None) -> None:

@@ -1,0 +1,284 @@
+"""The flips section of a report: one row per flip, in flip order, held as columns.
+
+An evaluation may have hundreds of thousands of flips. Their columns stay Arrow arrays, the JSON
+is spelled by Arrow's string kernels (no Python per flip), and a `FlipRow` is made only for a row
+that is read: text and Markdown list the first FLIP_CAP flips of each direction.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import BinaryIO, ClassVar, Self, TypeVar, overload
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from triage.core.hints import FACTS, KINDS, FlipHints, Hint, HintTable
+from triage.core.paired import Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class FlipRow:
+    query_id: str
+    direction: Outcome  # HIT_TO_MISS or MISS_TO_HIT
+    gold_rank_a: int | None  # None: absent from the stored depth
+    gold_rank_b: int | None
+    depth_a: int
+    depth_b: int
+    plan_a: str | None
+    plan_b: str | None
+    tenant: str | None
+    unjudged_in_top_k_a: int  # unjudged ids in A's top k for this query
+    unjudged_in_top_k_b: int
+    text: str | None = None  # the query's text (None: unknown)
+    hints: tuple[Hint, ...] = ()  # likely causes for the arm that lost, most specific first
+
+
+R = TypeVar("R")
+
+
+class Rows(Sequence[R]):
+    """Rows of one dataclass held as columns: one Arrow array per field, in the field order
+    (`fields` of the class). A row object is made only for a row that is read; the JSON array is
+    spelled from the columns, as `json.dumps` spells a list of dicts of the rows' fields."""
+
+    row_type: ClassVar[type]
+    text: ClassVar[tuple[str, ...]]  # the fields held as strings (the rest: whole numbers)
+
+    def __init__(self, columns: Mapping[str, pa.Array]) -> None:
+        assert tuple(columns) == self.names(), tuple(columns)
+        self.columns = {c: _one(v) for c, v in columns.items()}
+        self._n = len(next(iter(columns.values())))
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls.row_type))
+
+    @classmethod
+    def none(cls) -> Self:
+        """No rows."""
+        return cls({c: pa.array([], pa.string() if c in cls.text else pa.int64()) for c in cls.names()})
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> R: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[R, ...]: ...
+    def __getitem__(self, i: int | slice) -> R | tuple[R, ...]:
+        if isinstance(i, slice):
+            return tuple(self.rows(np.arange(self._n)[i]))
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return self.rows(np.array([i % self._n]))[0]
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self.rows(np.arange(self._n)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._n} rows)"
+
+    def rows(self, at: np.ndarray) -> list[R]:
+        """The rows at positions `at`, as row objects."""
+        take = pa.array(np.asarray(at, np.int64))
+        values = self._values({c: self.columns[c].take(take).to_pylist() for c in self.columns}, at)
+        return [self.row_type(*cells) for cells in zip(*values.values(), strict=True)]
+
+    def _values(self, values: dict[str, list[object]], at: np.ndarray) -> dict[str, list[object]]:
+        """The row objects' field values from the columns' (a subclass converts its own)."""
+        return values
+
+    def _spelled(self) -> dict[str, pa.Array]:
+        """Each field's JSON text per row."""
+        return {name: _js(col) if name in self.text else _number(col) for name, col in self.columns.items()}
+
+    def write_json(self, out: BinaryIO) -> None:
+        """The JSON array of the rows, UTF-8, written to `out` a slice of rows at a time (every Arrow
+        string array stays far below 2 GiB); no Python per row."""
+        if self._n == 0:
+            out.write(b"[]")
+            return
+        parts: list[pa.Array | str] = []
+        for i, (name, value) in enumerate(self._spelled().items()):
+            parts += [("{" if i == 0 else ", ") + f'"{name}": ', value]
+        parts.append("}")
+        out.write(b"[")
+        for lo in range(0, self._n, _ROWS):
+            if lo:
+                out.write(b", ")
+            rows = _cat(*(p.slice(lo, _ROWS) if isinstance(p, pa.Array) else p for p in parts))
+            one = pa.ListArray.from_arrays(pa.array([0, len(rows)], pa.int32()), rows)
+            joined = pc.binary_join(one, ", ")
+            offsets = np.frombuffer(joined.buffers()[1], np.int32, 2, joined.offset * 4)
+            out.write(joined.buffers()[2][int(offsets[0]) : int(offsets[1])])
+        out.write(b"]")
+
+    def json(self) -> str:
+        """The JSON array of the rows (`write_json`'s text)."""
+        sink = io.BytesIO()
+        self.write_json(sink)
+        return sink.getvalue().decode("utf-8")
+
+
+_ROWS = 1 << 16  # rows spelled at a time
+
+
+def _one(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+
+class Flips(Rows[FlipRow]):
+    """Every flip of a report, hit→miss first (`Evaluation.flips` order). `direction` holds
+    Outcome codes (int8); a gold rank is null where the gold is absent from the stored depth; the
+    `hints` column is not held: each flip's hints are `hints.of(position)`."""
+
+    row_type = FlipRow
+    text = ("query_id", "plan_a", "plan_b", "tenant", "text")
+
+    def __init__(self, columns: Mapping[str, pa.Array], hints: FlipHints | None = None) -> None:
+        super().__init__({**columns, "hints": pa.nulls(len(columns["query_id"]), pa.int8())})
+        self.hints = hints
+
+    @classmethod
+    def none(cls) -> Self:
+        empty = {c: pa.array([], pa.string() if c in cls.text else pa.int64()) for c in COLUMNS}
+        return cls({**empty, "direction": pa.array([], pa.int8())})
+
+    @property
+    def directions(self) -> np.ndarray:
+        """Each flip's Outcome code (int8)."""
+        return self.columns["direction"].to_numpy(zero_copy_only=False)
+
+    def _values(self, values: dict[str, list[object]], at: np.ndarray) -> dict[str, list[object]]:
+        values["direction"] = [Outcome(d) for d in values["direction"]]  # type: ignore[arg-type]
+        hints = self.hints
+        values["hints"] = [hints.of(i) for i in at.tolist()] if hints is not None else [()] * len(at)
+        return values
+
+    def _spelled(self) -> dict[str, pa.Array]:
+        c = self.columns
+        spelled = super()._spelled()
+        spelled["direction"] = pc.if_else(
+            pc.equal(c["direction"], int(Outcome.HIT_TO_MISS)),
+            json.dumps(Outcome.HIT_TO_MISS.json),
+            json.dumps(Outcome.MISS_TO_HIT.json),
+        )
+        spelled["hints"] = _hints_json(self.hints, self._n)
+        return spelled
+
+    def first_of_each(self, cap: int) -> tuple[list[FlipRow], int]:
+        """The first `cap` flips of each direction (order kept) and how many were left out."""
+        d = self.directions
+        kept = np.zeros(self._n, bool)
+        for code in np.unique(d):
+            kept[np.flatnonzero(d == code)[:cap]] = True
+        return self.rows(np.flatnonzero(kept)), int((~kept).sum())
+
+
+# The columns a `Flips` is given, in JSON order: FlipRow's fields but its hints.
+COLUMNS = tuple(f for f in FlipRow.__dataclass_fields__ if f != "hints")
+
+
+@dataclass(frozen=True, slots=True)
+class DropRow:
+    query_id: str
+    rank_a: int  # best gold rank in A (≤ k: both arms hit)
+    rank_b: int  # in B, worse than in A
+    drop: int  # rank_b − rank_a
+    tenant: str | None
+    text: str | None = None  # the query's text (None: unknown)
+
+
+class Drops(Rows[DropRow]):
+    """The both-hit queries whose gold fell in B, largest drop first."""
+
+    row_type = DropRow
+    text = ("query_id", "tenant", "text")
+
+
+def hint_dict(h: Hint) -> dict[str, object]:
+    """A hint as JSON holds it: kind, arm, evidence, facts."""
+    return {"kind": h.kind.value, "arm": h.arm, "evidence": h.evidence, "facts": h.facts}
+
+
+def _item(x: object) -> object:
+    """A numpy number in a hint's facts, as the Python number JSON spells."""
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"no JSON spelling for {type(x).__name__}")
+
+
+def _hints_json(hints: FlipHints | None, n: int) -> pa.Array:
+    """Each flip's hints as a JSON array (text)."""
+    if hints is None:
+        return pa.array(["[]"] * n, pa.string())
+    read = [
+        json.dumps([hint_dict(h) for h in found], ensure_ascii=False, allow_nan=False, default=_item)
+        for found in hints.read
+    ]
+    rest = hints.rest
+    one = _table_json(rest)  # every hint of the rest, one JSON object each
+    per_flip = pa.ListArray.from_arrays(pa.array(rest.starts, pa.int32()), one)
+    return pa.concat_arrays([pa.array(read, pa.string()), _cat("[", pc.binary_join(per_flip, ", "), "]")])
+
+
+def _table_json(t: HintTable) -> pa.Array:
+    """Each hint of `t` as a JSON object (text), in `t`'s row order."""
+    facts = pa.nulls(len(t.kind), pa.string())
+    for code in np.unique(t.kind).tolist():
+        kind = KINDS[code]
+        mask = pa.array(t.kind == code)
+        parts: list[pa.Array | str] = []
+        for i, name in enumerate(FACTS[kind]):
+            col = t.facts[name].filter(mask)
+            parts += [
+                ("{" if i == 0 else ", ") + f'"{name}": ',
+                _js(col) if pa.types.is_string(col.type) else _number(col),
+            ]
+        spelled = _cat(*parts, "}")
+        facts = pc.replace_with_mask(facts, mask, spelled)
+    kind = pa.array([KINDS[i].value for i in range(len(KINDS))]).take(pa.array(t.kind))
+    arm = pc.if_else(pa.array(t.b), "b", "a")
+    return _cat(
+        '{"kind": "', kind, '", "arm": "', arm, '", "evidence": ', _js(t.evidence), ', "facts": ', facts, "}"
+    )
+
+
+def _cat(*parts: pa.Array | str) -> pa.Array:
+    return pc.binary_join_element_wise(*parts, "")
+
+
+# A string needs escaping in JSON when it holds a quote, a backslash or a control character.
+_ESCAPE = r'["\\\x00-\x1f]'
+
+
+def _js(values: pa.Array) -> pa.Array:
+    """Each value as a JSON string literal, as `json.dumps(v, ensure_ascii=False)` spells it
+    (null: null). The few strings that need escapes are spelled by `json.dumps` itself."""
+    values = pc.cast(values, pa.string())
+    quoted = _cat('"', values, '"')
+    odd = pc.fill_null(pc.match_substring_regex(values, _ESCAPE), False)
+    if pc.any(odd).as_py():
+        rows = pa.array(np.flatnonzero(odd.to_numpy(zero_copy_only=False)))
+        spelled = [json.dumps(v, ensure_ascii=False) for v in values.take(rows).to_pylist()]
+        quoted = pc.replace_with_mask(quoted, odd, pa.array(spelled, pa.string()))
+    return pc.fill_null(quoted, "null")
+
+
+def _number(values: pa.Array) -> pa.Array:
+    """Whole numbers and booleans as JSON spells them (null: null)."""
+    if pa.types.is_boolean(values.type):
+        return pc.fill_null(pc.if_else(values, "true", "false"), "null")
+    return pc.fill_null(pc.cast(values, pa.string()), "null")
