@@ -553,3 +553,70 @@ def test_an_id_index_probes_past_full_slots_and_keeps_repeated_keys() -> None:
     asked = np.array([(i << 20) | 5 for i in range(1, 45)] + [0, 6], np.uint64)
     want = [i < 40 for i in range(1, 45)] + [True, False]
     assert index.contains(asked).tolist() == want
+
+
+# == the query universe ==========================================================================
+
+
+@pytest.mark.parametrize("order_b", ["same", "reversed", "fewer"])
+def test_the_universe_gives_every_row_its_query(tmp_path: Path, order_b: str) -> None:
+    # Run B listing the queries in A's order reuses A's positions; any other order is hashed.
+    # Either way every run row and every label row points at its own query id, first-seen order.
+    from triage.core.evaluation import universe
+
+    from conftest import manifest, write_parquet
+
+    qs = [f"q{i}" for i in range(50)]
+    b = {"same": qs, "reversed": qs[::-1], "fewer": qs[:40] + ["extra"]}[order_b]
+    write_parquet(tmp_path / "a.parquet", [{"query_id": q, "retrieved": ["c"]} for q in qs], {"name": "a"})
+    write_parquet(tmp_path / "b.parquet", [{"query_id": q, "retrieved": ["c"]} for q in b], {"name": "b"})
+    labels = [{"query_id": q, "chunk_id": c, "relevance": 1} for q in ["late", *qs[::3]] for c in "xy"]
+    write_parquet(tmp_path / "labels.parquet", labels)
+    inputs = load_inputs(from_manifest(manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet")))
+    every, (rows_a, rows_b), label_rows = universe(inputs)
+    assert every.to_pylist() == list(dict.fromkeys([r["query_id"] for r in labels] + qs + b))
+    assert every.take(pa.array(rows_a)).to_pylist() == qs
+    assert every.take(pa.array(rows_b)).to_pylist() == b
+    assert every.take(pa.array(label_rows)).to_pylist() == [r["query_id"] for r in labels]
+
+
+# == the frozen labels ============================================================================
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [("q1", "c1", 1), ("q1", "c2", 0), ("q2", "c1", 2)],  # every pair once, one judged 0
+        [("q1", "c1", 1), ("q2", "c1", 2), ("q1", "c1", 2)],  # a gold pair twice: its highest grade
+        [("q1", "c1", 0), ("q1", "c1", 2), ("q2", "c3", 1), ("q2", "c3", 1)],  # 0 then 2; 1 twice
+        [("q1", "c1", 1), ("q11", "c1", 1), ("q1", "1c1", 1)],  # near-equal strings, all distinct
+    ],
+)
+def test_the_frozen_labels_keep_one_grade_a_pair(tmp_path: Path, rows: list[tuple[str, str, int]]) -> None:
+    from triage.core.frozen import load_frozen
+
+    from conftest import write_parquet
+
+    path = write_parquet(
+        tmp_path / "labels.parquet",
+        [dict(zip(("query_id", "chunk_id", "relevance"), r, strict=True)) for r in rows],
+    )
+    frozen = load_frozen(path)
+    best: dict[tuple[str, str], int] = {}
+    gold_count: dict[tuple[str, str], int] = {}
+    for q, c, g in rows:
+        best[(q, c)] = max(best.get((q, c), 0), g)
+        gold_count[(q, c)] = gold_count.get((q, c), 0) + (g > 0)
+
+    def as_set(t: pa.Table) -> list[tuple[str, str, int]]:
+        return sorted(
+            zip(*(t.column(n).to_pylist() for n in ("query_id", "chunk_id", "relevance")), strict=True)
+        )
+
+    assert as_set(frozen.judgements) == sorted((q, c, g) for (q, c), g in best.items())
+    assert as_set(frozen.table) == sorted((q, c, g) for (q, c), g in best.items() if g > 0)
+    assert sorted(frozen.duplicate_pairs) == sorted(p for p, n in gold_count.items() if n > 1)
+    if frozen.gold_rows is not None:  # the gold table is these file rows, in order
+        assert frozen.table.column("query_id").to_pylist() == [rows[i][0] for i in frozen.gold_rows]
+    else:
+        assert frozen.duplicate_pairs

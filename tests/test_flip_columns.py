@@ -1,7 +1,8 @@
-"""The row sections held as columns (report/rows.py: the flips, the rank drops) and the hints that read no text judged over arrays
-(core/hints.plain_hints), checked against a per-query spelling of the same README rules and the
-per-row JSON spelling, on a generated evaluation where every rule's cause is present in some
-queries and absent in others, with ids, plans, tenants and texts that need JSON escapes."""
+"""The row sections held as columns (report/rows.py: the flips, the rank drops) and the hints
+that read no text judged over arrays (core/hints.plain_hints), checked against a per-query
+spelling of the same README rules and the per-row JSON spelling, on a generated evaluation where
+every rule's cause is present in some queries and absent in others, with ids, plans, tenants and
+texts that need JSON escapes."""
 
 from __future__ import annotations
 

@@ -439,9 +439,11 @@ def build_arm(
     return Arm(run, row, depth, n_eligible, hits, judge(hits, k, gold.sets, n_eligible), top)
 
 
-def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray]]:
+def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
     """Every query id any input names, in first-seen order: queries file, labels, run A, run B;
-    and each run row's position in it (int64), from the same single hashing pass."""
+    each run row's position in it and each label row's (int64), from the same single hashing
+    pass. A column equal to one before it (run B listing the queries in run A's order, or a run in
+    the queries file's) is not hashed again: its positions are that column's."""
     queries = inputs.queries
     parts = [
         queries.column("query_id") if queries is not None else None,
@@ -449,13 +451,23 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray]]:
         inputs.a.table.column("query_id"),
         inputs.b.table.column("query_id"),
     ]
-    chunks: list[pa.Array] = []
-    for c in parts:
-        if c is not None:
-            chunks.extend(c.chunks if isinstance(c, pa.ChunkedArray) else [c])
-    every, code = ids.coded_distinct(pa.chunked_array(chunks, pa.string()))
-    n_a, n_b = inputs.a.table.num_rows, inputs.b.table.num_rows
-    return every, [code[len(code) - n_a - n_b : len(code) - n_b], code[len(code) - n_b :]]
+    hashed: list[pa.ChunkedArray] = []
+    source: list[int] = []  # per part: the hashed column that gives its positions (-1: no part)
+    for part in parts:
+        if part is None:
+            source.append(-1)
+            continue
+        c = part if isinstance(part, pa.ChunkedArray) else pa.chunked_array([part], pa.string())
+        same = next((j for j, h in enumerate(hashed) if len(h) == len(c) and h.equals(c)), None)
+        if same is None:
+            same = len(hashed)
+            hashed.append(c)
+        source.append(same)
+    every, code = ids.coded_distinct(pa.chunked_array([x for h in hashed for x in h.chunks], pa.string()))
+    ends = np.cumsum([len(h) for h in hashed], dtype=np.int64)
+    starts = ends - np.array([len(h) for h in hashed], np.int64)
+    of = [code[starts[j] : ends[j]] if j >= 0 else np.zeros(0, np.int64) for j in source]
+    return every, of[2:], of[1]
 
 
 def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table | None = None) -> Evaluation:
@@ -464,8 +476,11 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
     ks = choose_ks(inputs, k)
     judged_k = ks[0]
-    query_ids, (rows_a, rows_b) = universe(inputs)
-    encoded = encode_gold(gold, inputs.frozen.table, query_ids)
+    query_ids, (rows_a, rows_b), label_rows = universe(inputs)
+    frozen = inputs.frozen
+    # The frozen gold's rows are label-file rows (no amendment in force): their queries are known.
+    known = label_rows[frozen.gold_rows] if gold is frozen.table and frozen.gold_rows is not None else None
+    encoded = encode_gold(gold, frozen.table, query_ids, known)
     every = judged if judged is not None else inputs.frozen.judgements
     zero = every.filter(pc.equal(every.column("relevance"), 0))
     not_relevant = encode_judged(zero, query_ids)

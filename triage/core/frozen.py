@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from triage.core import ids
 from triage.core.contract import LABELS, conform, single
 from triage.core.errors import InputError
 from triage.core.readers import Parsed
@@ -43,6 +44,7 @@ class FrozenLabels:
     judged_ids: pa.Array
     duplicate_pairs: list[tuple[str, str]]
     judgements: pa.Table
+    gold_rows: np.ndarray | None = None  # the file rows `table` holds, in order (None: pairs merged)
 
     @property
     def path(self) -> Path:
@@ -72,6 +74,9 @@ def sha256_table(table: pa.Table) -> str:
     return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
 
 
+_PAIR = np.uint64(0x9E3779B97F4A7C15)  # a pair's fingerprint: fp(query) · _PAIR xor fp(chunk)
+
+
 def frozen_of(loaded: Parsed, sha256: str | None = None) -> FrozenLabels:
     """The frozen labels of a parsed file or table; `sha256` None: computed by `sha256_table`."""
     path = loaded.path
@@ -89,19 +94,27 @@ def frozen_of(loaded: Parsed, sha256: str | None = None) -> FrozenLabels:
     table = table.select(["query_id", "chunk_id", "relevance"])
     judged = single(table.column("query_id"))
     gold = table.filter(pc.greater(rel, 0))
-    # One grade per (query, chunk): a repeated pair keeps its highest grade and is reported.
-    pairs = gold.group_by(["query_id", "chunk_id"], use_threads=False).aggregate(
-        [("relevance", "max"), ("relevance", "count")]
-    )
-    repeated = pairs.filter(pc.greater(pairs.column("relevance_count"), 1))
-    dups = list(
-        zip(repeated.column("query_id").to_pylist(), repeated.column("chunk_id").to_pylist(), strict=True)
-    )
-    if dups:
-        gold = pairs.select(["query_id", "chunk_id", "relevance_max"]).rename_columns(
-            ["query_id", "chunk_id", "relevance"]
+    # Distinct pair fingerprints mean distinct pairs: only a file with a repeated fingerprint is
+    # grouped by its strings (a hash table of every pair) to find and merge the repeats.
+    pair_fp = np.sort(ids.fingerprint(judged) * _PAIR ^ ids.fingerprint(single(table.column("chunk_id"))))
+    unique = not (pair_fp[1:] == pair_fp[:-1]).any()
+    dups: list[tuple[str, str]] = []
+    if not unique:
+        # One grade per (query, chunk): a repeated pair keeps its highest grade and is reported.
+        pairs = gold.group_by(["query_id", "chunk_id"], use_threads=False).aggregate(
+            [("relevance", "max"), ("relevance", "count")]
         )
-    if (grades == 0).any():  # relevance-0 rows: judged not relevant, kept once per pair
+        repeated = pairs.filter(pc.greater(pairs.column("relevance_count"), 1))
+        dups = list(
+            zip(repeated.column("query_id").to_pylist(), repeated.column("chunk_id").to_pylist(), strict=True)
+        )
+        if dups:
+            gold = pairs.select(["query_id", "chunk_id", "relevance_max"]).rename_columns(
+                ["query_id", "chunk_id", "relevance"]
+            )
+    if unique:
+        every = table  # every pair once already
+    elif (grades == 0).any():  # relevance-0 rows: judged not relevant, kept once per pair
         every = table.group_by(["query_id", "chunk_id"], use_threads=False).aggregate([("relevance", "max")])
         every = every.rename_columns(["query_id", "chunk_id", "relevance"])
     else:
@@ -113,4 +126,5 @@ def frozen_of(loaded: Parsed, sha256: str | None = None) -> FrozenLabels:
         judged_ids=judged,
         duplicate_pairs=dups,
         judgements=every,
+        gold_rows=None if dups else np.flatnonzero(grades > 0),
     )

@@ -8,6 +8,7 @@ A (query, chunk) pair is the int64 key `query * KEY + code`, where `code` indexe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +31,11 @@ class Gold:
     sets: GoldSets
     frozen_keys: np.ndarray
 
+    @cached_property
+    def fingerprints(self) -> np.ndarray:
+        """`ids.fingerprint` of each vocabulary id (uint64), computed once for both arms."""
+        return ids.fingerprint(self.vocabulary)
+
 
 def _sets(q: np.ndarray, code: np.ndarray, grade: np.ndarray, n: int) -> GoldSets:
     by_query = np.lexsort((-grade, q))
@@ -38,12 +44,13 @@ def _sets(q: np.ndarray, code: np.ndarray, grade: np.ndarray, n: int) -> GoldSet
     )
 
 
-def encode_gold(table: pa.Table, frozen: pa.Table, query_ids: pa.Array) -> Gold:
+def encode_gold(table: pa.Table, frozen: pa.Table, query_ids: pa.Array, q: np.ndarray | None = None) -> Gold:
     """`table`: the effective (query_id, chunk_id, relevance ≥ 1) rows, one per pair;
     `frozen`: the frozen file's gold rows (a subset of `table`'s pairs). Rows of a query outside
-    `query_ids` (an amendment naming an unknown query; reported by a check) are left out."""
+    `query_ids` (an amendment naming an unknown query; reported by a check) are left out. `q`:
+    each row's position in `query_ids` (int64), when already known."""
     same = table is frozen  # no amendment in force: the frozen pairs are these very rows
-    q = ids.encode(table.column("query_id"), query_ids).astype(np.int64)
+    q = ids.encode(table.column("query_id"), query_ids).astype(np.int64) if q is None else q
     known = q >= 0
     if not known.all():
         table, q = table.filter(pa.array(known)), q[known]
@@ -82,8 +89,9 @@ def gold_hits(
     first_gold = np.cumsum(s.n_gold) - s.n_gold  # each query's first entry in `s`
     n_gold = s.n_gold[row_query]  # per row
     many = n_gold > SLOTS
-    vocab_fp = ids.fingerprint(gold.vocabulary)
-    where_parts, code_parts = [], []
+    vocab_fp = gold.fingerprints
+    # Per candidate: its flat position, its row, the gold code and grade it may be.
+    where_parts, row_parts, code_parts, grade_parts = [], [], [], []
     rows = max(1, (1 << 20) // max(int(np.median(lengths)) if len(lengths) else 1, 1))
     for r0 in range(0, len(lengths), rows):  # about a million ids a batch: small temporaries
         r1 = min(r0 + rows, len(lengths))
@@ -92,36 +100,47 @@ def gold_hits(
         part = fp[lo : offsets[r1]]
         for g in range(min(int(n_gold[r0:r1].max(initial=0)), SLOTS)):
             has = (n_gold[r0:r1] > g) & ~many[r0:r1]
-            code = np.where(has, s.code[np.minimum(first_gold[row_query[r0:r1]] + g, len(s.code) - 1)], -1)
+            entry = np.minimum(first_gold[row_query[r0:r1]] + g, len(s.code) - 1)  # the g-th gold
+            code = np.where(has, s.code[entry], -1)
             slot_fp = vocab_fp[code] if len(vocab_fp) else np.zeros(len(code), np.uint64)
             cand = np.flatnonzero(part == slot_fp[row_of - r0])
-            cand = cand[has[row_of[cand] - r0]]
+            row = row_of[cand] - r0
+            keep = has[row]
+            cand, row = cand[keep], row[keep]
             where_parts.append(lo + cand)
-            code_parts.append(code[row_of[cand] - r0])
-    if many.any():  # rows whose query has more than SLOTS gold ids
+            row_parts.append(r0 + row)
+            code_parts.append(code[row])
+            grade_parts.append(s.grade[entry[row]])
+    if many.any():  # rows whose query has more than SLOTS gold ids: a look-up of every id
         at = np.flatnonzero(np.repeat(many, lengths))
         code = ids.encode(flat.take(pa.array(at)), gold.vocabulary).astype(np.int64)
-        where_parts.append(at[code >= 0])
-        code_parts.append(code[code >= 0])
-    where = np.concatenate(where_parts) if where_parts else np.zeros(0, np.int64)
-    code = np.concatenate(code_parts) if code_parts else np.zeros(0, np.int64)
+        at, code = at[code >= 0], code[code >= 0]
+        row = np.searchsorted(offsets, at, side="right") - 1
+        keys = row_query[row] * KEY + code
+        j = np.minimum(np.searchsorted(gold.keys, keys), max(len(gold.keys) - 1, 0))
+        pair = (gold.keys[j] == keys) if len(gold.keys) else np.zeros(len(keys), bool)  # that query's
+        where_parts.append(at[pair])
+        row_parts.append(row[pair])
+        code_parts.append(code[pair])
+        grade_parts.append(gold.grade[j[pair]])
+    where, row, code, grade = (
+        np.concatenate(p) if p else np.zeros(0, np.int64)
+        for p in (where_parts, row_parts, code_parts, grade_parts)
+    )
     if len(where):  # equal fingerprints: confirm the strings are equal
         same = pc.equal(flat.take(pa.array(where)), gold.vocabulary.take(pa.array(code)))
         ok = same.to_numpy(zero_copy_only=False)
-        where, code = where[ok], code[ok]
-    row = np.searchsorted(offsets, where, side="right") - 1
+        where, row, code, grade = where[ok], row[ok], code[ok], grade[ok]
     q = row_query[row]
+    rank = where - offsets[row] + 1
     keys = q * KEY + code
-    j = np.minimum(np.searchsorted(gold.keys, keys), max(len(gold.keys) - 1, 0))
-    ok = (gold.keys[j] == keys) if len(gold.keys) else np.zeros(len(keys), bool)
-    keys, j, q, rank = keys[ok], j[ok], q[ok], (where - offsets[row] + 1)[ok]
     order = np.lexsort((rank, keys))
-    keys, j, q, rank = keys[order], j[order], q[order], rank[order]
+    keys, q, rank, grade, code = keys[order], q[order], rank[order], grade[order], code[order]
     first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, bool)
     # an id listed twice counts once, at its first rank
-    q, rank, grade, code = q[first], rank[first], gold.grade[j[first]], keys[first] % KEY
+    q, rank, grade, code = q[first], rank[first], grade[first], code[first]
     order = np.lexsort((rank, q))
-    return GoldHits(q[order], rank[order], grade[order], code[order])
+    return GoldHits(q[order], rank[order], grade[order].astype(np.int64), code[order].astype(np.int64))
 
 
 def coded(chunk_ids: list[str], vocabulary: pa.Array) -> tuple[pa.Array, np.ndarray]:

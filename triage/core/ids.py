@@ -34,6 +34,8 @@ def coded_distinct(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.nda
 
 def encode(values: pa.Array | pa.ChunkedArray, vocabulary: pa.Array) -> np.ndarray:
     """Position of each value in `vocabulary` as int32, NONE where absent."""
+    if len(values) == 0:  # no hash table of the vocabulary for nothing
+        return np.zeros(0, np.int32)
     idx = pc.index_in(values, value_set=vocabulary)
     if isinstance(idx, pa.ChunkedArray):
         idx = idx.combine_chunks()
