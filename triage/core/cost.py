@@ -61,8 +61,8 @@ def _word_counts(a: pa.Array) -> np.ndarray:
     start[1:] &= space[:-1]
     first = off[:-1][off[1:] > off[:-1]]  # each non-empty text's first byte
     start[first] = ~space[first]
-    counted = np.concatenate([[0], np.cumsum(start, dtype=np.int64)])
-    words = counted[off[1:]] - counted[off[:-1]]
+    # Words per text: the word starts between its offsets (no running count over every byte).
+    words = np.diff(np.searchsorted(np.flatnonzero(start), off))
     other = ~pc.fill_null(pc.string_is_ascii(a), True).to_numpy(zero_copy_only=False)
     if other.any():
         where = np.flatnonzero(other)
