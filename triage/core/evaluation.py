@@ -116,9 +116,12 @@ class Arm:
         if table.num_rows == 0:
             return pa.nulls(len(qs), table.schema.field(column).type)
         rows = self.row[qs]
+        present = rows >= 0
         values = table.column(column).take(pa.array(np.maximum(rows, 0)))
         values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-        return pc.if_else(pa.array(rows >= 0), values, pa.nulls(len(rows), values.type))
+        if present.all():
+            return values
+        return pc.if_else(pa.array(present), values, pa.nulls(len(rows), values.type))
 
     def aligned(self, column: str) -> pa.Array | None:
         """A run column with one value per query of the universe (null where the run lacks the

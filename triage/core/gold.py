@@ -92,8 +92,8 @@ def gold_hits(
     vocab_fp = gold.fingerprints
     # Per candidate: its flat position, its row, the gold code and grade it may be.
     where_parts, row_parts, code_parts, grade_parts = [], [], [], []
-    rows = max(1, (1 << 20) // max(int(np.median(lengths)) if len(lengths) else 1, 1))
-    for r0 in range(0, len(lengths), rows):  # about a million ids a batch: small temporaries
+    rows = max(1, ids.BATCH // max(int(np.median(lengths)) if len(lengths) else 1, 1))
+    for r0 in range(0, len(lengths), rows):  # about ids.BATCH ids a batch: temporaries in the cache
         r1 = min(r0 + rows, len(lengths))
         lo = offsets[r0]
         row_of = np.repeat(np.arange(r0, r1), lengths[r0:r1])

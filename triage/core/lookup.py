@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from triage.core import ids
+
 _FREE = np.uint64(0)  # a free slot; a fingerprint of 0 is stored and sought as 1
 
 
@@ -51,7 +53,7 @@ class IdIndex:
             slot[pending] = (slot[pending] + 1) & (size - 1)
         return cls(table, claimed.astype(np.int32))
 
-    def contains(self, fp: np.ndarray, batch: int = 1 << 20) -> np.ndarray:
+    def contains(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
         """Whether the value with each fingerprint of `fp` is among the ids (bool), `batch`
         values at a time (small temporaries)."""
         out = np.empty(len(fp), bool)
@@ -59,7 +61,7 @@ class IdIndex:
             out[first : first + batch] = self._contains(_keys(fp[first : first + batch]))
         return out
 
-    def find(self, fp: np.ndarray, batch: int = 1 << 20) -> np.ndarray:
+    def find(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
         """Position among the ids of the value with each fingerprint of `fp` (int64; -1: absent)."""
         out = np.empty(len(fp), np.int64)
         for first in range(0, len(fp), batch):
