@@ -219,9 +219,6 @@ def main() -> int:
     ap.add_argument("--amendments", type=int, default=10_000, help="amendment records to read (1.)")
     args = ap.parse_args()
     ensure_data(args.data, args.queries, args.chunks)
-    import pyarrow
-
-    pyarrow.set_memory_pool(pyarrow.system_memory_pool())
     from triage.core.manifest import from_manifest
     from triage.core.slices import tenants
     from triage.labels.log import read_log
