@@ -217,7 +217,16 @@ class HintTable:
 
 def _cat(*parts: pa.Array | str) -> pa.Array:
     """Strings joined element-wise (an Arrow kernel: no per-row Python)."""
-    return pc.binary_join_element_wise(*parts, "")
+    return pc.binary_join_element_wise(
+        *(text_scalar(p) if isinstance(p, str) else p for p in parts), text_scalar("")
+    )
+
+
+def text_scalar(text: str) -> pa.Scalar:
+    """A typed string scalar: Arrow infers an untyped one's type, and without python-dateutil
+    installed that costs a failed import each time (~80 µs against ~2 µs; one flip's hints pay it
+    dozens of times)."""
+    return pa.scalar(text, pa.string())
 
 
 def _text(values: np.ndarray) -> pa.Array:
@@ -236,7 +245,7 @@ def plain_hints(
     live = ev.scored[idx] if len(idx) else np.zeros(0, bool)
     b_lost = losing_arms(ev, idx)
     side = pa.array(b_lost)
-    name = pc.if_else(side, "B", "A")
+    name = pc.if_else(side, text_scalar("B"), text_scalar("A"))
     plan_a, plan_b = (_plans(arm, idx) for arm in (ev.a, ev.b))
     plan = pc.if_else(side, plan_b, plan_a)
     ret_a, ret_b = _returned(ev.a, idx), _returned(ev.b, idx)
@@ -244,16 +253,19 @@ def plain_hints(
     rank = np.where(b_lost, ev.b.judged.gold_rank[idx], ev.a.judged.gold_rank[idx])
     depth = np.where(b_lost, ev.b.depth[idx], ev.a.depth[idx])
     short = live & (n_ret < k) & ((n_elig < 0) | (n_ret < n_elig))
-    change = live & pc.fill_null(pc.not_equal(plan_a, plan_b), False).to_numpy(zero_copy_only=False)
+    differ = pc.fill_null(pc.not_equal(plan_a, plan_b), pa.scalar(False))
+    change = live & differ.to_numpy(zero_copy_only=False)
     free = live & ~short & ~change & (True if explained is None else ~explained)
     note = "" if unread is None else f" ({unread}: text causes not examined)"
     examined = unread is None
     parts: list[tuple[HintKind, np.ndarray, pa.Array, dict[str, pa.Array]]] = []
 
     w = np.flatnonzero(short)
-    said = pc.if_else(pc.is_valid(plan.take(w)), _cat("plan ", plan.take(w)), "plan not recorded")
+    said = pc.if_else(
+        pc.is_valid(plan.take(w)), _cat("plan ", plan.take(w)), text_scalar("plan not recorded")
+    )
     elig = n_elig[w]
-    said = _cat(said, pc.if_else(pa.array(elig >= 0), _cat(", ", _text(elig), " eligible"), ""))
+    said = _cat(said, pc.if_else(pa.array(elig >= 0), _cat(", ", _text(elig), " eligible"), text_scalar("")))
     evidence = _cat(name.take(w), " returned ", _text(n_ret[w]), f" of k={k} ids (", said, ")")
     eligible = pa.array(elig, pa.int64(), mask=elig < 0)
     facts = {"n_returned": pa.array(n_ret[w]), "k": _full(k, w), "plan": plan.take(w), "n_eligible": eligible}

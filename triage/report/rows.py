@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.hints import FACTS, KINDS, FlipHints, Hint, HintTable
+from triage.core.hints import text_scalar as _s
 from triage.core.paired import Outcome
 
 
@@ -257,7 +258,7 @@ def _table_json(t: HintTable) -> pa.Array:
 
 
 def _cat(*parts: pa.Array | str) -> pa.Array:
-    return pc.binary_join_element_wise(*parts, "")
+    return pc.binary_join_element_wise(*(_s(p) if isinstance(p, str) else p for p in parts), _s(""))
 
 
 # A string needs escaping in JSON when it holds a quote, a backslash or a control character.
