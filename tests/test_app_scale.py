@@ -161,3 +161,32 @@ async def test_the_overviews_report_is_built_off_the_ui_thread(monkeypatch) -> N
         assert "at k = 5" in title and "loading" not in title  # the numbers are drawn
     # the first report, the one after the corpus check, and the one with the corpus loaded
     assert len(where) >= 2 and not any(where)
+
+
+async def test_background_workers_start_after_the_numbers_are_drawn(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from triage.ui.app import TriageApp
+    from triage.ui.screens.overview import OverviewScreen
+
+    seen: dict[str, object] = {}
+    ready, background = TriageApp.on_session_ready, TriageApp._background
+
+    def on_ready(self, message):  # type: ignore[no-untyped-def]
+        ready(self, message)
+        seen["at_ready"] = {w.group for w in self.workers}
+
+    def started(self, session):  # type: ignore[no-untyped-def]
+        overview = self.screen_stack[0]
+        assert isinstance(overview, OverviewScreen)
+        seen["drawn"] = overview.shown_version == session.version
+        background(self, session)
+        seen["after"] = {w.group for w in self.workers}
+
+    monkeypatch.setattr(TriageApp, "on_session_ready", on_ready)
+    monkeypatch.setattr(TriageApp, "_background", started)
+    app = TriageApp()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        assert app.session is not None and app.session.corpus is not None
+    assert not {"prepare", "corpus", "corpus-check"} & seen["at_ready"]  # type: ignore[operator]
+    assert seen["drawn"] is True
+    assert {"prepare", "corpus", "corpus-check"} <= seen["after"]  # type: ignore[operator]
