@@ -7,10 +7,13 @@ amendments, and the keys are driven with the whole-table readings made to fail."
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 
 import numpy as np
+from rich.console import Console
+from textual.widgets import Static
 
 from triage.core.checks import PENDING_CORPUS
 from triage.core.manifest import from_manifest
@@ -21,6 +24,13 @@ from triage.workspace.session import open_session
 
 from app_helpers import wait_loaded
 from conftest import manifest, write_parquet
+
+
+def drawn(screen, selector: str) -> str:  # type: ignore[no-untyped-def]
+    """What a Static shows, as plain text."""
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(screen.query_one(selector, Static).content)
+    return console.export_text()
 
 
 def test_detail_grades_are_the_label_states_with_and_without_amendments(tiny: Path) -> None:
@@ -190,3 +200,37 @@ async def test_background_workers_start_after_the_numbers_are_drawn(monkeypatch)
     assert not {"prepare", "corpus", "corpus-check"} & seen["at_ready"]  # type: ignore[operator]
     assert seen["drawn"] is True
     assert {"prepare", "corpus", "corpus-check"} <= seen["after"]  # type: ignore[operator]
+
+
+async def test_back_on_the_overview_after_an_amendment_the_numbers_are_rebuilt_off_the_ui_thread(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    from triage.ui.app import TriageApp
+    from triage.ui.screens import live
+
+    app = TriageApp()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        s = app.session
+        assert s is not None
+        before = drawn(app.screen, "#summary")
+        where: list[bool] = []
+        build = live.build
+
+        def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+            where.append(threading.current_thread() is threading.main_thread())
+            return build(*args, **kwargs)
+
+        monkeypatch.setattr(live, "build", recorded)
+        await pilot.press("f")
+        q = int(s.flips[0])  # a regression; B's own first id made gold turns it into a hit in both
+        s.add(s.query_id(q), s.ev.b.retrieved(q)[0], 1, evidence={"arm": "b", "rank": 1})
+        await pilot.press("o")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert where == [False]  # one build, in a worker
+        title = str(app.screen.query_one("#title").render())
+        assert "at k = 5" in title and "updating" not in title
+        assert app.screen.shown_version == s.version  # type: ignore[attr-defined]
+        after = drawn(app.screen, "#summary")
+        assert "hit rate" in before and after != before  # B's hit rate moved

@@ -104,6 +104,11 @@ class Session:
         self.offer(name, snapshot.version, value)
         return value
 
+    def ready(self, name: str) -> Any:
+        """The result `name` if computed for the current snapshot, else None (nothing computed)."""
+        hit = self._cache.get(name)
+        return hit[1] if hit is not None and hit[0] == self.version else None
+
     def slices_of(self, snapshot: Snapshot) -> dict[str, list[Slice]]:
         return all_slices(snapshot.ev)
 
@@ -252,8 +257,7 @@ class Session:
 
     def hints_ready(self) -> FlipHints | None:
         """The flips' hints if computed for the current snapshot and corpus state, else None."""
-        hit = self._cache.get(self._hints_name(self.corpus))
-        return hit[1] if hit is not None and hit[0] == self.version else None  # type: ignore[no-any-return]
+        return self.ready(self._hints_name(self.corpus))  # type: ignore[no-any-return]
 
     def first_hint(self, q: int) -> Hint | None:
         """Flip `q`'s first (most specific) hint from the flips' hints; None when it has none or
