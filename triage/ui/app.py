@@ -161,9 +161,8 @@ class TriageApp(App[None]):
         if self.session is not None:
             self.session.corpus_checked(message.checks)  # a new version: its numbers are rebuilt
             self.redraw_overview(self.session)
-            self.prepare(self.session, self.session.snapshot)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="overview")
+    @work(thread=True, exit_on_error=False, group="overview")  # not exclusive: each one is kept
     def redraw_overview(self, session: Session) -> None:
         """Build the overview's report for the session as it is now (its version, its corpus) off
         the UI thread, then draw it if the overview is on screen (a second at a million queries)."""
