@@ -289,6 +289,8 @@ async def test_a_stale_prepare_result_never_reaches_the_tenants_or_slices_screen
         assert f" {fmt.rate(fresh_plan.b.hit_rate)} " in line
 
         await pilot.press("o")  # the overview's paired cells: A hit 119 | 5, A miss 40 | 36
+        await app.workers.wait_for_complete()  # the moved numbers are built in a worker
+        await pilot.pause()
         console = Console(width=SIZE[0], record=True, file=io.StringIO())
         console.print(app.screen.query_one("#paired", Static).content)
         rows = [x.split() for x in console.export_text().splitlines() if x.split()[:1] == ["│"]]

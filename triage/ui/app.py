@@ -104,8 +104,11 @@ class TriageApp(App[None]):
     # -- loading (thread workers post messages; they never touch widgets) -------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
+        from triage.ui.screens.live import report
+
         try:
             session = open_session(self.source, self.k, self.reviewer, self.floor)
+            report(session)  # the overview's numbers, built here: the UI thread only draws them
         except InputError as e:
             self.post_message(LoadFailed(e.message))
             return
@@ -156,10 +159,27 @@ class TriageApp(App[None]):
 
     def on_corpus_checked(self, message: CorpusChecked) -> None:
         if self.session is not None:
-            self.session.corpus_checked(message.checks)
-            overview = self.screen_stack[0]
-            if self.screen is overview and isinstance(overview, OverviewScreen):
-                overview.on_screen_resume()
+            self.session.corpus_checked(message.checks)  # a new version: its numbers are rebuilt
+            self.redraw_overview(self.session)
+
+    @work(thread=True, exit_on_error=False, group="overview")  # not exclusive: each one is kept
+    def redraw_overview(self, session: Session) -> None:
+        """Build the overview's report for the session as it is now (its version, its corpus) off
+        the UI thread, then draw it if the overview is on screen (a second at a million queries)."""
+        from triage.ui.screens.live import report
+
+        version, corpus = session.version, session.corpus is not None  # what the report is built on
+        report(session)
+        self.call_from_thread(self._overview_built, version, corpus)
+
+    def _overview_built(self, version: str, corpus: bool) -> None:
+        """Draw the report just built, unless the session moved on meanwhile (a new version or the
+        corpus loaded: the change that moved it started its own worker)."""
+        session, overview = self.session, self.screen_stack[0]
+        if session is None or session.version != version or (session.corpus is not None) != corpus:
+            return
+        if self.screen is overview and isinstance(overview, OverviewScreen):
+            overview.show(session)
 
     def on_session_ready(self, message: SessionReady) -> None:
         self.session = message.session
@@ -168,10 +188,15 @@ class TriageApp(App[None]):
         overview.show(message.session)
         self.refresh_bindings()
         self.call_after_refresh(_freeze_garbage)
-        self.prepare(message.session, message.session.snapshot)
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
-        session = message.session
+        # The workers start once the numbers are painted: threads holding the GIL would slow it.
+        self.call_after_refresh(self._background, message.session)
+
+    def _background(self, session: Session) -> None:
+        """What the loaded session needs next, each in its worker: tenants and slices, the corpus
+        look-ups, the corpus check."""
+        self.prepare(session, session.snapshot)
         if session.snapshot.spec.corpus is not None and session.corpus is None:
             self.load_corpus(session.snapshot.spec.corpus, session.snapshot.spec.corpus_format)
         if session.snapshot.corpus_checks is None and session.ev.inputs.corpus is not None:
@@ -201,7 +226,7 @@ class TriageApp(App[None]):
         from triage.ui.screens.queue import QueueScreen
 
         if isinstance(self.screen, OverviewScreen):  # the cost row reads the heading paths
-            self.screen.show(self.session)
+            self.redraw_overview(self.session)
         elif isinstance(self.screen, (DetailScreen, QueueScreen)):
             self.screen.show()
         elif isinstance(self.screen, FlipsScreen):  # text hints can be computed now

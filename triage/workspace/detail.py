@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-import pyarrow.compute as pc
+import numpy as np
+import pyarrow as pa
 
 from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
+from triage.core.gold import KEY
 from triage.core.paired import Outcome
 from triage.core.suggest import near_duplicates
 from triage.core.words import token_estimate
@@ -129,11 +131,33 @@ class QueryDetail:
         return self.b.gold_rank - self.a.gold_rank
 
 
-def _query_row(ev: Evaluation, query_id: str) -> dict[str, object]:
+def _query_row(ev: Evaluation, q: int) -> dict[str, object]:
+    """Query index `q`'s row of the queries file ({} without one, or when the file lacks it): one
+    take per column through the evaluation's row map (no search over the file's rows)."""
     if ev.queries is None:
         return {}
-    idx = pc.index(ev.queries.column("query_id"), query_id).as_py()
-    return {} if idx < 0 else ev.queries.slice(idx, 1).to_pylist()[0]
+    at = np.array([q], np.int64)
+    row = {name: ev.queries_aligned(name, at) for name in ev.queries.column_names}
+    if row["query_id"] is None or not row["query_id"].is_valid()[0].as_py():
+        return {}
+    return {name: None if v is None else v[0].as_py() for name, v in row.items()}
+
+
+def judged_grades(ev: Evaluation, q: int) -> dict[str, int]:
+    """Query index `q`'s judged chunks in force: chunk id → grade (0: judged not relevant), read
+    from the evaluation's sorted pair keys (the labels' own `judged_for` scans every label row)."""
+    grades = {c: 0 for c in not_relevant_of(ev, q)}
+    grades.update(ev.gold_of(q))
+    return grades
+
+
+def not_relevant_of(ev: Evaluation, q: int) -> list[str]:
+    """The chunks judged not relevant for query index `q` (a binary search of the pair keys)."""
+    zero = ev.not_relevant
+    lo, hi = np.searchsorted(zero.keys, [q * KEY, (q + 1) * KEY]).tolist()
+    if lo == hi:
+        return []
+    return list(zero.vocabulary.take(pa.array(zero.keys[lo:hi] % KEY)).to_pylist())
 
 
 def _arm_view(
@@ -152,17 +176,18 @@ def _arm_view(
     show = max(ev.k, MIN_ROWS)
     keep = [i for i, c in enumerate(ranked) if i < show or c in gold]
     rank = int(arm.judged.gold_rank[q])
+    present = int(arm.row[q]) >= 0  # not `arm.present`: that is an array over every query
     n_elig = arm.value("n_eligible", q)
     n_ret = arm.value("n_returned", q)
     return ArmView(
         side=side,
         name=arm.name,
-        present=bool(arm.present[q]),
+        present=present,
         hit=bool(arm.judged.hit[q]),
         gold_rank=rank or None,
         depth=len(ranked),
         plan=arm.value("plan", q),
-        n_returned=n_ret if n_ret is not None else (len(ranked) if arm.present[q] else None),
+        n_returned=n_ret if n_ret is not None else (len(ranked) if present else None),
         n_eligible=n_elig,
         rows=[
             Row(
@@ -193,12 +218,12 @@ def build_detail(snapshot: Snapshot, q: int, corpus: Corpus | None) -> QueryDeta
     query_id = ev.query_ids[q].as_py()
     gold = dict(ev.gold_of(q))
     labels = snapshot.labels
-    judged = labels.judged_for(query_id)
+    judged = judged_grades(ev, q)
     list_a, list_b = ev.a.retrieved(q), ev.b.retrieved(q)
     show = max(ev.k, MIN_ROWS)
     wanted = list(gold) + list_a[:show] + list_b[:show] + [c for c in list_a + list_b if c in gold]
     chunks = corpus.get(wanted) if corpus is not None else {}
-    row = _query_row(ev, query_id)
+    row = _query_row(ev, q)
     fields = {k: row[k] for k in QUERY_FIELDS if row.get(k) is not None}
     for arm in ev.arms:  # slice columns a run carries and the queries file does not
         for k in ("tenant", "filter", "selectivity"):

@@ -20,7 +20,7 @@ import pyarrow as pa
 from triage.core.checks import Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Cutoffs, Evaluation
-from triage.core.hints import TEXT_FLIPS, Hint, flip_hints, hints_for
+from triage.core.hints import FlipHints, Hint, flip_hint_table, hints_for
 from triage.core.manifest import Spec, from_manifest
 from triage.core.paired import Outcome
 from triage.core.search import Searcher
@@ -103,6 +103,11 @@ class Session:
         value = compute(snapshot)
         self.offer(name, snapshot.version, value)
         return value
+
+    def ready(self, name: str) -> Any:
+        """The result `name` if computed for the current snapshot, else None (nothing computed)."""
+        hit = self._cache.get(name)
+        return hit[1] if hit is not None and hit[0] == self.version else None
 
     def slices_of(self, snapshot: Snapshot) -> dict[str, list[Slice]]:
         return all_slices(snapshot.ev)
@@ -207,7 +212,16 @@ class Session:
     # -- reading ---------------------------------------------------------------------------------
     @property
     def n_regressions(self) -> int:
-        return int((self.outcomes[self.flips] == Outcome.HIT_TO_MISS).sum())
+        """Hit→miss flips: counted once per snapshot version (read on every key of a flip list)."""
+        return self.cached(
+            "n_regressions",
+            lambda snapshot: int((snapshot.ev.outcomes[snapshot.ev.flips] == Outcome.HIT_TO_MISS).sum()),
+        )
+
+    def flip_position(self, q: int) -> int:
+        """Where query index `q` stands in the flip order (-1: not a flip), from a position per
+        query built once per snapshot version: a look-up, not a search of the flips."""
+        return int(self.cached("flip_positions", _flip_positions)[q])
 
     def flip_label(self, position: int) -> str:
         """ "regression 2 of 6" or "win 3 of 40" for position `position` of the flip order."""
@@ -229,28 +243,35 @@ class Session:
     def _hints_name(self, corpus: Corpus | None) -> str:
         return f"hints:{corpus is not None}"
 
-    def hints(self) -> dict[int, tuple[Hint, ...]]:
-        """Every flip's cause hints (query index → hints, most specific first) for the current
-        snapshot, cached by its version and by whether the corpus is loaded (text hints need it):
-        a worker's job at thousands of flips."""
+    def hints(self) -> FlipHints:
+        """Every flip's cause hints (in flip order; chunk text read for the first TEXT_FLIPS), for
+        the current snapshot, cached by its version and by whether the corpus is loaded (text
+        hints need it): a worker's job at thousands of flips. Columns: a flip's `Hint` values
+        are made only when it is read (`FlipHints.of`)."""
         corpus = self.corpus  # read once: the name says what the hints were computed with
 
         return self.cached(
             self._hints_name(corpus),
-            lambda snapshot: flip_hints(snapshot.ev, snapshot.ev.flips, corpus, look=hints_for),
+            lambda snapshot: flip_hint_table(snapshot.ev, snapshot.ev.flips, corpus),
         )
 
-    def hints_ready(self) -> dict[int, tuple[Hint, ...]] | None:
+    def hints_ready(self) -> FlipHints | None:
         """The flips' hints if computed for the current snapshot and corpus state, else None."""
-        hit = self._cache.get(self._hints_name(self.corpus))
-        return hit[1] if hit is not None and hit[0] == self.version else None  # type: ignore[no-any-return]
+        return self.ready(self._hints_name(self.corpus))  # type: ignore[no-any-return]
+
+    def first_hint(self, q: int) -> Hint | None:
+        """Flip `q`'s first (most specific) hint from the flips' hints; None when it has none or
+        they are not computed yet."""
+        ready, at = self.hints_ready(), self.flip_position(q)
+        found = ready.of(at) if ready is not None and at >= 0 else ()
+        return found[0] if found else None
 
     def hints_of(self, q: int) -> tuple[Hint, ...]:
-        """Query `q`'s hints: the flips' when computed, else computed now for `q` alone (cheap)."""
-        ready = self.hints_ready()
-        read = self.corpus is None or bool((self.flips[:TEXT_FLIPS] == q).any())  # its text was read
-        if ready is not None and q in ready and read:
-            return ready[q]
+        """Query `q`'s hints: the flips' when computed, else computed now for `q` alone (cheap);
+        with the corpus, its text is read now when the flips' hints did not read it."""
+        ready, at = self.hints_ready(), self.flip_position(q)
+        if ready is not None and at >= 0 and (self.corpus is None or at < len(ready.read)):
+            return ready.of(at)
         return hints_for(self.ev, [q], self.corpus)[q]
 
     def prefetch(self, q: int) -> None:
@@ -258,6 +279,14 @@ class Session:
         snapshot, corpus = self._snapshot, self.corpus  # read once: the key names what it was built on
         key = f"detail:{q}:{corpus is not None}"
         self.offer("detail", snapshot.version, (key, build_detail(snapshot, q, corpus)))
+
+
+def _flip_positions(snapshot: Snapshot) -> np.ndarray:
+    """Per query index, its position in the flip order (int64; -1: not a flip)."""
+    flips = snapshot.ev.flips
+    at = np.full(snapshot.ev.n, -1, np.int64)
+    at[flips] = np.arange(len(flips))
+    return at
 
 
 def flip_label(position: int, n_regressions: int, n_flips: int) -> str:

@@ -111,8 +111,8 @@ class QueryList(LiveScreen):
                 return ""
             if hints is None:
                 return "…"  # not computed yet
-            found = hints.get(q, ())
-            return found[0].kind.code if found else ""
+            first = s.first_hint(q)
+            return first.kind.code if first else ""
 
         def row(i: int) -> list[object]:
             q = int(order[i])

@@ -17,9 +17,18 @@ def report(session: Session) -> Report:
     cost section's heading paths from the corpus once it is loaded."""
     chunks = session.corpus  # read once: the name says what the report was built with
     return session.cached(
-        f"report:{chunks is not None}",
+        _name(chunks is not None),
         lambda snapshot: build(snapshot, session.floor, corpus=None, cost_corpus=chunks, flips=False),
     )
+
+
+def report_ready(session: Session) -> bool:
+    """Whether `report(session)` is built already for the session as it is now."""
+    return session.ready(_name(session.corpus is not None)) is not None
+
+
+def _name(corpus: bool) -> str:
+    return f"report:{corpus}"
 
 
 class LiveScreen(Screen):

@@ -17,7 +17,7 @@ from triage.report import terminal as report_text
 from triage.report.model import Report
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
-from triage.ui.screens.live import report
+from triage.ui.screens.live import report, report_ready
 from triage.workspace.session import Session
 
 
@@ -47,8 +47,13 @@ class OverviewScreen(Screen):
 
     def on_screen_resume(self) -> None:
         session = getattr(self.app, "session", None)
-        if session is not None and session.version != self.shown_version:
+        if session is None or session.version == self.shown_version:
+            return
+        if report_ready(session):
             self.show(session)  # amendments moved the numbers
+        else:  # built in a worker (a second at a million queries), drawn when ready
+            self.query_one("#title", Static).update(line(("triage", "bold"), "  updating the numbers…"))
+            self.app.redraw_overview(session)  # type: ignore[attr-defined]
 
     def show(self, session: Session) -> None:
         self.shown_version = session.version
