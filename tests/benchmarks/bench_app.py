@@ -462,16 +462,8 @@ def _status_kib() -> dict[str, int]:
     return out
 
 
-def _system_pool() -> None:
-    # As `triage.cli.main` does before running the app or the report.
-    import pyarrow
-
-    pyarrow.set_memory_pool(pyarrow.system_memory_pool())
-
-
 def child_warm(data: Path) -> dict:
     """Build the corpus cache in TRIAGE_CACHE (the cold path of the corpus worker)."""
-    _system_pool()
     from triage.core.corpus import open_corpus
 
     t0 = time.perf_counter()
@@ -507,7 +499,6 @@ def child_ids(data: Path, n: int, seed: int) -> dict:
 def child_corpus(data: Path, ids_file: Path) -> dict:
     """open_corpus on the warm cache, then corpus.get(ids) per query."""
     lists = json.loads(ids_file.read_text())["ids"]
-    _system_pool()
     from triage.core.corpus import open_corpus
 
     before = _status_kib()
@@ -615,7 +606,6 @@ def _idle_key(app) -> str:  # type: ignore[no-untyped-def]
 
 def child_load(data: Path) -> dict:
     """The app headless: load the 100k evaluation and the corpus, open one detail, exit."""
-    _system_pool()
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen
 
@@ -644,7 +634,6 @@ def child_load(data: Path) -> dict:
 
 def child_pilot(data: Path) -> dict:
     """n/p in the detail screen, session.detail directly, and the all-queries list."""
-    _system_pool()
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen
     from triage.ui.screens.lists import AllQueriesScreen
@@ -767,7 +756,6 @@ def child_search(data: Path, seed: int) -> dict:
     """session.searcher on the 100k evaluation; a Searcher over 100k synthetic texts."""
     import random
 
-    _system_pool()
     import pyarrow as pa
 
     from triage.core.search import Searcher

@@ -243,6 +243,11 @@ class Judged:
     vocabulary: pa.Array
     keys: np.ndarray
 
+    def chunks_of(self, q: int) -> list[str]:
+        """The chunk ids paired with query index `q` (a binary search of the sorted keys)."""
+        lo, hi = np.searchsorted(self.keys, [q * KEY, (q + 1) * KEY]).tolist()
+        return [] if hi <= lo else list(self.vocabulary.take(pa.array(self.keys[lo:hi] % KEY)).to_pylist())
+
 
 def encode_judged(table: pa.Table, query_ids: pa.Array) -> Judged:
     """`table`: (query_id, chunk_id) rows of every judgement in force, any grade."""

@@ -15,7 +15,7 @@ for the asked queries' chunks, in one batched look-up.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -25,7 +25,6 @@ import pyarrow.compute as pc
 
 from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.gold import KEY
 from triage.core.suggest import near_duplicates
 from triage.core.words import TOKENS_PER_WORD, shared, token_estimate, word_count, words
 
@@ -341,21 +340,6 @@ def flip_hint_table(ev: Evaluation, order: np.ndarray, corpus: Corpus | None) ->
     return FlipHints(tuple(found[q] for q in head.tolist()), rest)
 
 
-def flip_hints(
-    ev: Evaluation,
-    order: np.ndarray,
-    corpus: Corpus | None,
-    look: Callable[..., dict[int, tuple[Hint, ...]]] | None = None,
-) -> dict[int, tuple[Hint, ...]]:
-    """`hints_for` over flips in flip order `order`, chunk text read for the first TEXT_FLIPS
-    only: the rest get the hints that need no text, and say why. `look`: the `hints_for` to call."""
-    look = hints_for if look is None else look
-    if corpus is None or len(order) <= TEXT_FLIPS:
-        return look(ev, order, corpus)
-    rest = look(ev, order[TEXT_FLIPS:], None, f"past the first {TEXT_FLIPS} flips")
-    return look(ev, order[:TEXT_FLIPS], corpus) | rest
-
-
 def _queries(ev: Evaluation, idx: np.ndarray, lost: list[str]) -> list[_Query]:
     """What the text rules read of each query of `idx`: the losing arm's side of it."""
     k = ev.k
@@ -522,7 +506,7 @@ def _misleading(
 
 def _unlabelled(ev: Evaluation, x: _Query, chunks: dict[str, Chunk]) -> Hint | None:
     golds = {g: (chunks[g].header, chunks[g].text) for g in x.golds if g in chunks}
-    zero = _judged_not_relevant(ev, x.q)
+    zero = set(ev.not_relevant.chunks_of(x.q))
     candidates = {c: (chunks[c].header, chunks[c].text) for c in x.top if c in chunks and c not in zero}
     if not golds or not candidates:
         return None
@@ -539,14 +523,6 @@ def _unlabelled(ev: Evaluation, x: _Query, chunks: dict[str, Chunk]) -> Hint | N
         "and is not labelled: the miss may be a missing label",
         {"chunk": cid, "gold": gid, "rank": rank, "similarity": round(score, 1), "n_duplicates": len(dups)},
     )
-
-
-def _judged_not_relevant(ev: Evaluation, q: int) -> set[str]:
-    zero = ev.not_relevant
-    lo, hi = np.searchsorted(zero.keys, [q * KEY, (q + 1) * KEY])
-    if hi <= lo:
-        return set()
-    return set(zero.vocabulary.take(pa.array(zero.keys[lo:hi] % KEY)).to_pylist())
 
 
 def _window(x: _Query, gold: Chunk) -> Hint | None:

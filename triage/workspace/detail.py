@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
-import pyarrow as pa
 
 from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.gold import KEY
 from triage.core.paired import Outcome
 from triage.core.suggest import near_duplicates
 from triage.core.words import token_estimate
@@ -146,18 +144,9 @@ def _query_row(ev: Evaluation, q: int) -> dict[str, object]:
 def judged_grades(ev: Evaluation, q: int) -> dict[str, int]:
     """Query index `q`'s judged chunks in force: chunk id → grade (0: judged not relevant), read
     from the evaluation's sorted pair keys (the labels' own `judged_for` scans every label row)."""
-    grades = {c: 0 for c in not_relevant_of(ev, q)}
+    grades = {c: 0 for c in ev.not_relevant.chunks_of(q)}
     grades.update(ev.gold_of(q))
     return grades
-
-
-def not_relevant_of(ev: Evaluation, q: int) -> list[str]:
-    """The chunks judged not relevant for query index `q` (a binary search of the pair keys)."""
-    zero = ev.not_relevant
-    lo, hi = np.searchsorted(zero.keys, [q * KEY, (q + 1) * KEY]).tolist()
-    if lo == hi:
-        return []
-    return list(zero.vocabulary.take(pa.array(zero.keys[lo:hi] % KEY)).to_pylist())
 
 
 def _arm_view(
