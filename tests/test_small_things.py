@@ -119,3 +119,30 @@ def test_a_zero_width_query_id_is_not_shown_as_its_lookalike(tmp_path: Path, cap
         out = capsys.readouterr().out
         assert shown in out and shown.replace("1", "2").replace("200B", "E0041") in out, fmt
         assert "\u200b" not in out and "\U000e0041" not in out
+
+
+def test_a_reader_that_stops_early_ends_the_report_quietly(tmp_path: Path) -> None:
+    # `triage report | head`: the pipe closes under the report; exit 141, no message, no traceback.
+    # 6,000 flips make a JSON of megabytes, far more than a pipe holds: the report is cut short.
+    n = 6000
+    a = [{"query_id": f"q{i}", "retrieved": ["g" if i % 2 else "x", "y"]} for i in range(n)]
+    b = [{"query_id": f"q{i}", "retrieved": ["x" if i % 2 else "g", "y"]} for i in range(n)]
+    write_parquet(tmp_path / "a.parquet", a, {"name": "a"})
+    write_parquet(tmp_path / "b.parquet", b, {"name": "b"})
+    write_parquet(
+        tmp_path / "labels.parquet",
+        [{"query_id": f"q{i}", "chunk_id": "g", "relevance": 1} for i in range(n)],
+    )
+    path = manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", k=1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "triage", "report", str(path), "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(10) == b'{"schema":'
+    proc.stdout.close()  # the reader stops long before the report ends
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141
+    assert err == b""

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 EXIT_OK, EXIT_CHECKS, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_PIPE = 141  # 128 + SIGPIPE, as the shell reports a reader that stopped early
 
 
 def _evaluation_args(p: argparse.ArgumentParser) -> None:
@@ -430,6 +431,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # ctrl+c while loading: stop cleanly, no traceback
         print("triage: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader stopped reading (`triage report | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush cannot fail
+        return EXIT_PIPE
     except (ArrowException, OSError) as e:
         if os.environ.get("TRIAGE_DEBUG"):
             raise
