@@ -479,11 +479,14 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
     ks = choose_ks(inputs, k)
     judged_k = ks[0]
-    query_ids, (rows_a, rows_b), label_rows = universe(inputs)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # two hashing passes at once, on two cores
+        chunks = pool.submit(ids.coded_distinct, gold.column("chunk_id"))
+        query_ids, (rows_a, rows_b), label_rows = universe(inputs)
+        coded = chunks.result()
     frozen = inputs.frozen
     # The frozen gold's rows are label-file rows (no amendment in force): their queries are known.
     known = label_rows[frozen.gold_rows] if gold is frozen.table and frozen.gold_rows is not None else None
-    encoded = encode_gold(gold, frozen.table, query_ids, known)
+    encoded = encode_gold(gold, frozen.table, query_ids, known, coded)
     every = judged if judged is not None else inputs.frozen.judgements
     zero = every.filter(pc.equal(every.column("relevance"), 0))
     not_relevant = encode_judged(zero, query_ids)

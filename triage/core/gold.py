@@ -44,17 +44,24 @@ def _sets(q: np.ndarray, code: np.ndarray, grade: np.ndarray, n: int) -> GoldSet
     )
 
 
-def encode_gold(table: pa.Table, frozen: pa.Table, query_ids: pa.Array, q: np.ndarray | None = None) -> Gold:
+def encode_gold(
+    table: pa.Table,
+    frozen: pa.Table,
+    query_ids: pa.Array,
+    q: np.ndarray | None = None,
+    coded: tuple[pa.Array, np.ndarray] | None = None,
+) -> Gold:
     """`table`: the effective (query_id, chunk_id, relevance ≥ 1) rows, one per pair;
     `frozen`: the frozen file's gold rows (a subset of `table`'s pairs). Rows of a query outside
     `query_ids` (an amendment naming an unknown query; reported by a check) are left out. `q`:
-    each row's position in `query_ids` (int64), when already known."""
+    each row's position in `query_ids` (int64), when already known; `coded`: the rows' chunk ids'
+    `ids.coded_distinct`, when already computed."""
     same = table is frozen  # no amendment in force: the frozen pairs are these very rows
     q = ids.encode(table.column("query_id"), query_ids).astype(np.int64) if q is None else q
     known = q >= 0
     if not known.all():
-        table, q = table.filter(pa.array(known)), q[known]
-    vocabulary, code = ids.coded_distinct(table.column("chunk_id"))
+        table, q, coded = table.filter(pa.array(known)), q[known], None  # coded over other rows
+    vocabulary, code = ids.coded_distinct(table.column("chunk_id")) if coded is None else coded
     grade = table.column("relevance").to_numpy().astype(np.int64)
     keys = q * KEY + code
     order = np.argsort(keys, kind="stable")
