@@ -31,3 +31,10 @@ async def wait_loaded(pilot: Pilot, corpus: bool = True) -> None:
             return
         await asyncio.sleep(0.01)
     raise TimeoutError("the app did not finish loading")
+
+
+async def open_flips(pilot: Pilot) -> None:
+    """From the loaded overview, `f`: the flips list, its workers (the flips' hints) done."""
+    await pilot.press("f")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

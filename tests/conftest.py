@@ -62,6 +62,27 @@ def manifest(folder: Path, a: str, b: str, labels: str, k: int | None = K, **ext
     return out
 
 
+def write_evaluation(
+    folder: Path,
+    rows_a: list[dict],
+    rows_b: list[dict],
+    labels: list[dict],
+    queries: list[dict] | None = None,
+    run_k: int = K,
+    k: int | None = K,
+) -> Path:
+    """Runs A and B (metadata k = `run_k`), the labels and, when given, a queries file, as
+    Parquet in `folder`, and their manifest (its `k`: `k`)."""
+    for arm, rows in (("a", rows_a), ("b", rows_b)):
+        write_parquet(folder / f"{arm}.parquet", rows, {"k": str(run_k)})
+    write_parquet(folder / "labels.parquet", labels)
+    extra = {}
+    if queries is not None:
+        write_parquet(folder / "queries.parquet", queries)
+        extra["queries"] = "queries.parquet"
+    return manifest(folder, "a.parquet", "b.parquet", "labels.parquet", k=k, **extra)
+
+
 RUN_SCHEMA = pa.schema(
     [
         ("query_id", pa.string()),

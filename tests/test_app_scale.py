@@ -22,7 +22,7 @@ from triage.labels.state import LabelState
 from triage.workspace.detail import build_detail, judged_grades
 from triage.workspace.session import open_session
 
-from app_helpers import wait_loaded
+from app_helpers import open_flips, wait_loaded
 from conftest import manifest, write_parquet
 
 
@@ -109,9 +109,7 @@ async def test_n_and_p_read_one_query_not_every_label_or_flip(monkeypatch) -> No
     app = TriageApp()
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("f")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await open_flips(pilot)
 
         def scan(*_: object) -> object:
             raise AssertionError("a key scanned every label row")
@@ -148,8 +146,8 @@ async def test_n_and_p_read_one_query_not_every_label_or_flip(monkeypatch) -> No
         assert "header" in hint and "header" not in plain
 
 
-async def test_the_overviews_report_is_built_off_the_ui_thread(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from triage.ui.app import TriageApp
+def builds_on_the_ui_thread(monkeypatch) -> list[bool]:  # type: ignore[no-untyped-def]
+    """From now on, each report the app's screens build appends whether the UI thread built it."""
     from triage.ui.screens import live
 
     where: list[bool] = []
@@ -160,6 +158,13 @@ async def test_the_overviews_report_is_built_off_the_ui_thread(monkeypatch) -> N
         return build(*args, **kwargs)
 
     monkeypatch.setattr(live, "build", recorded)
+    return where
+
+
+async def test_the_overviews_report_is_built_off_the_ui_thread(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from triage.ui.app import TriageApp
+
+    where = builds_on_the_ui_thread(monkeypatch)
     app = TriageApp()
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_loaded(pilot)
@@ -206,7 +211,6 @@ async def test_back_on_the_overview_after_an_amendment_the_numbers_are_rebuilt_o
     monkeypatch,  # type: ignore[no-untyped-def]
 ) -> None:
     from triage.ui.app import TriageApp
-    from triage.ui.screens import live
 
     app = TriageApp()
     async with app.run_test(size=(120, 36)) as pilot:
@@ -214,14 +218,7 @@ async def test_back_on_the_overview_after_an_amendment_the_numbers_are_rebuilt_o
         s = app.session
         assert s is not None
         before = drawn(app.screen, "#summary")
-        where: list[bool] = []
-        build = live.build
-
-        def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
-            where.append(threading.current_thread() is threading.main_thread())
-            return build(*args, **kwargs)
-
-        monkeypatch.setattr(live, "build", recorded)
+        where = builds_on_the_ui_thread(monkeypatch)
         await pilot.press("f")
         q = int(s.flips[0])  # a regression; B's own first id made gold turns it into a hit in both
         s.add(s.query_id(q), s.ev.b.retrieved(q)[0], 1, evidence={"arm": "b", "rank": 1})

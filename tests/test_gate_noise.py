@@ -15,7 +15,7 @@ from triage.core.floors import toml_key
 from triage.core.intervals import wilson_one
 
 import sample_story as story
-from conftest import manifest, write_parquet
+from conftest import write_evaluation
 
 # tenant -> (scored queries, hits in B); A hits every query. "big" is the done-when's 118 queries.
 TENANTS = {"big": (118, 94), "mid": (40, 30), "perfect": (31, 31), "small": (12, 6)}
@@ -32,11 +32,7 @@ def write_eval(folder: Path, tenants: dict[str, tuple[int, int]] = TENANTS) -> P
             rows_b.append({"query_id": q, "retrieved": [gold, f"x{qn}"] if i < hits_b else [f"x{qn}"]})
             labels.append({"query_id": q, "chunk_id": gold, "relevance": 1})
             queries.append({"query_id": q, "text": f"question {qn}", "tenant": tenant})
-    for arm, rows in (("a", rows_a), ("b", rows_b)):
-        write_parquet(folder / f"{arm}.parquet", rows, {"k": "5"})
-    write_parquet(folder / "labels.parquet", labels)
-    write_parquet(folder / "queries.parquet", queries)
-    return manifest(folder, "a.parquet", "b.parquet", "labels.parquet", queries="queries.parquet")
+    return write_evaluation(folder, rows_a, rows_b, labels, queries)
 
 
 def se(p: float, n: int) -> float:

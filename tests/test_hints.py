@@ -432,14 +432,12 @@ async def test_the_flips_list_and_the_detail_show_the_hints() -> None:
     from triage.ui.screens.lists import FlipsScreen
     from triage.ui.table import VirtualTable
 
-    from app_helpers import wait_loaded
+    from app_helpers import open_flips, wait_loaded
 
     app = TriageApp()
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("f")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await open_flips(pilot)
         screen = app.screen
         assert isinstance(screen, FlipsScreen) and app.session is not None
         table = screen.query_one(VirtualTable)

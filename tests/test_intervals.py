@@ -19,7 +19,7 @@ from triage.ui.screens.slices import TenantsScreen
 from triage.ui.table import VirtualTable
 
 from app_helpers import wait_loaded
-from conftest import frozen_evaluation, manifest, write_parquet
+from conftest import frozen_evaluation, write_evaluation
 
 try:
     from statsmodels.stats.proportion import proportion_confint
@@ -79,11 +79,7 @@ def write_tenants(folder: Path) -> Path:
             rows_b.append({"query_id": q, "retrieved": [gold, *other[:4]] if i < hits_b else other})
             labels.append({"query_id": q, "chunk_id": gold, "relevance": 1})
             queries.append({"query_id": q, "text": f"question {qn}", "tenant": tenant})
-    for arm, rows in (("a", rows_a), ("b", rows_b)):
-        write_parquet(folder / f"{arm}.parquet", rows, {"k": "5"})
-    write_parquet(folder / "labels.parquet", labels)
-    write_parquet(folder / "queries.parquet", queries)
-    return manifest(folder, "a.parquet", "b.parquet", "labels.parquet", queries="queries.parquet")
+    return write_evaluation(folder, rows_a, rows_b, labels, queries)
 
 
 def report_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:

@@ -15,7 +15,7 @@ from triage.core.slices import BANDS, all_slices, band, filter_shape, tenants
 from triage.workspace.snapshot import open_snapshot
 
 import sample_story as story
-from conftest import frozen_evaluation, manifest, write_parquet
+from conftest import frozen_evaluation, write_evaluation
 
 K = 5
 
@@ -71,11 +71,7 @@ def evaluation(folder: Path, collapse: str | None = None, seed: int = 3) -> Path
                 add(t, "ann", rng.random() < 0.7, i % 10 != 0, sel=None if i % 3 else 0.05)
     for _ in range(4):  # the tiny tenant, answered by exact scan
         add("tiny-clinic", "scan", True, True, sel=0.002)
-    for arm, rows in (("a", rows_a), ("b", rows_b)):
-        write_parquet(folder / f"{arm}.parquet", rows, {"k": str(K)})
-    write_parquet(folder / "labels.parquet", labels)
-    write_parquet(folder / "queries.parquet", queries)
-    return manifest(folder, "a.parquet", "b.parquet", "labels.parquet", k=None, queries="queries.parquet")
+    return write_evaluation(folder, rows_a, rows_b, labels, queries, run_k=K, k=None)
 
 
 def test_a_collapsed_tenant_surfaces_in_the_worst_three_and_moves_the_count_by_one(tmp_path: Path) -> None:
