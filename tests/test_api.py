@@ -303,3 +303,17 @@ def test_several_cut_offs_through_the_api_match_the_cli(capsys) -> None:
         assert sorted(got["arms"][arm]["at_k"], key=int) == ["1", "5", "10"]
         assert got["arms"][arm]["at_k"] == want["arms"][arm]["at_k"]
     assert got["paired"] == want["paired"]
+
+
+def test_the_per_query_hints_are_the_reports_past_the_text_cap(from_tables: Comparison, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Text is read for the first TEXT_FLIPS flips in both; past them both give the hints that
+    # need no text, so the table and the report never disagree, whatever the number of flips.
+    from triage.core import hints as hints_mod
+
+    monkeypatch.setattr(hints_mod, "TEXT_FLIPS", 3)
+    by_id = {row["query_id"]: row["hints"] for row in from_tables.queries(hints=True).to_pylist()}
+    flips = from_tables.report().flips
+    assert len(flips) > 3
+    assert [by_id[f.query_id] for f in flips] == [[h.kind.value for h in f.hints] for f in flips]
+    text_kinds = {"header-dominates", "misleading-path", "likely-unlabelled", "window"}
+    assert not any(set(by_id[f.query_id]) & text_kinds for f in flips[3:])

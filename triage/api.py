@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from triage.core.bundled import sample_spec
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.hints import hints_for
+from triage.core.hints import flip_hint_table
 from triage.core.inputs import FILES, Tables
 from triage.core.manifest import ArmSpec, Spec, check_ks, from_manifest
 from triage.core.paired import Outcome
@@ -205,7 +205,8 @@ class Comparison:
         stored depth; null: no gold stored), depth_x, hit_x, recall_x, mrr_x, ndcg_x (at k; null
         for unlabelled queries, recall also where n_eligible = 0) and plan_x. With `hints`, a
         `hints` column: each flip's cause hints (HintKind values, most specific first; text hints
-        only with a corpus), null for queries that did not flip. Schema metadata: k and the arms'
+        only with a corpus, for the first TEXT_FLIPS flips, as in the report), null for queries
+        that did not flip. Schema metadata: k and the arms'
         names."""
         ev = self.ev
         unscored = ~ev.scored
@@ -223,13 +224,14 @@ class Comparison:
         return pa.table(columns).replace_schema_metadata(meta)
 
     def _hints(self) -> pa.Array:
+        """The report's flip hints (`flip_hint_table`: text read for the first TEXT_FLIPS flips),
+        per query: null where the query did not flip."""
         ev = self.ev
         flips = ev.flips
-        found = hints_for(ev, flips, report_corpus(self.snapshot))
-        out: list[list[str] | None] = [None] * ev.n
-        for q in flips.tolist():  # a loop over the flips only
-            out[q] = [h.kind.value for h in found.get(q, ())]
-        return pa.array(out, pa.list_(pa.string()))
+        kinds = flip_hint_table(ev, flips, report_corpus(self.snapshot)).kinds()
+        at = np.full(ev.n, -1, np.int64)
+        at[flips] = np.arange(len(flips))
+        return kinds.take(pa.array(at, mask=at < 0))
 
     def app(self, reviewer: str | None = None, floor: float = DEFAULT_FLOOR) -> TriageApp:
         """The terminal app on this evaluation (`.run()` it). Judgements are written to the

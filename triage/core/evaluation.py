@@ -123,6 +123,11 @@ class Arm:
             return values
         return pc.if_else(pa.array(present), values, pa.nulls(len(rows), values.type))
 
+    def text_at(self, column: str, qs: np.ndarray) -> pa.Array:
+        """`at` as text: null where the run lacks the query or the column."""
+        values = self.at(column, qs)
+        return pa.nulls(len(qs), pa.string()) if values is None else pc.cast(values, pa.string())
+
     def aligned(self, column: str) -> pa.Array | None:
         """A run column with one value per query of the universe (null where the run lacks the
         query), or None when the run has no such column."""

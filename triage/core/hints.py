@@ -245,7 +245,7 @@ def plain_hints(
     b_lost = losing_arms(ev, idx)
     side = pa.array(b_lost)
     name = pc.if_else(side, text_scalar("B"), text_scalar("A"))
-    plan_a, plan_b = (_plans(arm, idx) for arm in (ev.a, ev.b))
+    plan_a, plan_b = ev.a.text_at("plan", idx), ev.b.text_at("plan", idx)
     plan = pc.if_else(side, plan_b, plan_a)
     ret_a, ret_b = _returned(ev.a, idx), _returned(ev.b, idx)
     n_ret, n_elig = np.where(b_lost, ret_b[0], ret_a[0]), np.where(b_lost, ret_b[1], ret_a[1])
@@ -310,12 +310,6 @@ def _full(value: int | bool, rows: np.ndarray) -> pa.Array:
     return pa.array(np.full(len(rows), value))
 
 
-def _plans(arm: Arm, qs: np.ndarray) -> pa.Array:
-    """The plan each query of `qs` used in `arm`, as text (null where unrecorded)."""
-    plans = arm.at("plan", qs)
-    return pa.nulls(len(qs), pa.string()) if plans is None else pc.cast(plans, pa.string())
-
-
 @dataclass(frozen=True)
 class FlipHints:
     """The hints of the flips, in flip order: chunk text was read for the first `len(read)`, the
@@ -327,6 +321,13 @@ class FlipHints:
     def of(self, i: int) -> tuple[Hint, ...]:
         """The hints of the flip at position `i` of the flip order."""
         return self.read[i] if i < len(self.read) else self.rest.of(i - len(self.read))
+
+    def kinds(self) -> pa.ListArray:
+        """Each flip's hint kinds (`HintKind` values, most specific first), in flip order."""
+        read = pa.array([[h.kind.value for h in found] for found in self.read], pa.list_(pa.string()))
+        names = pa.array([k.value for k in KINDS], pa.string()).take(pa.array(self.rest.kind))
+        rest = pa.ListArray.from_arrays(pa.array(self.rest.starts, pa.int32()), names)
+        return pa.concat_arrays([read, rest])
 
 
 def flip_hint_table(ev: Evaluation, order: np.ndarray, corpus: Corpus | None) -> FlipHints:

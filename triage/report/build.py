@@ -9,7 +9,6 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from triage import __version__
 from triage.core.checks import worst_first
@@ -117,10 +116,6 @@ def _flips(ev: Evaluation, corpus: Corpus | None) -> Flips:
     a, b = ev.a, ev.b
     at = pa.array(order)
 
-    def plans(arm: Arm) -> pa.Array:
-        found = arm.at("plan", order)
-        return pa.nulls(len(order), pa.string()) if found is None else pc.cast(found, pa.string())
-
     def rank(arm: Arm) -> pa.Array:  # null: the gold is absent from the stored depth
         r = arm.judged.gold_rank[order]
         return pa.array(r, pa.int64(), mask=r == 0)
@@ -134,8 +129,8 @@ def _flips(ev: Evaluation, corpus: Corpus | None) -> Flips:
         "gold_rank_b": rank(b),
         "depth_a": pa.array(a.depth[order], pa.int64()),
         "depth_b": pa.array(b.depth[order], pa.int64()),
-        "plan_a": plans(a),
-        "plan_b": plans(b),
+        "plan_a": a.text_at("plan", order),
+        "plan_b": b.text_at("plan", order),
         "tenant": ev.query_column("tenant", order),  # queries file, else runs
         "unjudged_in_top_k_a": pa.array(a.unjudged_top[order], pa.int64()),
         "unjudged_in_top_k_b": pa.array(b.unjudged_top[order], pa.int64()),

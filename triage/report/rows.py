@@ -49,6 +49,7 @@ class Rows(Sequence[R]):
 
     row_type: ClassVar[type]
     text: ClassVar[tuple[str, ...]]  # the fields held as strings (the rest: whole numbers)
+    derived: ClassVar[tuple[str, ...]] = ()  # fields not held as columns (a subclass makes them)
 
     def __init__(self, columns: Mapping[str, pa.Array]) -> None:
         assert tuple(columns) == self.names(), tuple(columns)
@@ -56,8 +57,14 @@ class Rows(Sequence[R]):
         self._n = len(next(iter(columns.values())))
 
     @classmethod
-    def names(cls) -> tuple[str, ...]:
+    def field_names(cls) -> tuple[str, ...]:
+        """The row type's fields, in its order (the JSON's)."""
         return tuple(f.name for f in fields(cls.row_type))
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The columns held: the fields but the derived ones."""
+        return tuple(f for f in cls.field_names() if f not in cls.derived)
 
     @classmethod
     def none(cls) -> Self:
@@ -95,7 +102,7 @@ class Rows(Sequence[R]):
         """The rows at positions `at`, as row objects."""
         take = pa.array(np.asarray(at, np.int64))
         values = self._values({c: self.columns[c].take(take).to_pylist() for c in self.columns}, at)
-        return [self.row_type(*cells) for cells in zip(*values.values(), strict=True)]
+        return [self.row_type(*cells) for cells in zip(*(values[f] for f in self.field_names()), strict=True)]
 
     def _values(self, values: dict[str, list[object]], at: np.ndarray) -> dict[str, list[object]]:
         """The row objects' field values from the columns' (a subclass converts its own)."""
@@ -111,9 +118,10 @@ class Rows(Sequence[R]):
         if self._n == 0:
             out.write(b"[]")
             return
+        spelled = self._spelled()
         parts: list[pa.Array | str] = []
-        for i, (name, value) in enumerate(self._spelled().items()):
-            parts += [("{" if i == 0 else ", ") + f'"{name}": ', value]
+        for i, name in enumerate(self.field_names()):
+            parts += [("{" if i == 0 else ", ") + f'"{name}": ', spelled[name]]
         parts.append("}")
         out.write(b"[")
         for lo in range(0, self._n, _ROWS):
@@ -147,15 +155,11 @@ class Flips(Rows[FlipRow]):
 
     row_type = FlipRow
     text = ("query_id", "plan_a", "plan_b", "tenant", "text")
+    derived = ("hints",)
 
     def __init__(self, columns: Mapping[str, pa.Array], hints: FlipHints | None = None) -> None:
-        super().__init__({**columns, "hints": pa.nulls(len(columns["query_id"]), pa.int8())})
+        super().__init__(columns)
         self.hints = hints
-
-    @classmethod
-    def none(cls) -> Self:
-        empty = {c: pa.array([], pa.string() if c in cls.text else pa.int64()) for c in COLUMNS}
-        return cls({**empty, "direction": pa.array([], pa.int8())})
 
     @property
     def directions(self) -> np.ndarray:
@@ -188,8 +192,7 @@ class Flips(Rows[FlipRow]):
         return self.rows(np.flatnonzero(kept)), int((~kept).sum())
 
 
-# The columns a `Flips` is given, in JSON order: FlipRow's fields but its hints.
-COLUMNS = tuple(f for f in FlipRow.__dataclass_fields__ if f != "hints")
+COLUMNS = Flips.names()  # the columns a `Flips` is given: FlipRow's fields but its hints
 
 
 @dataclass(frozen=True, slots=True)
