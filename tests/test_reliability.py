@@ -192,6 +192,21 @@ def not_utf8(rel: str, name: str, i: int) -> Make:
     return make
 
 
+def not_utf8_listed(rel: str, name: str, i: int) -> Make:
+    """Row `i` of a Parquet column of id lists holding, in its last id, a byte that is not UTF-8."""
+
+    def make(ev: Path) -> list[str]:
+        table = pq.read_table(ev / rel)
+        lists = [[v.encode() for v in vs] for vs in table.column(name).to_pylist()]
+        lists[i][-1] += b"\xe9"
+        raw = pa.array(lists, pa.list_(pa.binary()))
+        bad = pa.ListArray.from_arrays(raw.offsets, raw.flatten().view(pa.string()))
+        pq.write_table(table.set_column(table.column_names.index(name), name, bad), ev / rel)
+        return [str(ev)]
+
+    return make
+
+
 def run_k(k: str) -> Make:
     def make(ev: Path) -> list[str]:
         table = pq.read_table(ev / RUN)
@@ -256,6 +271,7 @@ CASES = [
     bad("run zero rows", zero_rows(RUN), H, None, "holds no rows"),
     bad("run float list", parquet(RUN, col(retrieved=lambda ids: [1.5])), H, None, "list of ids"),
     bad("run not UTF-8 id", not_utf8(RUN, "query_id", 7), H, "row 8", "'query_id'", "not UTF-8", p=True),
+    bad("run not UTF-8 listed", not_utf8_listed(RUN, "retrieved", 5), H, "row 6", "'retrieved'", "UTF-8"),
     bad("run metadata k = 0", run_k("0"), H, None, "metadata k = 0"),
     bad("run metadata k = x", run_k("five"), H, None, "metadata k = 'five' is not an integer"),
     # runs, JSON Lines

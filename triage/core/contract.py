@@ -153,7 +153,7 @@ def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
         if flat.null_count:
             row = _first(pc.list_parent_indices(out).to_numpy()[_nulls(flat)])
             raise InputError(loaded.path, f"{name!r} holds an empty (null) element", loaded.where(row))
-        if kind == FLOATS:
+        if kind == FLOATS and not all(np.isfinite(c.to_numpy()).all() for c in _chunks(flat)):
             values = flat.to_numpy(zero_copy_only=False)
             bad = ~np.isfinite(values)
             if bad.any():
@@ -221,6 +221,10 @@ def _boolean(loaded: Parsed, name: str, col: pa.Array) -> pa.Array:
         r = _first(bad)
         raise InputError(loaded.path, f"{name!r} is {v[r]}, expected true/false or 1/0", loaded.where(r))
     return pc.not_equal(col, 0)
+
+
+def _chunks(arr: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
 
 
 def _nulls(arr: pa.Array) -> np.ndarray:

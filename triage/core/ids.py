@@ -77,6 +77,17 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def string_bytes(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's offsets counted from its first string (int32, one more than strings) and
+    its bytes (uint8, a view of the Arrow buffer, no copy)."""
+    offsets = np.frombuffer(strings.buffers()[1], np.int32, len(strings) + 1, strings.offset * 4)
+    base = int(offsets[0])
+    data = strings.buffers()[2]
+    size = int(offsets[-1]) - base
+    raw = np.frombuffer(data, np.uint8, size, base) if data is not None and size else np.zeros(0, np.uint8)
+    return offsets - np.int32(base), raw
+
+
 def fingerprint(strings: pa.Array, batch: int = BATCH) -> np.ndarray:
     """A 64-bit hash of each string's length and every one of its bytes (uint64).
 
@@ -92,14 +103,11 @@ def fingerprint(strings: pa.Array, batch: int = BATCH) -> np.ndarray:
     n = len(strings)
     if n == 0:
         return np.zeros(0, np.uint64)
-    offsets = np.frombuffer(strings.buffers()[1], np.int32, n + 1, strings.offset * 4)
-    base = int(offsets[0])
-    raw = strings.buffers()[2]
-    padded = np.zeros(int(offsets[-1]) - base + 8, np.uint8)  # 8 zero bytes: every word is readable
-    if raw is not None:
-        padded[: len(padded) - 8] = np.frombuffer(raw, np.uint8, len(padded) - 8, base)
+    offsets, raw = string_bytes(strings)
+    padded = np.zeros(len(raw) + 8, np.uint8)  # 8 zero bytes: every word is readable
+    padded[: len(raw)] = raw
     words = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
-    start = offsets[:-1] - np.int32(base)
+    start = offsets[:-1]
     length = offsets[1:] - offsets[:-1]
     first = words[start]  # bytes 0–7 (past a short string's end: cleared below)
     last = words[np.maximum(start + length - 8, 0)]  # the last 8 bytes

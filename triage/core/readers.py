@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from triage.core import arrowtext
+from triage.core import arrowtext, ids
 from triage.core.compressed import codec, decompress, inner_suffix
 from triage.core.errors import InputError
 
@@ -123,11 +123,31 @@ def from_table(name: str, table: pa.Table) -> Parsed:
     return Parsed(where, table.replace_schema_metadata(None), schema_meta(table))
 
 
+def validate_text(table: pa.Table) -> None:
+    """`table.validate(full=True)` (raises pa.ArrowInvalid), but a column of text or lists of text
+    whose bytes are all ASCII is not decoded again: ASCII is UTF-8. Its offsets are taken as
+    Arrow made them (a reader's or `pa.array`'s); only the bytes come from a file unchecked."""
+    table.validate()
+    for col in table.columns:
+        if not all(_ascii(chunk) for chunk in col.chunks):
+            col.validate(full=True)
+
+
+def _ascii(values: pa.Array) -> bool:
+    """Whether `values` is text (or a list of text) and every byte of it is below 0x80."""
+    if pa.types.is_list(values.type):
+        values = values.flatten()
+    if not pa.types.is_string(values.type):
+        return False
+    raw = ids.string_bytes(values)[1]
+    return len(raw) == 0 or int(raw.max()) < 0x80
+
+
 def _valid_text(path: Path, table: pa.Table) -> None:
     """Parquet readers do not check that strings are UTF-8: a bad byte would surface later as a
     traceback wherever the value is first turned into text. Refuse it here, naming the row."""
     try:
-        table.validate(full=True)
+        validate_text(table)
         return
     except pa.ArrowInvalid as e:
         problem = str(e)

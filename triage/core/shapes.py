@@ -35,6 +35,7 @@ from triage.core.readers import (
     regular_file,
     reject_constant,
     sniff,
+    validate_text,
 )
 
 
@@ -275,7 +276,7 @@ def read_dataset(path: Path, columns: list[str] | None = None) -> Parsed:
         raise InputError(path, f"cannot read the Parquet files as one table: {e}") from None
     table = pa.concat_tables(parts) if parts else dataset.schema.empty_table()
     try:
-        table.validate(full=True)
+        validate_text(table)
     except pa.ArrowInvalid as e:
         raise InputError(path, f"holds invalid data (text not UTF-8?): {e}") from None
     raw = dataset.schema.metadata or {}

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from triage.core import ids
 from triage.core.hints import FACTS, KINDS, FlipHints, Hint, HintTable
 from triage.core.hints import text_scalar as _s
 from triage.core.paired import Outcome
@@ -264,20 +265,25 @@ def _cat(*parts: pa.Array | str) -> pa.Array:
     return pc.binary_join_element_wise(*(_s(p) if isinstance(p, str) else p for p in parts), _s(""))
 
 
-# A string needs escaping in JSON when it holds a quote, a backslash or a control character.
-_ESCAPE = r'["\\\x00-\x1f]'
+def _escaped(values: pa.Array) -> np.ndarray:
+    """The rows whose string needs escaping in JSON: it holds a quote, a backslash or a control
+    character (a byte below 0x20; no byte of a longer UTF-8 sequence is). Found over the bytes."""
+    offsets, raw = ids.string_bytes(values)
+    odd = np.flatnonzero((raw < 0x20) | (raw == 0x22) | (raw == 0x5C))
+    return np.unique(np.searchsorted(offsets, odd, side="right") - 1)
 
 
 def _js(values: pa.Array) -> pa.Array:
     """Each value as a JSON string literal, as `json.dumps(v, ensure_ascii=False)` spells it
     (null: null). The few strings that need escapes are spelled by `json.dumps` itself."""
-    values = pc.cast(values, pa.string())
+    values = _one(pc.cast(values, pa.string()))
     quoted = _cat('"', values, '"')
-    odd = pc.fill_null(pc.match_substring_regex(values, _ESCAPE), False)
-    if pc.any(odd).as_py():
-        rows = pa.array(np.flatnonzero(odd.to_numpy(zero_copy_only=False)))
-        spelled = [json.dumps(v, ensure_ascii=False) for v in values.take(rows).to_pylist()]
-        quoted = pc.replace_with_mask(quoted, odd, pa.array(spelled, pa.string()))
+    rows = _escaped(values)
+    if len(rows):
+        odd = np.zeros(len(values), bool)
+        odd[rows] = True
+        spelled = [json.dumps(v, ensure_ascii=False) for v in values.take(pa.array(rows)).to_pylist()]
+        quoted = pc.replace_with_mask(quoted, pa.array(odd), pa.array(spelled, pa.string()))
     return pc.fill_null(quoted, "null")
 
 
