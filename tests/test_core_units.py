@@ -224,6 +224,33 @@ def test_gold_hits_equal_a_literal_reading(
     assert all((getattr(again, f) == getattr(hits, f)).all() for f in ("query", "rank", "grade", "code"))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(1, 9), st.booleans())
+def test_gold_hits_on_equally_deep_lists(data: st.DataObject, depth: int, shuffled_rows: bool) -> None:
+    # Every list as deep as the others (read as a matrix), no id listed twice (so `repeats`
+    # False may skip dropping repeats): the literal reading still.
+    row = st.lists(st.sampled_from(IDS), min_size=depth, max_size=depth, unique=True)
+    lists = data.draw(st.lists(row, min_size=1, max_size=12))
+    golds = data.draw(st.lists(st.lists(st.sampled_from(IDS), unique=True, max_size=SLOTS + 2), min_size=1))
+    n = len(lists)
+    gold = {q: {c: 1 + (i % 3) for i, c in enumerate(golds[q % len(golds)])} for q in range(n)}
+    table = pa.table(
+        {
+            "query_id": pa.array([f"q{q}" for q in gold for _ in gold[q]], pa.string()),
+            "chunk_id": pa.array([c for q in gold for c in gold[q]], pa.string()),
+            "relevance": pa.array([g for q in gold for g in gold[q].values()], pa.int32()),
+        }
+    )
+    encoded = encode_gold(table, table, pa.array([f"q{q}" for q in range(n)]))
+    rows = list(range(n))[::-1] if shuffled_rows else list(range(n))
+    arr = pa.array([lists[r] for r in rows], pa.list_(pa.string()))
+    for repeats in (True, False):
+        hits = gold_hits(arr, np.array(rows, np.int64), encoded, repeats=repeats)
+        names = encoded.vocabulary.take(pa.array(hits.code)).to_pylist()
+        got = list(zip(hits.query.tolist(), hits.rank.tolist(), hits.grade.tolist(), names, strict=True))
+        assert got == brute_hits(lists, gold)
+
+
 # == Evaluation.rejudged =========================================================================
 
 

@@ -440,7 +440,7 @@ def build_arm(
     col = run.column("n_eligible")
     if col is not None:
         n_eligible[row_query] = col.fill_null(-1).to_numpy()
-    hits = gold_hits(run.retrieved, row_query, gold, run.fingerprints)
+    hits = gold_hits(run.retrieved, row_query, gold, run.fingerprints, bool(run.facts.duplicates))
     # Judged ids in the top k: its gold (already found) and those judged not relevant (usually few:
     # no pass over the lists at all when there are none).
     top = hits_at(hits, k, n) + judged_in_top(run.retrieved, row_query, not_relevant, k, n)

@@ -78,9 +78,14 @@ SLOTS = 8  # a query's first SLOTS gold ids are found by fingerprint; any furthe
 
 
 def gold_hits(
-    lists: pa.ListArray, row_query: np.ndarray, gold: Gold, fp: np.ndarray | None = None
+    lists: pa.ListArray,
+    row_query: np.ndarray,
+    gold: Gold,
+    fp: np.ndarray | None = None,
+    repeats: bool = True,
 ) -> GoldHits:
-    """Positions where a run retrieved a gold id of that very query (first occurrence only).
+    """Positions where a run retrieved a gold id of that very query (first occurrence only;
+    `repeats` False: no list holds an id twice, so none needs dropping).
 
     Each row is compared with its own query's gold only: for g < SLOTS, the g-th gold id's
     fingerprint against every fingerprint of the row (integer compares, no string hashing), then
@@ -103,8 +108,26 @@ def gold_hits(
     for r0 in range(0, len(lengths), rows):  # about ids.BATCH ids a batch: temporaries in the cache
         r1 = min(r0 + rows, len(lengths))
         lo = offsets[r0]
-        row_of = np.repeat(np.arange(r0, r1), lengths[r0:r1])
         part = fp[lo : offsets[r1]]
+        depth = int(lengths[r0])
+        if depth and (lengths[r0:r1] == depth).all():  # equally deep lists: a matrix, row by row
+            grid = part.reshape(r1 - r0, depth)
+            slots = np.where(many[r0:r1], 0, np.minimum(n_gold[r0:r1], SLOTS))
+            base = first_gold[row_query[r0:r1]]
+            sel = np.arange(r1 - r0)
+            for g in range(int(slots.max(initial=0))):  # the g-th gold of the rows that have one
+                sel = sel[slots[sel] > g]
+                entry = base[sel] + g
+                code = s.code[entry]
+                rows_g = grid if len(sel) == len(grid) else grid[sel]
+                hit = np.flatnonzero(rows_g == vocab_fp[code][:, None])
+                r, c = np.divmod(hit, depth)
+                where_parts.append(lo + sel[r] * depth + c)
+                row_parts.append(r0 + sel[r])
+                code_parts.append(code[r])
+                grade_parts.append(s.grade[entry[r]])
+            continue
+        row_of = np.repeat(np.arange(r0, r1), lengths[r0:r1])
         for g in range(min(int(n_gold[r0:r1].max(initial=0)), SLOTS)):
             has = (n_gold[r0:r1] > g) & ~many[r0:r1]
             entry = np.minimum(first_gold[row_query[r0:r1]] + g, len(s.code) - 1)  # the g-th gold
@@ -140,13 +163,14 @@ def gold_hits(
         where, row, code, grade = where[ok], row[ok], code[ok], grade[ok]
     q = row_query[row]
     rank = where - offsets[row] + 1
-    keys = q * KEY + code
-    order = np.lexsort((rank, keys))
-    keys, q, rank, grade, code = keys[order], q[order], rank[order], grade[order], code[order]
-    first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, bool)
-    # an id listed twice counts once, at its first rank
-    q, rank, grade, code = q[first], rank[first], grade[first], code[first]
-    order = np.lexsort((rank, q))
+    if repeats:  # an id listed twice counts once, at its first rank
+        keys = q * KEY + code
+        order = np.lexsort((rank, keys))
+        keys, q, rank, grade, code = keys[order], q[order], rank[order], grade[order], code[order]
+        first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, bool)
+        q, rank, grade, code = q[first], rank[first], grade[first], code[first]
+    # By query, then rank: one key, stably sorted (fast when the run lists its queries in order).
+    order = np.argsort(q * (int(lengths.max(initial=0)) + 1) + rank, kind="stable")
     return GoldHits(q[order], rank[order], grade[order].astype(np.int64), code[order].astype(np.int64))
 
 
