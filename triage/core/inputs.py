@@ -5,6 +5,7 @@ Amendments are not inputs (they are the label store's, `triage.labels`)."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -153,12 +154,23 @@ def load_corpus_docs(
 
 
 class CorpusIds:
-    """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership.
+    """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership;
+    the index is built at the first look-up (the app's corpus check runs after its first paint).
     `fp`: the ids' fingerprints, when already computed."""
 
     def __init__(self, chunk_ids: pa.Array, fp: np.ndarray | None = None) -> None:
         self.ids = chunk_ids
-        self.index = IdIndex.build(ids.fingerprint(chunk_ids) if fp is None else fp)
+        self._fp = fp
+        self._index: IdIndex | None = None
+        self._lock = threading.Lock()  # two threads looking up at once build it once
+
+    @property
+    def index(self) -> IdIndex:
+        with self._lock:
+            if self._index is None:
+                fp, self._fp = self._fp, None  # the index holds what it needs of them
+                self._index = IdIndex.build(ids.fingerprint(self.ids) if fp is None else fp)
+            return self._index
 
     def __len__(self) -> int:
         return len(self.ids)
