@@ -104,3 +104,32 @@ def test_k_from_the_command_line_judges_both_arms(capsys) -> None:
     d = report(capsys, str(SAMPLE), "--k", "10")
     assert d["k"] == 10 and d["arms"]["b"]["hit_rate"] > 0.79
     assert any(c["code"] == "k.override" for c in d["checks"])
+
+
+def test_a_large_parquet_file_read_through_a_buffer_gives_the_same_report(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Files past readers.STREAM_BYTES are read through a small buffer: every file counts as large
+    # here. The report is the same, and a truncated file is still named.
+    from triage.core import readers
+
+    whole = report(capsys, str(SAMPLE))
+    monkeypatch.setattr(readers, "STREAM_BYTES", 0)
+    assert report(capsys, str(SAMPLE)) == whole
+    cut = tmp_path / "cut.parquet"
+    data = (SAMPLE / "runs/plain.parquet").read_bytes()
+    cut.write_bytes(data[: len(data) // 2] + data[-8:])  # the footer's length and magic, no footer
+    assert (
+        main(
+            [
+                "report",
+                str(cut),
+                str(SAMPLE / "runs/headers.parquet"),
+                "--labels",
+                str(SAMPLE / "labels.parquet"),
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "cut.parquet" in err and "cannot read Parquet" in err
