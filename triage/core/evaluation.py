@@ -117,7 +117,11 @@ class Arm:
             return pa.nulls(len(qs), table.schema.field(column).type)
         rows = self.row[qs]
         present = rows >= 0
-        values = table.column(column).take(pa.array(np.maximum(rows, 0)))
+        col = table.column(column)
+        if len(rows) and rows[0] >= 0 and (np.diff(rows) == 1).all():  # consecutive rows: no copy
+            values = col.slice(int(rows[0]), len(rows))
+        else:
+            values = col.take(pa.array(np.maximum(rows, 0)))
         values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
         if present.all():
             return values
