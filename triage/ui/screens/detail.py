@@ -45,6 +45,8 @@ __all__ = ["DetailScreen", "GoldPane"]
 class DetailScreen(Screen[int]):
     """Query `sequence[position]`; n/p walk `sequence`. Dismissed with the query index shown."""
 
+    DEFAULT_CSS = "DetailScreen { overflow-y: hidden; }"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "step(1)", "next"),
         Binding("p", "step(-1)", "previous"),

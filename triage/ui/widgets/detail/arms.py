@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from triage.ui.literal import line
+from triage.ui.widgets.redraw import redraw
 from triage.workspace.detail import ArmView, QueryDetail
 
 
@@ -64,7 +65,7 @@ class ArmSummary(Static):
         self.side = side
 
     def show(self, d: QueryDetail) -> None:
-        self.update(summary(d.a if self.side == "a" else d.b, d.k, d.movement))
+        redraw(self, summary(d.a if self.side == "a" else d.b, d.k, d.movement))
 
 
 class ArmSummaries(Horizontal):

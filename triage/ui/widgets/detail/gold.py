@@ -15,6 +15,7 @@ from triage.core.words import words
 from triage.report import cells as fmt
 from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip
+from triage.ui.widgets.redraw import redraw
 from triage.workspace.detail import QueryDetail, token_label
 
 BODY = 600  # characters of a gold body shown here (enter opens the whole chunk)
@@ -62,4 +63,4 @@ class GoldPane(VerticalScroll, can_focus=True):
         yield Static(id="gold-text")
 
     def show(self, d: QueryDetail, corpus_note: str) -> None:
-        self.query_one("#gold-text", Static).update(golds(d, corpus_note))
+        redraw(self.query_one("#gold-text", Static), golds(d, corpus_note))

@@ -8,6 +8,7 @@ from textual.widgets import Static
 from triage.core.hints import Hint
 from triage.core.paired import Outcome
 from triage.ui.literal import line
+from triage.ui.widgets.redraw import redraw
 from triage.workspace.detail import QueryDetail
 
 TAGS = {Outcome.HIT_TO_MISS: "$text-error", Outcome.MISS_TO_HIT: "$text-success"}
@@ -18,7 +19,8 @@ class DetailTitle(Static):
 
     def show(self, d: QueryDetail, label: str) -> None:
         tag = TAGS.get(d.outcome, "")
-        self.update(
+        redraw(
+            self,
             line(
                 (label, "bold $text-accent"),
                 "  ",
@@ -26,18 +28,18 @@ class DetailTitle(Static):
                 "  ",
                 (d.outcome.label, f"bold {tag}".strip()),
                 f"   k = {d.k}",
-            )
+            ),
         )
 
 
 class StatusLine(Static):
     """One line saying what the last key did (an amendment, or why nothing happened)."""
 
-    def say(self, content: Content | str) -> None:
-        self.update(content)
+    def say(self, content: Content) -> None:
+        redraw(self, content)
 
     def clear(self) -> None:
-        self.update("")
+        redraw(self, Content())
 
 
 class QueryText(Static):
@@ -45,13 +47,14 @@ class QueryText(Static):
 
     def show(self, d: QueryDetail) -> None:
         fields = "   ".join(f"{k} {v}" for k, v in d.fields.items())
-        self.update(
+        redraw(
+            self,
             line(
                 ("query  ", "bold"),
                 d.text if d.text is not None else "(no query text)",
                 "\n",
                 (fields, "$text-muted"),
-            )
+            ),
         )
 
 
@@ -62,15 +65,16 @@ class HintLine(Static):
         """`note`: why text hints are missing (no corpus, or not loaded yet); empty when not."""
         later = f"  ({note})" if note else ""
         if not hints:
-            self.update(line(("hint  ", "bold"), ("none: no rule explains it" + later, "$text-muted")))
+            redraw(self, line(("hint  ", "bold"), ("none: no rule explains it" + later, "$text-muted")))
             return
         first, *rest = hints
         also = f"   also: {', '.join(h.kind.value for h in rest)}" if rest else ""
-        self.update(
+        redraw(
+            self,
             line(
                 ("hint  ", "bold"),
                 (f"{first.kind.value} ({first.arm.upper()})  ", "bold $text-warning"),
                 first.evidence,
                 (also + later, "$text-muted"),
-            )
+            ),
         )

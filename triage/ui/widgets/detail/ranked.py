@@ -10,6 +10,7 @@ from textual.widgets import Static
 from triage.ui.literal import line
 from triage.ui.table import Column, VirtualTable
 from triage.ui.widgets.detail.text import clip, short_header
+from triage.ui.widgets.redraw import redraw
 from triage.workspace.detail import ArmView, Judgement, QueryDetail, Row
 
 SNIPPET = 160  # characters of a chunk shown in a list row
@@ -59,12 +60,13 @@ class RankedList(Vertical):
         """Draw this arm's rows of `d`; the cursor moves to `cursor` (None: stays)."""
         arm = self.arm(d)
         other = "B" if arm.side == "a" else "A"
-        self.query_one(Static).update(
+        redraw(
+            self.query_one(Static),
             line(
                 (f"{arm.side.upper()} {arm.name}", "bold"),
                 f"  {len(arm.rows)} of {arm.depth} shown",
                 (f"  {LEGEND}  other: {other}'s rank", "$text-muted"),
-            )
+            ),
         )
         table = self.table
         table.columns[2] = Column("chunk", id_width)

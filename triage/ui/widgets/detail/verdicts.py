@@ -8,6 +8,7 @@ from textual.widgets import Static
 
 from triage.labels.verdicts import Verdict
 from triage.ui.literal import line
+from triage.ui.widgets.redraw import redraw
 
 
 class VerdictLine(Static):
@@ -26,4 +27,4 @@ class VerdictLine(Static):
                 parts.append(("  NOT SAVED", "bold $text-error"))
         if len({v.cause for v in verdicts}) > 1:
             parts.append(("   reviewers disagree", "bold $text-error"))
-        self.update(line(*parts))
+        redraw(self, line(*parts))

@@ -1,0 +1,36 @@
+"""Showing new content in a `Static` at the cost of what changed.
+
+`Static.update` repaints the widget and asks for a layout of the whole screen every time, even
+with the content it already shows. A layout re-arranges every widget of the screen, so a detail
+key that updated ten regions paid for a layout although most of them kept their size.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.visual import Visual
+from textual.widgets import Static
+
+
+def redraw(widget: Static, content: Content) -> bool:
+    """Show `content` in `widget`; False, doing nothing, when it shows exactly that already (text
+    and styles). The screen is laid out again only when the widget's size may change."""
+    old = widget.visual
+    if isinstance(old, Content) and old.is_same(content):
+        return False
+    widget.update(content, layout=resizes(widget, old, content))
+    return True
+
+
+def resizes(widget: Static, old: Visual, new: Content) -> bool:
+    """Whether showing `new` instead of `old` may change the widget's size: its width follows its
+    content, or its height does and the lines at its width differ in number."""
+    styles = widget.styles
+    if styles.width is not None and styles.width.is_auto:
+        return True
+    if styles.height is not None and not styles.height.is_auto:
+        return False  # cells or fr: the content has no say
+    width = widget.size.width
+    if not width or not isinstance(old, Content):
+        return True  # not laid out yet, or not comparable
+    return old.get_height(styles, width) != new.get_height(styles, width)
