@@ -7,7 +7,10 @@ key that updated ten regions paid for a layout although most of them kept their 
 
 from __future__ import annotations
 
+from typing import cast
+
 from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.visual import Visual
 from textual.widgets import Static
 
@@ -33,4 +36,5 @@ def resizes(widget: Static, old: Visual, new: Content) -> bool:
     width = widget.size.width
     if not width or not isinstance(old, Content):
         return True  # not laid out yet, or not comparable
-    return old.get_height(styles, width) != new.get_height(styles, width)
+    rules = cast(RulesMap, styles)  # read with .get, as Textual's own content height does
+    return old.get_height(rules, width) != new.get_height(rules, width)
