@@ -99,8 +99,9 @@ class DetailScreen(Screen[int]):
     def show(self, cursor: int | None = None) -> None:
         """Draw the current query; the lists' cursors move to `cursor` (None: they stay)."""
         d = self.detail = self.session.detail(self.q)
-        if self.position + 1 < len(self.sequence):  # `n` is the likely next key
-            self.prefetch(int(self.sequence[self.position + 1]))
+        if self.position + 1 < len(self.sequence):  # `n` is the likely next key: built once
+            # this one is painted, so the worker's Python does not hold the GIL meanwhile
+            self.call_after_refresh(self.prefetch, int(self.sequence[self.position + 1]))
         note = self.session.corpus_note
         self.query_one(DetailTitle).show(d, self.label(self.position))
         self.query_one(QueryText).show(d)
