@@ -35,6 +35,7 @@ from triage.ui.widgets.detail import (
     VerdictLine,
 )
 from triage.ui.widgets.detail.preview import SELECT
+from triage.ui.widgets.redraw import OneLayout
 from triage.workspace.detail import QueryDetail, Row
 from triage.workspace.review import Change
 from triage.workspace.session import Session
@@ -42,7 +43,7 @@ from triage.workspace.session import Session
 __all__ = ["DetailScreen", "GoldPane"]
 
 
-class DetailScreen(Screen[int]):
+class DetailScreen(OneLayout, Screen[int]):
     """Query `sequence[position]`; n/p walk `sequence`. Dismissed with the query index shown."""
 
     DEFAULT_CSS = "DetailScreen { overflow-y: hidden; }"

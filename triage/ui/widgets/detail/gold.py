@@ -15,7 +15,7 @@ from triage.core.words import words
 from triage.report import cells as fmt
 from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip
-from triage.ui.widgets.redraw import redraw
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import QueryDetail, token_label
 
 BODY = 600  # characters of a gold body shown here (enter opens the whole chunk)
@@ -47,7 +47,11 @@ def golds(d: QueryDetail, corpus_note: str) -> Content:
     return line(*parts[:-1])
 
 
-class GoldPane(VerticalScroll, can_focus=True):
+class GoldText(OneLayout, Static):
+    """The gold chunks' text, scrolled by the pane."""
+
+
+class GoldPane(OneLayout, VerticalScroll, can_focus=True):
     """Scrolls with j/k; enter asks the screen to open the first gold chunk (`open_gold`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -60,7 +64,7 @@ class GoldPane(VerticalScroll, can_focus=True):
         super().__init__(id="golds")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="gold-text")
+        yield GoldText(id="gold-text")
 
     def show(self, d: QueryDetail, corpus_note: str) -> None:
-        redraw(self.query_one("#gold-text", Static), golds(d, corpus_note))
+        redraw(self.query_one(GoldText), golds(d, corpus_note))

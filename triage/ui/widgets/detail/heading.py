@@ -8,13 +8,13 @@ from textual.widgets import Static
 from triage.core.hints import Hint
 from triage.core.paired import Outcome
 from triage.ui.literal import line
-from triage.ui.widgets.redraw import redraw
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import QueryDetail
 
 TAGS = {Outcome.HIT_TO_MISS: "$text-error", Outcome.MISS_TO_HIT: "$text-success"}
 
 
-class DetailTitle(Static):
+class DetailTitle(OneLayout, Static):
     """ "regression 2 of 6  q113  hit→miss   k = 5"."""
 
     def show(self, d: QueryDetail, label: str) -> None:
@@ -32,7 +32,7 @@ class DetailTitle(Static):
         )
 
 
-class StatusLine(Static):
+class StatusLine(OneLayout, Static):
     """One line saying what the last key did (an amendment, or why nothing happened)."""
 
     def say(self, content: Content) -> None:
@@ -42,7 +42,7 @@ class StatusLine(Static):
         redraw(self, Content())
 
 
-class QueryText(Static):
+class QueryText(OneLayout, Static):
     """The query's text and its slice fields."""
 
     def show(self, d: QueryDetail) -> None:
@@ -58,7 +58,7 @@ class QueryText(Static):
         )
 
 
-class HintLine(Static):
+class HintLine(OneLayout, Static):
     """The likely cause of the loss: the first hint's kind and evidence, then the other kinds."""
 
     def show(self, hints: tuple[Hint, ...], note: str) -> None:

@@ -8,14 +8,14 @@ from textual.widgets import Static
 from triage.core.words import words
 from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip
-from triage.ui.widgets.redraw import redraw
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import ArmView, Judgement, QueryDetail
 
 TEXT = 700  # characters of the selected chunk shown here (enter opens the whole chunk)
 SELECT = "select a retrieved passage in arm A's or B's list first (tab), then g marks it gold"
 
 
-class Preview(Static):
+class Preview(OneLayout, Static):
     """Always about the query on screen: `shown` names what it shows, (query id, side, rank) for
     a row, (query id, "", 0) for the hint."""
 

@@ -10,7 +10,7 @@ from textual.widgets import Static
 from triage.ui.literal import line
 from triage.ui.table import Column, VirtualTable
 from triage.ui.widgets.detail.text import clip, short_header
-from triage.ui.widgets.redraw import redraw
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import ArmView, Judgement, QueryDetail, Row
 
 SNIPPET = 160  # characters of a chunk shown in a list row
@@ -37,7 +37,15 @@ def mark(row: Row, d: QueryDetail) -> str:
     return "≈" if row.chunk_id in d.suggestions else "·"
 
 
-class RankedList(Vertical):
+class ListTitle(OneLayout, Static):
+    """A list's arm, how many rows it shows, the legend."""
+
+
+class RankedTable(OneLayout, VirtualTable):
+    """A list's rows."""
+
+
+class RankedList(OneLayout, Vertical):
     """One arm's list (`side` "a" or "b"): its title, then rank, mark, chunk, other arm's rank,
     score and the start of the text; a rule under rank k."""
 
@@ -46,8 +54,8 @@ class RankedList(Vertical):
         self.side = side
 
     def compose(self) -> ComposeResult:
-        yield Static(id=f"list-{self.side}-title", classes="list-title")
-        yield VirtualTable(COLUMNS, id=f"list-{self.side}")
+        yield ListTitle(id=f"list-{self.side}-title", classes="list-title")
+        yield RankedTable(COLUMNS, id=f"list-{self.side}")
 
     @property
     def table(self) -> VirtualTable:
@@ -61,7 +69,7 @@ class RankedList(Vertical):
         arm = self.arm(d)
         other = "B" if arm.side == "a" else "A"
         redraw(
-            self.query_one(Static),
+            self.query_one(ListTitle),
             line(
                 (f"{arm.side.upper()} {arm.name}", "bold"),
                 f"  {len(arm.rows)} of {arm.depth} shown",
@@ -92,7 +100,7 @@ class RankedList(Vertical):
         table.set_rows(len(rows), cells, tag, table.cursor if cursor is None else cursor)
 
 
-class RankedLists(Horizontal):
+class RankedLists(OneLayout, Horizontal):
     """A's list beside B's."""
 
     def __init__(self) -> None:

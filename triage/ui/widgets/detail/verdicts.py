@@ -8,10 +8,10 @@ from textual.widgets import Static
 
 from triage.labels.verdicts import Verdict
 from triage.ui.literal import line
-from triage.ui.widgets.redraw import redraw
+from triage.ui.widgets.redraw import OneLayout, redraw
 
 
-class VerdictLine(Static):
+class VerdictLine(OneLayout, Static):
     """ "verdicts  ana header-dominates — the header is 40 tokens · bo label-error   disagree"."""
 
     def show(self, verdicts: Sequence[Verdict]) -> None:
