@@ -120,3 +120,33 @@ async def test_n_redraws_only_the_regions_that_changed_and_lays_out_only_for_new
                     assert old.get_height(w.styles, size.width) != w.visual.get_height(w.styles, size.width)  # type: ignore[attr-defined]
             assert ("preview", True) not in seen  # 1fr high: its content has no say
             assert ("detail-title", True) not in seen
+
+
+async def test_each_n_and_p_lays_the_screen_out_once(monkeypatch) -> None:
+    """Even when regions change height and the gold pane's scroll bar comes or goes (both
+    present in these keys), one layout places everything: none follows that changes nothing."""
+    from textual._compositor import Compositor
+
+    layouts: list[int] = []
+    reflow = Compositor.reflow
+
+    def counting(self, parent, size):  # type: ignore[no-untyped-def]
+        layouts.append(1)
+        return reflow(self, parent, size)
+
+    monkeypatch.setattr(Compositor, "reflow", counting)
+    app = TriageApp()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _first_flip(pilot)
+        gold = screen.query_one("#golds")
+        per_key, bar_changes, resized = [], 0, 0
+        for key in "n" * 16 + "p" * 8:
+            bar, heights = gold.show_vertical_scrollbar, [w.size.height for w in screen.children]
+            layouts.clear()
+            await pilot.press(key)
+            await pilot.pause()
+            per_key.append(len(layouts))
+            bar_changes += gold.show_vertical_scrollbar != bar
+            resized += heights != [w.size.height for w in screen.children]
+        assert bar_changes and resized  # the causes were present
+        assert per_key == [1] * len(per_key)

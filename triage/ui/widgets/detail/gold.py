@@ -3,12 +3,13 @@ query's content words highlighted (`literal.marked`)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.widgets import Static
 
 from triage.core.words import words
@@ -67,4 +68,22 @@ class GoldPane(OneLayout, VerticalScroll, can_focus=True):
         yield GoldText(id="gold-text")
 
     def show(self, d: QueryDetail, corpus_note: str) -> None:
-        redraw(self.query_one(GoldText), golds(d, corpus_note))
+        text, content = self.query_one(GoldText), golds(d, corpus_note)
+        self._scroll_bar_for(text, content)
+        redraw(text, content)
+
+    def _scroll_bar_for(self, text: GoldText, content: Content) -> None:
+        """Show the scroll bar now if the new text will need it, as the layout would decide (its
+        lines at the width without a scroll bar outnumber the rows the pane has at its height
+        cap). The layout then wraps the text once, at the width it keeps; left to Textual, the
+        bar comes in one layout, the text is re-wrapped in a second and settled in a third."""
+        cap, width = self.styles.max_height, text.size.width
+        if cap is None or not cap.is_cells or not width:
+            return  # not laid out yet, or a cap in other units: the layout decides alone
+        rows = int(cap.value) - self.styles.gutter.height  # inside the border and padding
+        if self.show_vertical_scrollbar:
+            width += self.styles.scrollbar_size_vertical
+        tall = content.get_height(cast(RulesMap, text.styles), width) > rows
+        if tall != self.show_vertical_scrollbar:
+            self.show_vertical_scrollbar = tall
+            self.vertical_scrollbar.display = tall
