@@ -5,6 +5,8 @@ title line is always on screen. Driven with Pilot on small apps and on the bundl
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.widgets import Static
@@ -152,3 +154,38 @@ async def test_each_n_and_p_lays_the_screen_out_once(monkeypatch) -> None:
             resized += heights != [w.size.height for w in screen.children]
         assert bar_changes and resized  # the causes were present
         assert per_key == [1] * len(per_key)
+
+
+async def test_n_posts_no_worker_state_and_no_highlight_messages(monkeypatch) -> None:
+    """The next query's detail is built ahead by `Ahead` (no Textual worker, whose state changes
+    travel the DOM), and the lists' new rows are not announced (the screen draws the preview)."""
+    from textual.message_pump import MessagePump
+    from textual.worker import Worker
+
+    from triage.ui.table import VirtualTable
+
+    posted: list[type] = []
+    post = MessagePump.post_message
+
+    def recording(self, message):  # type: ignore[no-untyped-def]
+        posted.append(type(message))
+        return post(self, message)
+
+    app = TriageApp()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _first_flip(pilot)
+        monkeypatch.setattr(MessagePump, "post_message", recording)
+        before = screen.ahead.done
+        for _ in range(3):
+            await pilot.press("n")
+            await pilot.pause()
+        for _ in range(100):  # the thread builds the next query's detail meanwhile
+            if screen.ahead.done >= before + 3:
+                break
+            await asyncio.sleep(0.01)
+        monkeypatch.undo()
+        assert screen.ahead.done >= before + 3
+        assert Worker.StateChanged not in posted and VirtualTable.Highlighted not in posted
+        nxt = int(screen.sequence[screen.position + 1])
+        assert screen.session.detail(nxt) is screen.session.detail(nxt)  # the one built ahead
+        assert "B #1" in str(screen.query_one(Preview).render())  # still drawn: list B has the focus

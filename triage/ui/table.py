@@ -96,7 +96,11 @@ class VirtualTable(ScrollView, can_focus=True):
         self._paint: tuple[int, Style, list[int]] | None = None  # (width, base style, widths) of a paint
 
     # -- data ----------------------------------------------------------------------------------
-    def set_rows(self, count: int, row: RowFn, tag: TagFn | None = None, cursor: int = 0) -> None:
+    def set_rows(
+        self, count: int, row: RowFn, tag: TagFn | None = None, cursor: int = 0, announce: bool = True
+    ) -> None:
+        """Rows `0..count-1` drawn by `row`, the cursor at `cursor`; `announce`: post Highlighted
+        for it (False: the caller draws what follows the cursor itself)."""
         self.count = count
         self._row = row
         self._tag = tag or (lambda i: None)
@@ -104,7 +108,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self.set_reactive(VirtualTable.cursor, max(0, min(cursor, count - 1)))
         self._show_cursor()
         self.refresh()
-        if count:
+        if count and announce:
             self.post_message(self.Highlighted(self, self.cursor))
 
     def cells(self, i: int) -> list[str]:

@@ -97,7 +97,8 @@ class RankedList(OneLayout, Vertical):
                 return "gold"
             return "suggest" if judged is Judgement.UNJUDGED and rows[i].chunk_id in d.suggestions else None
 
-        table.set_rows(len(rows), cells, tag, table.cursor if cursor is None else cursor)
+        # not announced: the screen draws the preview once both lists are drawn (`sync_preview`)
+        table.set_rows(len(rows), cells, tag, table.cursor if cursor is None else cursor, announce=False)
 
 
 class RankedLists(OneLayout, Horizontal):
