@@ -173,14 +173,17 @@ class VirtualTable(ScrollView, can_focus=True):
             self._paint = None
 
     def _line(self, cells: Sequence[object], width: int, style: Style) -> Strip:
-        segments = []
+        """One segment for the row (its cells share its style): each step after this one, from
+        cropping to writing to the terminal, works per segment."""
+        texts, length = [], 0
         widths = self._paint[2] if self._paint and self._paint[0] == width else self._widths(width)
         for col, w, value in zip(self.columns, widths, cells, strict=False):
             text = one_line("" if value is None else value, w)
             pad = w - cell_len(text)
-            text = (" " * pad + text) if col.right and pad > 0 else set_cell_size(text, w)
-            segments.append(Segment(text + " ", style))
-        return Strip(segments).crop_extend(0, width, style)
+            texts.append((" " * pad + text) if col.right and pad > 0 else set_cell_size(text, w))
+            texts.append(" ")
+            length += w + 1
+        return Strip([Segment("".join(texts), style)], length).crop_extend(0, width, style)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
