@@ -17,7 +17,8 @@ Measures, and prints as a table with target and verdict (exit 1 if any target is
       ``f``, ``enter``; time 50 ``n`` then 50 ``p``, each ``await pilot.press(key)`` +
       ``await pilot.pause()``. Textual's Pilot sleeps at least 3 x 20 ms per key waiting for the
       process to go idle (textual/_wait.py), so the same is timed for a key bound to nothing (the
-      "floor"), and the CPU time per key is reported too.
+      "floor"), and the CPU time per key is reported too, with the screen layouts and Python's
+      full garbage collections done during them (per key).
    b. the real app on a pty (warm cache, after its background work): per key, from writing it to
       the terminal until the flip label it changes ("regression 2 of N") is painted.
    Also ``session.detail(q)`` directly for 200 flips (and ``build_detail(session.snapshot, q,
@@ -604,6 +605,40 @@ def _idle_key(app) -> str:  # type: ignore[no-untyped-def]
     return next(k for k in ("f12", "f11", "f10", "z", "x") if k not in bound)
 
 
+class _Passes:
+    """Counts, while the block runs, the screen layouts (Compositor.reflow) and Python's full
+    garbage collections (generation 2), each ~5 and 35-60 ms on a 2-core machine."""
+
+    def __enter__(self) -> _Passes:
+        import gc
+
+        from textual._compositor import Compositor
+
+        self.layouts = self.full_gc = 0
+        self._reflow = reflow = Compositor.reflow
+
+        def counting(compositor, parent, size):  # type: ignore[no-untyped-def]
+            self.layouts += 1
+            return reflow(compositor, parent, size)
+
+        def collected(phase: str, info: dict) -> None:
+            if phase == "stop" and info["generation"] == 2:
+                self.full_gc += 1
+
+        Compositor.reflow = counting  # type: ignore[method-assign]
+        self._collected = collected
+        gc.callbacks.append(collected)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import gc
+
+        from textual._compositor import Compositor
+
+        Compositor.reflow = self._reflow  # type: ignore[method-assign]
+        gc.callbacks.remove(self._collected)
+
+
 def child_load(data: Path) -> dict:
     """The app headless: load the 100k evaluation and the corpus, open one detail, exit."""
     from triage.ui.app import TriageApp
@@ -675,10 +710,12 @@ def child_pilot(data: Path) -> dict:
             out["idle_key"] = idle = _idle_key(app)
             out["idle_detail"] = [await _timed_key(pilot, idle) for _ in range(20)]
             out["n_cpu"], out["p_cpu"] = [], []
-            out["n"] = [await _timed_key(pilot, "n", out["n_cpu"]) for _ in range(50)]
-            out["n_position"] = screen.position
-            out["p"] = [await _timed_key(pilot, "p", out["p_cpu"]) for _ in range(50)]
-            out["p_position"] = screen.position
+            with _Passes() as passes:  # what Textual did for them: layouts, full collections
+                out["n"] = [await _timed_key(pilot, "n", out["n_cpu"]) for _ in range(50)]
+                out["n_position"] = screen.position
+                out["p"] = [await _timed_key(pilot, "p", out["p_cpu"]) for _ in range(50)]
+                out["p_position"] = screen.position
+            out["np_layouts"], out["np_full_gc"] = passes.layouts, passes.full_gc
 
             flips = [int(q) for q in s.flips[:200]]
             with_corpus, without = [], []
@@ -1110,6 +1147,16 @@ def main(argv: list[str] | None = None) -> int:
                 Line(
                     "  `n`/`p` CPU per key (process_time)",
                     f"p50 {ms(cpu['p50'])}, p95 {ms(cpu['p95'])}, max {ms(cpu['max'])}",
+                    "-",
+                    None,
+                )
+            )
+            n_keys = len(p["n"]) + len(p["p"])
+            lines.append(
+                Line(
+                    "  `n`/`p` layouts, full collections per key",
+                    f"{p['np_layouts'] / n_keys:.2f} layouts, "
+                    f"{p['np_full_gc'] / n_keys:.2f} full collections",
                     "-",
                     None,
                 )

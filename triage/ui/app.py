@@ -18,6 +18,7 @@ from triage.core.errors import InputError
 from triage.core.evaluation import Cutoffs
 from triage.core.sanitize import visible
 from triage.core.slices import DEFAULT_FLOOR
+from triage.ui.collect import RestingCollector
 from triage.ui.messages import (
     Amended,
     CorpusChecked,
@@ -66,6 +67,7 @@ class TriageApp(App[None]):
         self.floor = floor
         self.session: Session | None = None
         self.load_failed = False  # then only the keys that still work are offered (q, ?)
+        self.collector = RestingCollector()  # full garbage collections while the keys rest
 
     async def action_quit(self) -> None:
         """Quit; with decisions held in memory, first ask what to do with them."""
@@ -94,12 +96,19 @@ class TriageApp(App[None]):
         # a search or note box would reach the terminal. Make control characters visible first.
         if isinstance(event, events.Paste) and not event.is_forwarded:
             event.text = visible(event.text, cap=None)
+        elif isinstance(event, events.Key):
+            self.collector.key()
         await super().on_event(event)
 
     def on_mount(self) -> None:
+        self.collector.start()
+        self.set_interval(self.collector.rest, self.collector.tick, name="rested collection")
         # After the first refresh: the overview is composed by then, even when the session is ready
         # at once (a snapshot opened already, from the Python API).
         self.call_after_refresh(self.load)
+
+    def on_unmount(self) -> None:
+        self.collector.stop()  # Python's own collections again once the app is gone
 
     # -- loading (thread workers post messages; they never touch widgets) -------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")

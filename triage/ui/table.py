@@ -15,7 +15,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -93,9 +93,14 @@ class VirtualTable(ScrollView, can_focus=True):
         self._row: RowFn = lambda i: ()
         self._tag: TagFn = lambda i: None
         self.rule_after: int | None = None  # draw a line under this row (the cut-off k)
+        self._paint: tuple[int, Style, list[int]] | None = None  # (width, base style, widths) of a paint
 
     # -- data ----------------------------------------------------------------------------------
-    def set_rows(self, count: int, row: RowFn, tag: TagFn | None = None, cursor: int = 0) -> None:
+    def set_rows(
+        self, count: int, row: RowFn, tag: TagFn | None = None, cursor: int = 0, announce: bool = True
+    ) -> None:
+        """Rows `0..count-1` drawn by `row`, the cursor at `cursor`; `announce`: post Highlighted
+        for it (False: the caller draws what follows the cursor itself)."""
         self.count = count
         self._row = row
         self._tag = tag or (lambda i: None)
@@ -103,7 +108,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self.set_reactive(VirtualTable.cursor, max(0, min(cursor, count - 1)))
         self._show_cursor()
         self.refresh()
-        if count:
+        if count and announce:
             self.post_message(self.Highlighted(self, self.cursor))
 
     def cells(self, i: int) -> list[str]:
@@ -158,18 +163,31 @@ class VirtualTable(ScrollView, can_focus=True):
         rest = max(8, width - fixed - len(flexible)) // max(1, len(flexible))
         return [c.width or rest for c in self.columns]
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The widget's style walks its ancestors (backgrounds): read once per paint, not per line.
+        width = self.size.width
+        self._paint = (width, self.rich_style, self._widths(width))
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._paint = None
+
     def _line(self, cells: Sequence[object], width: int, style: Style) -> Strip:
-        segments = []
-        for col, w, value in zip(self.columns, self._widths(width), cells, strict=False):
+        """One segment for the row (its cells share its style): each step after this one, from
+        cropping to writing to the terminal, works per segment."""
+        texts, length = [], 0
+        widths = self._paint[2] if self._paint and self._paint[0] == width else self._widths(width)
+        for col, w, value in zip(self.columns, widths, cells, strict=False):
             text = one_line("" if value is None else value, w)
             pad = w - cell_len(text)
-            text = (" " * pad + text) if col.right and pad > 0 else set_cell_size(text, w)
-            segments.append(Segment(text + " ", style))
-        return Strip(segments).crop_extend(0, width, style)
+            texts.append((" " * pad + text) if col.right and pad > 0 else set_cell_size(text, w))
+            texts.append(" ")
+            length += w + 1
+        return Strip([Segment("".join(texts), style)], length).crop_extend(0, width, style)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self._paint[1] if self._paint and self._paint[0] == width else self.rich_style
         if y == 0:
             header = base + self.get_component_rich_style("table--header")
             return self._line([c.title for c in self.columns], width, header)

@@ -11,13 +11,14 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
-from textual import events, work
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from triage.core.corpus import Chunk
 from triage.labels.verdicts import Cause
+from triage.ui.ahead import Ahead
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.messages import DetailClosed, announce
@@ -35,6 +36,7 @@ from triage.ui.widgets.detail import (
     VerdictLine,
 )
 from triage.ui.widgets.detail.preview import SELECT
+from triage.ui.widgets.redraw import OneLayout
 from triage.workspace.detail import QueryDetail, Row
 from triage.workspace.review import Change
 from triage.workspace.session import Session
@@ -42,8 +44,10 @@ from triage.workspace.session import Session
 __all__ = ["DetailScreen", "GoldPane"]
 
 
-class DetailScreen(Screen[int]):
+class DetailScreen(OneLayout, Screen[int]):
     """Query `sequence[position]`; n/p walk `sequence`. Dismissed with the query index shown."""
+
+    DEFAULT_CSS = "DetailScreen { overflow-y: hidden; }"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "step(1)", "next"),
@@ -67,6 +71,7 @@ class DetailScreen(Screen[int]):
         self.position = position
         self.label = label
         self.detail: QueryDetail | None = None
+        self.ahead = Ahead(session.prefetch, "detail-ahead")  # the next query's detail
 
     @property
     def q(self) -> int:
@@ -89,16 +94,16 @@ class DetailScreen(Screen[int]):
         self.show()
         self.query_one(RankedLists).table("b").focus()
 
-    # -- drawing -------------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, exit_on_error=False, group="prefetch")
-    def prefetch(self, q: int) -> None:
-        self.session.prefetch(q)
+    def on_unmount(self) -> None:
+        self.ahead.close()
 
+    # -- drawing -------------------------------------------------------------------------------
     def show(self, cursor: int | None = None) -> None:
         """Draw the current query; the lists' cursors move to `cursor` (None: they stay)."""
         d = self.detail = self.session.detail(self.q)
-        if self.position + 1 < len(self.sequence):  # `n` is the likely next key
-            self.prefetch(int(self.sequence[self.position + 1]))
+        if self.position + 1 < len(self.sequence):  # `n` is the likely next key: built once
+            # this one is painted, so the thread's Python does not hold the GIL meanwhile
+            self.call_after_refresh(self.ahead.want, int(self.sequence[self.position + 1]))
         note = self.session.corpus_note
         self.query_one(DetailTitle).show(d, self.label(self.position))
         self.query_one(QueryText).show(d)

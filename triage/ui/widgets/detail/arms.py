@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from triage.ui.literal import line
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import ArmView, QueryDetail
 
 
@@ -56,7 +57,7 @@ def summary(arm: ArmView, k: int, movement: int | None) -> Content:
     )
 
 
-class ArmSummary(Static):
+class ArmSummary(OneLayout, Static):
     """One arm's summary (`side` "a" or "b")."""
 
     def __init__(self, side: str) -> None:
@@ -64,10 +65,10 @@ class ArmSummary(Static):
         self.side = side
 
     def show(self, d: QueryDetail) -> None:
-        self.update(summary(d.a if self.side == "a" else d.b, d.k, d.movement))
+        redraw(self, summary(d.a if self.side == "a" else d.b, d.k, d.movement))
 
 
-class ArmSummaries(Horizontal):
+class ArmSummaries(OneLayout, Horizontal):
     """A's summary beside B's."""
 
     def __init__(self) -> None:

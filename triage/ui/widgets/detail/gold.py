@@ -3,18 +3,20 @@ query's content words highlighted (`literal.marked`)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.widgets import Static
 
 from triage.core.words import words
 from triage.report import cells as fmt
 from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import QueryDetail, token_label
 
 BODY = 600  # characters of a gold body shown here (enter opens the whole chunk)
@@ -46,7 +48,11 @@ def golds(d: QueryDetail, corpus_note: str) -> Content:
     return line(*parts[:-1])
 
 
-class GoldPane(VerticalScroll, can_focus=True):
+class GoldText(OneLayout, Static):
+    """The gold chunks' text, scrolled by the pane."""
+
+
+class GoldPane(OneLayout, VerticalScroll, can_focus=True):
     """Scrolls with j/k; enter asks the screen to open the first gold chunk (`open_gold`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -59,7 +65,25 @@ class GoldPane(VerticalScroll, can_focus=True):
         super().__init__(id="golds")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="gold-text")
+        yield GoldText(id="gold-text")
 
     def show(self, d: QueryDetail, corpus_note: str) -> None:
-        self.query_one("#gold-text", Static).update(golds(d, corpus_note))
+        text, content = self.query_one(GoldText), golds(d, corpus_note)
+        self._scroll_bar_for(text, content)
+        redraw(text, content)
+
+    def _scroll_bar_for(self, text: GoldText, content: Content) -> None:
+        """Show the scroll bar now if the new text will need it, as the layout would decide (its
+        lines at the width without a scroll bar outnumber the rows the pane has at its height
+        cap). The layout then wraps the text once, at the width it keeps; left to Textual, the
+        bar comes in one layout, the text is re-wrapped in a second and settled in a third."""
+        cap, width = self.styles.max_height, text.size.width
+        if cap is None or not cap.is_cells or not width:
+            return  # not laid out yet, or a cap in other units: the layout decides alone
+        rows = int(cap.value) - self.styles.gutter.height  # inside the border and padding
+        if self.show_vertical_scrollbar:
+            width += self.styles.scrollbar_size_vertical
+        tall = content.get_height(cast(RulesMap, text.styles), width) > rows
+        if tall != self.show_vertical_scrollbar:
+            self.show_vertical_scrollbar = tall
+            self.vertical_scrollbar.display = tall

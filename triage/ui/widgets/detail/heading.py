@@ -8,17 +8,19 @@ from textual.widgets import Static
 from triage.core.hints import Hint
 from triage.core.paired import Outcome
 from triage.ui.literal import line
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import QueryDetail
 
 TAGS = {Outcome.HIT_TO_MISS: "$text-error", Outcome.MISS_TO_HIT: "$text-success"}
 
 
-class DetailTitle(Static):
+class DetailTitle(OneLayout, Static):
     """ "regression 2 of 6  q113  hit→miss   k = 5"."""
 
     def show(self, d: QueryDetail, label: str) -> None:
         tag = TAGS.get(d.outcome, "")
-        self.update(
+        redraw(
+            self,
             line(
                 (label, "bold $text-accent"),
                 "  ",
@@ -26,51 +28,53 @@ class DetailTitle(Static):
                 "  ",
                 (d.outcome.label, f"bold {tag}".strip()),
                 f"   k = {d.k}",
-            )
+            ),
         )
 
 
-class StatusLine(Static):
+class StatusLine(OneLayout, Static):
     """One line saying what the last key did (an amendment, or why nothing happened)."""
 
-    def say(self, content: Content | str) -> None:
-        self.update(content)
+    def say(self, content: Content) -> None:
+        redraw(self, content)
 
     def clear(self) -> None:
-        self.update("")
+        redraw(self, Content())
 
 
-class QueryText(Static):
+class QueryText(OneLayout, Static):
     """The query's text and its slice fields."""
 
     def show(self, d: QueryDetail) -> None:
         fields = "   ".join(f"{k} {v}" for k, v in d.fields.items())
-        self.update(
+        redraw(
+            self,
             line(
                 ("query  ", "bold"),
                 d.text if d.text is not None else "(no query text)",
                 "\n",
                 (fields, "$text-muted"),
-            )
+            ),
         )
 
 
-class HintLine(Static):
+class HintLine(OneLayout, Static):
     """The likely cause of the loss: the first hint's kind and evidence, then the other kinds."""
 
     def show(self, hints: tuple[Hint, ...], note: str) -> None:
         """`note`: why text hints are missing (no corpus, or not loaded yet); empty when not."""
         later = f"  ({note})" if note else ""
         if not hints:
-            self.update(line(("hint  ", "bold"), ("none: no rule explains it" + later, "$text-muted")))
+            redraw(self, line(("hint  ", "bold"), ("none: no rule explains it" + later, "$text-muted")))
             return
         first, *rest = hints
         also = f"   also: {', '.join(h.kind.value for h in rest)}" if rest else ""
-        self.update(
+        redraw(
+            self,
             line(
                 ("hint  ", "bold"),
                 (f"{first.kind.value} ({first.arm.upper()})  ", "bold $text-warning"),
                 first.evidence,
                 (also + later, "$text-muted"),
-            )
+            ),
         )

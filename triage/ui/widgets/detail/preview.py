@@ -8,13 +8,14 @@ from textual.widgets import Static
 from triage.core.words import words
 from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import ArmView, Judgement, QueryDetail
 
 TEXT = 700  # characters of the selected chunk shown here (enter opens the whole chunk)
 SELECT = "select a retrieved passage in arm A's or B's list first (tab), then g marks it gold"
 
 
-class Preview(Static):
+class Preview(OneLayout, Static):
     """Always about the query on screen: `shown` names what it shows, (query id, side, rank) for
     a row, (query id, "", 0) for the hint."""
 
@@ -45,21 +46,23 @@ class Preview(Static):
                 marked(clip(r.chunk.text, TEXT), query),
             ]
         self.shown = (d.query_id, arm.side, r.rank)
-        self.update(
+        redraw(
+            self,
             line(
                 (f"{arm.side.upper()} #{r.rank}  ", "bold"),
                 (r.chunk_id, "bold"),
                 gold,
                 "   enter: full text\n",
                 *body,
-            )
+            ),
         )
 
     def show_hint(self, d: QueryDetail, where: str) -> None:
         """No row is selected (`where` says what has the focus): say what g would need."""
         self.shown = (d.query_id, "", 0)
         first = f"{len(d.golds)} gold" if d.golds else "no gold"
-        self.update(
+        redraw(
+            self,
             line(
                 (f"{d.query_id}  ", "bold"),
                 (f"{where}: no retrieved passage selected", "$text-warning"),
@@ -67,5 +70,5 @@ class Preview(Static):
                 (SELECT, "$text-muted"),
                 "\n",
                 (f"{first} for this query; enter on the gold pane opens the first in full", "$text-muted"),
-            )
+            ),
         )

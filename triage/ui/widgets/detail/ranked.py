@@ -10,6 +10,7 @@ from textual.widgets import Static
 from triage.ui.literal import line
 from triage.ui.table import Column, VirtualTable
 from triage.ui.widgets.detail.text import clip, short_header
+from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import ArmView, Judgement, QueryDetail, Row
 
 SNIPPET = 160  # characters of a chunk shown in a list row
@@ -36,7 +37,15 @@ def mark(row: Row, d: QueryDetail) -> str:
     return "≈" if row.chunk_id in d.suggestions else "·"
 
 
-class RankedList(Vertical):
+class ListTitle(OneLayout, Static):
+    """A list's arm, how many rows it shows, the legend."""
+
+
+class RankedTable(OneLayout, VirtualTable):
+    """A list's rows."""
+
+
+class RankedList(OneLayout, Vertical):
     """One arm's list (`side` "a" or "b"): its title, then rank, mark, chunk, other arm's rank,
     score and the start of the text; a rule under rank k."""
 
@@ -45,8 +54,8 @@ class RankedList(Vertical):
         self.side = side
 
     def compose(self) -> ComposeResult:
-        yield Static(id=f"list-{self.side}-title", classes="list-title")
-        yield VirtualTable(COLUMNS, id=f"list-{self.side}")
+        yield ListTitle(id=f"list-{self.side}-title", classes="list-title")
+        yield RankedTable(COLUMNS, id=f"list-{self.side}")
 
     @property
     def table(self) -> VirtualTable:
@@ -59,12 +68,13 @@ class RankedList(Vertical):
         """Draw this arm's rows of `d`; the cursor moves to `cursor` (None: stays)."""
         arm = self.arm(d)
         other = "B" if arm.side == "a" else "A"
-        self.query_one(Static).update(
+        redraw(
+            self.query_one(ListTitle),
             line(
                 (f"{arm.side.upper()} {arm.name}", "bold"),
                 f"  {len(arm.rows)} of {arm.depth} shown",
                 (f"  {LEGEND}  other: {other}'s rank", "$text-muted"),
-            )
+            ),
         )
         table = self.table
         table.columns[2] = Column("chunk", id_width)
@@ -87,10 +97,11 @@ class RankedList(Vertical):
                 return "gold"
             return "suggest" if judged is Judgement.UNJUDGED and rows[i].chunk_id in d.suggestions else None
 
-        table.set_rows(len(rows), cells, tag, table.cursor if cursor is None else cursor)
+        # not announced: the screen draws the preview once both lists are drawn (`sync_preview`)
+        table.set_rows(len(rows), cells, tag, table.cursor if cursor is None else cursor, announce=False)
 
 
-class RankedLists(Horizontal):
+class RankedLists(OneLayout, Horizontal):
     """A's list beside B's."""
 
     def __init__(self) -> None:

@@ -8,9 +8,10 @@ from textual.widgets import Static
 
 from triage.labels.verdicts import Verdict
 from triage.ui.literal import line
+from triage.ui.widgets.redraw import OneLayout, redraw
 
 
-class VerdictLine(Static):
+class VerdictLine(OneLayout, Static):
     """ "verdicts  ana header-dominates — the header is 40 tokens · bo label-error   disagree"."""
 
     def show(self, verdicts: Sequence[Verdict]) -> None:
@@ -26,4 +27,4 @@ class VerdictLine(Static):
                 parts.append(("  NOT SAVED", "bold $text-error"))
         if len({v.cause for v in verdicts}) > 1:
             parts.append(("   reviewers disagree", "bold $text-error"))
-        self.update(line(*parts))
+        redraw(self, line(*parts))
