@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from triage.ui.app import TriageApp
 from triage.ui.screens.detail import DetailScreen
-from triage.ui.widgets.detail import DetailTitle, Preview
+from triage.ui.widgets.detail import DetailTitle, Preview, RankedLists
 from triage.ui.widgets.redraw import redraw
 
 from app_helpers import open_flips, wait_loaded
@@ -96,6 +96,20 @@ async def test_the_detail_title_stays_on_screen_and_no_scroll_bar_comes_and_goes
             await pilot.press("n")
             await pilot.pause()
         assert squeezed  # the cause was present: some queries leave the preview under 4 rows
+
+
+async def test_a_short_detail_screen_scrolls_to_its_ranked_lists() -> None:
+    # 80x24: the regions above the lists take the whole height. Hidden, the lists would be out of
+    # reach; the screen scrolls instead, to the focused list, on every query.
+    app = TriageApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _first_flip(pilot)
+        for _ in range(3):
+            table = screen.query_one(RankedLists).table("b")
+            assert screen.has_class("-short")
+            assert table.has_focus and table.region.intersection(screen.region).area > 0
+            await pilot.press("n")
+            await pilot.pause()
 
 
 async def test_n_redraws_only_the_regions_that_changed_and_lays_out_only_for_new_heights(

@@ -43,11 +43,16 @@ from triage.workspace.session import Session
 
 __all__ = ["DetailScreen", "GoldPane"]
 
+SHORT = 30  # rows: a detail screen shorter than this scrolls
+
 
 class DetailScreen(OneLayout, Screen[int]):
     """Query `sequence[position]`; n/p walk `sequence`. Dismissed with the query index shown."""
 
-    DEFAULT_CSS = "DetailScreen { overflow-y: hidden; }"
+    # A screen of the usual size never scrolls: no scroll bar comes and goes between queries
+    # (re-wrapping every region). A short one scrolls, as a screen does, to the focused list:
+    # its regions cannot all fit, and hidden ones would be out of reach.
+    DEFAULT_CSS = "DetailScreen { overflow-y: hidden; } DetailScreen.-short { overflow-y: auto; }"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "step(1)", "next"),
@@ -93,6 +98,9 @@ class DetailScreen(OneLayout, Screen[int]):
     def on_mount(self) -> None:
         self.show()
         self.query_one(RankedLists).table("b").focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < SHORT, "-short")
 
     def on_unmount(self) -> None:
         self.ahead.close()
