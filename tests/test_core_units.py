@@ -21,6 +21,7 @@ from triage.core.gold import SLOTS, encode_gold, gold_hits
 from triage.core.ids import duplicate_rows, fingerprint, list_fingerprints
 from triage.core.inputs import load_inputs
 from triage.core.manifest import from_manifest
+from triage.core.readers import validate_text
 from triage.core.search import Searcher
 from triage.core.suggest import MIN_CHARS, THRESHOLD, near_duplicates
 
@@ -647,3 +648,20 @@ def test_the_frozen_labels_keep_one_grade_a_pair(tmp_path: Path, rows: list[tupl
         assert frozen.table.column("query_id").to_pylist() == [rows[i][0] for i in frozen.gold_rows]
     else:
         assert frozen.duplicate_pairs
+
+
+# == readers.validate_text ========================================================================
+
+
+def test_validate_text_refuses_what_the_full_validation_refuses() -> None:
+    # ASCII text skips Arrow's UTF-8 decoding; bytes past ASCII, and offsets that fall (possible in
+    # an array built from buffers), still get the full check.
+    good = pa.table({"q": ["q1", "q2"], "ids": [["a", "b"], ["c"]], "n": [1, 2]})
+    validate_text(good)
+    bad_byte = pa.array([b"q1", b"q\xff"], pa.binary()).view(pa.string())
+    fall = pa.py_buffer(np.array([0, 5, 3], np.int32).tobytes())
+    falling = pa.Array.from_buffers(pa.string(), 2, [None, fall, pa.py_buffer(b"abcdef")])
+    listed = pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), falling)
+    for col in (bad_byte, falling, listed):
+        with pytest.raises(pa.ArrowInvalid):
+            validate_text(pa.table({"x": col}))
