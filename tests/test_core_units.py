@@ -662,6 +662,13 @@ def test_validate_text_refuses_what_the_full_validation_refuses() -> None:
     fall = pa.py_buffer(np.array([0, 5, 3], np.int32).tobytes())
     falling = pa.Array.from_buffers(pa.string(), 2, [None, fall, pa.py_buffer(b"abcdef")])
     listed = pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), falling)
-    for col in (bad_byte, falling, listed):
-        with pytest.raises(pa.ArrowInvalid):
-            validate_text(pa.table({"x": col}))
+    # A bad byte in a list's child that the list's slice does not reach: the full check reads it.
+    child = pa.array([b"a", b"b", b"\xff"], pa.binary()).view(pa.string())
+    unreached = pa.ListArray.from_arrays(pa.array([0, 1, 2, 3], pa.int32()), child).slice(0, 2)
+    for col in (bad_byte, falling, listed, unreached):
+        table = pa.table({"n": list(range(len(col))), "x": col})
+        with pytest.raises(pa.ArrowInvalid) as full:
+            table.validate(full=True)
+        with pytest.raises(pa.ArrowInvalid) as ours:
+            validate_text(table)
+        assert str(ours.value) == str(full.value)  # worded the same: "Column 1: …"

@@ -134,17 +134,22 @@ def validate_text(table: pa.Table) -> None:
     """`table.validate(full=True)` (raises pa.ArrowInvalid), but a column of text or lists of text
     whose bytes are all ASCII and whose offsets never fall is not decoded again: ASCII is UTF-8."""
     table.validate()
-    for col in table.columns:
+    for i, col in enumerate(table.columns):
         if not all(_ascii(chunk) for chunk in col.chunks):
-            col.validate(full=True)
+            try:
+                col.validate(full=True)
+            except pa.ArrowInvalid as e:  # worded as the table's own check words it
+                raise pa.ArrowInvalid(f"Column {i}: {e}") from None
 
 
 def _ascii(values: pa.Array) -> bool:
-    """Whether `values` is text (or a list of text) and every byte of it is below 0x80."""
+    """Whether `values` is text (or a list of text) and every byte of it is below 0x80: for a
+    list, every byte of its whole child array, as the full check reads it (past a slice, under a
+    null list too)."""
     if pa.types.is_list(values.type):
         if _falls(values.offsets.to_numpy()):
             return False
-        values = values.flatten()
+        values = values.values
     if not pa.types.is_string(values.type):
         return False
     offsets, raw = ids.string_bytes(values)
