@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 
 from triage.core import corpus as corpus_mod
 from triage.core.corpus import open_corpus
+from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation, evaluate
 from triage.core.gold import SLOTS, encode_gold, gold_hits
 from triage.core.ids import duplicate_rows, fingerprint, list_fingerprints
 from triage.core.inputs import load_inputs
 from triage.core.manifest import from_manifest
-from triage.core.readers import validate_text
+from triage.core.readers import from_table, validate_text
 from triage.core.search import Searcher
 from triage.core.suggest import MIN_CHARS, THRESHOLD, near_duplicates
 
@@ -672,3 +673,7 @@ def test_validate_text_refuses_what_the_full_validation_refuses() -> None:
         with pytest.raises(pa.ArrowInvalid) as ours:
             validate_text(table)
         assert str(ours.value) == str(full.value)  # worded the same: "Column 1: …"
+    # Given as a table (the Python API's way), each is refused by name, never a crash.
+    for col, words in ((bad_byte, "not UTF-8"), (falling, "is corrupt"), (unreached, "is corrupt")):
+        with pytest.raises(InputError, match=words):
+            from_table("run a", pa.table({"x": col}))
