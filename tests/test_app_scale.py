@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import threading
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from rich.console import Console
 from textual.widgets import Static
 
 from triage.core.checks import PENDING_CORPUS
+from triage.core.evaluation import Evaluation
 from triage.core.manifest import from_manifest
 from triage.core.paired import Outcome
 from triage.labels.state import LabelState
@@ -93,17 +95,19 @@ async def test_n_and_p_read_one_query_not_every_label_or_flip(monkeypatch) -> No
     from triage.workspace import session as session_mod
 
     made = {"positions": 0, "flip_hints": 0}
-    positions, table = session_mod._flip_positions, session_mod.flip_hint_table
+    positions, table = Evaluation.flip_positions.func, session_mod.flip_hint_table
 
-    def counted_positions(snapshot):  # type: ignore[no-untyped-def]
+    def counted_positions(ev):  # type: ignore[no-untyped-def]
         made["positions"] += 1
-        return positions(snapshot)
+        return positions(ev)
 
     def counted_hints(*args):  # type: ignore[no-untyped-def]
         made["flip_hints"] += 1
         return table(*args)
 
-    monkeypatch.setattr(session_mod, "_flip_positions", counted_positions)
+    counted = cached_property(counted_positions)
+    counted.__set_name__(Evaluation, "flip_positions")
+    monkeypatch.setattr(Evaluation, "flip_positions", counted)
     monkeypatch.setattr(session_mod, "flip_hint_table", counted_hints)
     monkeypatch.setattr(hints_mod, "TEXT_FLIPS", 2)  # the 3rd regression's text is read when opened
     app = TriageApp()

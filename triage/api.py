@@ -227,10 +227,8 @@ class Comparison:
         """The report's flip hints (`flip_hint_table`: text read for the first TEXT_FLIPS flips),
         per query: null where the query did not flip."""
         ev = self.ev
-        flips = ev.flips
-        kinds = flip_hint_table(ev, flips, report_corpus(self.snapshot)).kinds()
-        at = np.full(ev.n, -1, np.int64)
-        at[flips] = np.arange(len(flips))
+        kinds = flip_hint_table(ev, ev.flips, report_corpus(self.snapshot)).kinds()
+        at = ev.flip_positions
         return kinds.take(pa.array(at, mask=at < 0))
 
     def app(self, reviewer: str | None = None, floor: float = DEFAULT_FLOOR) -> TriageApp:

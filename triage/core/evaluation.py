@@ -264,6 +264,13 @@ class Evaluation:
         )
 
     @cached_property
+    def flip_positions(self) -> np.ndarray:
+        """Per query index, its position in `flips` (int64; -1: not a flip)."""
+        at = np.full(self.n, -1, np.int64)
+        at[self.flips] = np.arange(len(self.flips))
+        return at
+
+    @cached_property
     def outcomes(self) -> np.ndarray:
         """Per query, an `Outcome` code (int8)."""
         return outcome_codes(self.a.judged.hit, self.b.judged.hit, self.scored)

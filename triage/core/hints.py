@@ -214,7 +214,7 @@ class HintTable:
         return Hint(kind, "b" if self.b[r] else "a", self.evidence[r].as_py(), facts)
 
 
-def _cat(*parts: pa.Array | str) -> pa.Array:
+def join_text(*parts: pa.Array | str) -> pa.Array:
     """Strings joined element-wise (an Arrow kernel: no per-row Python)."""
     return pc.binary_join_element_wise(
         *(text_scalar(p) if isinstance(p, str) else p for p in parts), text_scalar("")
@@ -261,11 +261,12 @@ def plain_hints(
 
     w = np.flatnonzero(short)
     said = pc.if_else(
-        pc.is_valid(plan.take(w)), _cat("plan ", plan.take(w)), text_scalar("plan not recorded")
+        pc.is_valid(plan.take(w)), join_text("plan ", plan.take(w)), text_scalar("plan not recorded")
     )
     elig = n_elig[w]
-    said = _cat(said, pc.if_else(pa.array(elig >= 0), _cat(", ", _text(elig), " eligible"), text_scalar("")))
-    evidence = _cat(name.take(w), " returned ", _text(n_ret[w]), f" of k={k} ids (", said, ")")
+    eligible_said = join_text(", ", _text(elig), " eligible")
+    said = join_text(said, pc.if_else(pa.array(elig >= 0), eligible_said, text_scalar("")))
+    evidence = join_text(name.take(w), " returned ", _text(n_ret[w]), f" of k={k} ids (", said, ")")
     eligible = pa.array(elig, pa.int64(), mask=elig < 0)
     facts = {"n_returned": pa.array(n_ret[w]), "k": _full(k, w), "plan": plan.take(w), "n_eligible": eligible}
     parts.append((HintKind.SHORT_LIST, w, evidence, facts))
@@ -273,11 +274,11 @@ def plain_hints(
     w = np.flatnonzero(change)
     a, b = plan_a.take(w), plan_b.take(w)
     parts.append(
-        (HintKind.PLAN_CHANGE, w, _cat("A used plan ", a, ", B plan ", b), {"plan_a": a, "plan_b": b})
+        (HintKind.PLAN_CHANGE, w, join_text("A used plan ", a, ", B plan ", b), {"plan_a": a, "plan_b": b})
     )
 
     w = np.flatnonzero(free & (k < rank) & (rank <= PUSHED_BELOW * k))
-    evidence = _cat(
+    evidence = join_text(
         name.take(w),
         " ranks its best gold ",
         _text(rank[w]),
@@ -287,7 +288,7 @@ def plain_hints(
     parts.append((HintKind.PUSHED_OUT, w, evidence, facts))
 
     w = np.flatnonzero(free & (rank == 0))
-    evidence = _cat("no gold id is among ", name.take(w), "'s ", _text(depth[w]), f" stored ids{note}")
+    evidence = join_text("no gold id is among ", name.take(w), "'s ", _text(depth[w]), f" stored ids{note}")
     parts.append(
         (HintKind.DROPPED, w, evidence, {"depth": pa.array(depth[w]), "text_examined": _full(examined, w)})
     )

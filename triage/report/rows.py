@@ -18,8 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core import ids
-from triage.core.hints import FACTS, KINDS, FlipHints, Hint, HintTable
-from triage.core.hints import text_scalar as _s
+from triage.core.hints import FACTS, KINDS, FlipHints, Hint, HintTable, join_text
 from triage.core.paired import Outcome
 
 
@@ -128,7 +127,7 @@ class Rows(Sequence[R]):
         for lo in range(0, self._n, _ROWS):
             if lo:
                 out.write(b", ")
-            rows = _cat(*(p.slice(lo, _ROWS) if isinstance(p, pa.Array) else p for p in parts))
+            rows = join_text(*(p.slice(lo, _ROWS) if isinstance(p, pa.Array) else p for p in parts))
             one = pa.ListArray.from_arrays(pa.array([0, len(rows)], pa.int32()), rows)
             joined = pc.binary_join(one, ", ")
             offsets = np.frombuffer(joined.buffers()[1], np.int32, 2, joined.offset * 4)
@@ -236,7 +235,8 @@ def _hints_json(hints: FlipHints | None, n: int) -> pa.Array:
     rest = hints.rest
     one = _table_json(rest)  # every hint of the rest, one JSON object each
     per_flip = pa.ListArray.from_arrays(pa.array(rest.starts, pa.int32()), one)
-    return pa.concat_arrays([pa.array(read, pa.string()), _cat("[", pc.binary_join(per_flip, ", "), "]")])
+    rest_json = join_text("[", pc.binary_join(per_flip, ", "), "]")
+    return pa.concat_arrays([pa.array(read, pa.string()), rest_json])
 
 
 def _table_json(t: HintTable) -> pa.Array:
@@ -252,17 +252,13 @@ def _table_json(t: HintTable) -> pa.Array:
                 ("{" if i == 0 else ", ") + f'"{name}": ',
                 _js(col) if pa.types.is_string(col.type) else _number(col),
             ]
-        spelled = _cat(*parts, "}")
+        spelled = join_text(*parts, "}")
         facts = pc.replace_with_mask(facts, mask, spelled)
     kind = pa.array([KINDS[i].value for i in range(len(KINDS))]).take(pa.array(t.kind))
     arm = pc.if_else(pa.array(t.b), "b", "a")
-    return _cat(
+    return join_text(
         '{"kind": "', kind, '", "arm": "', arm, '", "evidence": ', _js(t.evidence), ', "facts": ', facts, "}"
     )
-
-
-def _cat(*parts: pa.Array | str) -> pa.Array:
-    return pc.binary_join_element_wise(*(_s(p) if isinstance(p, str) else p for p in parts), _s(""))
 
 
 def _escaped(values: pa.Array) -> np.ndarray:
@@ -277,7 +273,7 @@ def _js(values: pa.Array) -> pa.Array:
     """Each value as a JSON string literal, as `json.dumps(v, ensure_ascii=False)` spells it
     (null: null). The few strings that need escapes are spelled by `json.dumps` itself."""
     values = _one(pc.cast(values, pa.string()))
-    quoted = _cat('"', values, '"')
+    quoted = join_text('"', values, '"')
     rows = _escaped(values)
     if len(rows):
         odd = np.zeros(len(values), bool)

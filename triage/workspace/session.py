@@ -221,7 +221,7 @@ class Session:
     def flip_position(self, q: int) -> int:
         """Where query index `q` stands in the flip order (-1: not a flip), from a position per
         query built once per snapshot version: a look-up, not a search of the flips."""
-        return int(self.cached("flip_positions", _flip_positions)[q])
+        return int(self.ev.flip_positions[q])
 
     def flip_label(self, position: int) -> str:
         """ "regression 2 of 6" or "win 3 of 40" for position `position` of the flip order."""
@@ -279,14 +279,6 @@ class Session:
         snapshot, corpus = self._snapshot, self.corpus  # read once: the key names what it was built on
         key = f"detail:{q}:{corpus is not None}"
         self.offer("detail", snapshot.version, (key, build_detail(snapshot, q, corpus)))
-
-
-def _flip_positions(snapshot: Snapshot) -> np.ndarray:
-    """Per query index, its position in the flip order (int64; -1: not a flip)."""
-    flips = snapshot.ev.flips
-    at = np.full(snapshot.ev.n, -1, np.int64)
-    at[flips] = np.arange(len(flips))
-    return at
 
 
 def flip_label(position: int, n_regressions: int, n_flips: int) -> str:
