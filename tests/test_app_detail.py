@@ -24,6 +24,7 @@ from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
 from triage.ui.screens.slices import SliceQueries, SlicesScreen, TenantsScreen
 from triage.ui.table import VirtualTable
 from triage.ui.widgets.detail import GoldPane, Preview
+from triage.workspace.snapshot import Snapshot
 
 from app_helpers import wait_loaded
 
@@ -239,9 +240,9 @@ async def test_a_stale_prepare_result_never_reaches_the_tenants_or_slices_screen
         offers: list[tuple[str, str, bool]] = []
         offer = session.offer
 
-        def recording_offer(name: str, version: str, value: object) -> bool:
-            kept = offer(name, version, value)
-            offers.append((name, version, kept))
+        def recording_offer(name: str, snapshot: Snapshot, value: object) -> bool:
+            kept = offer(name, snapshot, value)
+            offers.append((name, snapshot.version, kept))
             return kept
 
         returned: list[object] = []

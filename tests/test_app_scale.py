@@ -235,3 +235,115 @@ async def test_back_on_the_overview_after_an_amendment_the_numbers_are_rebuilt_o
         assert app.screen.shown_version == s.version  # type: ignore[attr-defined]
         after = drawn(app.screen, "#summary")
         assert "hit rate" in before and after != before  # B's hit rate moved
+
+
+def test_results_of_the_evaluation_outlive_the_corpus_check_and_the_report_does_not() -> None:
+    from triage.core.checks import check_corpus
+    from triage.ui.screens.live import report, report_ready
+
+    s = open_session(None)  # the corpus check deferred, as the app opens it
+    hints, slices, tenants, n_reg = s.hints(), s.slices, s.tenants, s.n_regressions
+    report(s)
+    before = s.version
+    s.corpus_checked(check_corpus(s.ev))
+    assert s.version != before  # a new version: the checks are in
+    assert s.hints_ready() is hints and s.slices is slices and s.tenants is tenants
+    assert s.n_regressions == n_reg
+    assert not report_ready(s)  # the report shows the checks: built again
+    q = int(s.flips[0])
+    s.prefetch(q)
+    s.corpus_checked(check_corpus(s.ev))
+    assert s.detail(q) is s.detail(q)  # the detail built ahead still serves the key
+    s.add(s.query_id(q), s.ev.b.retrieved(q)[0], 1, evidence={"arm": "b", "rank": 1})
+    assert s.hints_ready() is None and s.slices is not slices  # a decision: computed again
+
+
+def test_two_asking_for_one_result_at_once_compute_it_once() -> None:
+    s = open_session(None)
+    started, release, calls = threading.Event(), threading.Event(), []
+
+    def slow(snapshot):  # type: ignore[no-untyped-def]
+        calls.append(threading.current_thread().name)
+        started.set()
+        release.wait(5)
+        return object()
+
+    got: list[object] = []
+    first = threading.Thread(target=lambda: got.append(s.cached("x", slow)), name="first")
+    first.start()
+    assert started.wait(5)
+    second = threading.Thread(target=lambda: got.append(s.cached("x", slow)), name="second")
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # waiting for the first's result, not computing its own
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert calls == ["first"] and len(got) == 2 and got[0] is got[1]
+
+
+async def test_the_flips_hints_are_computed_before_the_list_is_first_opened(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from triage.ui.app import TriageApp
+    from triage.workspace import session as session_mod
+
+    made: list[bool] = []
+    table = session_mod.flip_hint_table
+
+    def counted(ev, flips, corpus):  # type: ignore[no-untyped-def]
+        made.append(corpus is not None)
+        return table(ev, flips, corpus)
+
+    monkeypatch.setattr(session_mod, "flip_hint_table", counted)
+    app = TriageApp()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await app.workers.wait_for_complete()
+        s = app.session
+        assert s is not None and s.corpus is not None
+        assert s.hints_ready() is not None and made[-1] is True  # with the corpus's text
+        n = len(made)
+        await pilot.press("f")
+        await pilot.pause()
+        assert len(made) == n  # nothing computed on `f`
+        assert app.screen.drawn_hints  # type: ignore[attr-defined]
+
+
+async def test_hints_that_come_in_under_the_detail_are_drawn_when_the_list_is_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from triage.ui.app import TriageApp
+    from triage.ui.screens.detail import DetailScreen
+    from triage.ui.screens.lists import FlipsScreen
+    from triage.workspace import session as session_mod
+
+    gate, table = threading.Event(), session_mod.flip_hint_table
+
+    def gated(*args):  # type: ignore[no-untyped-def]
+        gate.wait(10)
+        return table(*args)
+
+    monkeypatch.setattr(TriageApp, "hints_ahead", lambda self, session: None)  # the list computes them
+    monkeypatch.setattr(session_mod, "flip_hint_table", gated)
+    fills: list[str] = []
+    fill = FlipsScreen.fill
+
+    def counted_fill(self, cursor=None):  # type: ignore[no-untyped-def]
+        fills.append(type(self.app.screen).__name__)
+        return fill(self, cursor)
+
+    monkeypatch.setattr(FlipsScreen, "fill", counted_fill)
+    app = TriageApp()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        flips = app.screen
+        assert isinstance(flips, FlipsScreen) and not flips.drawn_hints  # "…": being computed
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailScreen)
+        drawn = len(fills)
+        gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(fills) == drawn  # the hidden list is left alone while the detail has the keys
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is flips and flips.drawn_hints and len(fills) == drawn + 1

@@ -33,6 +33,10 @@ from triage.workspace.snapshot import Snapshot, open_snapshot
 
 T = TypeVar("T")
 
+# Results read from the evaluation of a label state and nothing else: the deferred corpus check
+# (a new snapshot version) does not change them.
+OF_THE_LABELS = ("hints:", "slices", "tenants", "n_regressions", "detail")
+
 
 class Session:
     def __init__(self, snapshot: Snapshot, reviewer: str | None = None, floor: float = DEFAULT_FLOOR) -> None:
@@ -55,6 +59,7 @@ class Session:
         self.refusal = ""  # why the disk refused the last decision held in memory
         self._cache: dict[str, tuple[str, Any]] = {}  # name -> (version, value)
         self._lock = threading.Lock()
+        self._computing: dict[str, threading.Lock] = {}  # name -> held while one computes it
 
     # -- the current snapshot --------------------------------------------------------------------
     @property
@@ -86,28 +91,43 @@ class Session:
         return self.ev.outcomes
 
     # -- results cached by version ---------------------------------------------------------------
-    def offer(self, name: str, version: str, value: object) -> bool:
-        """Keep `value`, computed for `version`, if that version is still current."""
+    def _version(self, name: str, snapshot: Snapshot) -> str:
+        """What result `name` of `snapshot` is computed on: the label state alone for a result of
+        the evaluation (the corpus check finishing leaves it as it was), else the whole version."""
+        return snapshot.labels.version if name.startswith(OF_THE_LABELS) else snapshot.version
+
+    def offer(self, name: str, snapshot: Snapshot, value: object) -> bool:
+        """Keep `value`, computed on `snapshot`, if that is what the current snapshot shows."""
+        version = self._version(name, snapshot)
         with self._lock:
-            if version != self.version:
+            if version != self._version(name, self._snapshot):
                 return False
             self._cache[name] = (version, value)
             return True
 
     def cached(self, name: str, compute: Callable[[Snapshot], T]) -> T:
-        """The result `name` for the current snapshot, computed now if no one offered it."""
+        """The result `name` for the current snapshot, computed now if no one offered it. One
+        computation of a name at a time: a second caller (a worker started ahead, a screen that
+        needs it now) waits for the first's result instead of computing it beside it."""
         snapshot = self._snapshot
+        version = self._version(name, snapshot)
         hit = self._cache.get(name)
-        if hit is not None and hit[0] == snapshot.version:
+        if hit is not None and hit[0] == version:
             return hit[1]  # type: ignore[no-any-return]
-        value = compute(snapshot)
-        self.offer(name, snapshot.version, value)
+        with self._lock:
+            computing = self._computing.setdefault(name, threading.Lock())
+        with computing:
+            hit = self._cache.get(name)
+            if hit is not None and hit[0] == version:
+                return hit[1]  # type: ignore[no-any-return]
+            value = compute(snapshot)
+            self.offer(name, snapshot, value)
         return value
 
     def ready(self, name: str) -> Any:
         """The result `name` if computed for the current snapshot, else None (nothing computed)."""
         hit = self._cache.get(name)
-        return hit[1] if hit is not None and hit[0] == self.version else None
+        return hit[1] if hit is not None and hit[0] == self._version(name, self._snapshot) else None
 
     def slices_of(self, snapshot: Snapshot) -> dict[str, list[Slice]]:
         return all_slices(snapshot.ev)
@@ -125,8 +145,8 @@ class Session:
 
     def prepare(self, snapshot: Snapshot) -> None:
         """Compute the slices and tenants of `snapshot` (a worker's job) and offer them."""
-        self.offer("slices", snapshot.version, self.slices_of(snapshot))
-        self.offer("tenants", snapshot.version, self.tenants_of(snapshot))
+        self.offer("slices", snapshot, self.slices_of(snapshot))
+        self.offer("tenants", snapshot, self.tenants_of(snapshot))
 
     # -- changes ---------------------------------------------------------------------------------
     def corpus_checked(self, checks: list[Check]) -> None:
@@ -235,7 +255,7 @@ class Session:
         snapshot, corpus = self._snapshot, self.corpus
         key = f"detail:{q}:{corpus is not None}"
         hit = self._cache.get("detail")
-        if hit is not None and hit[0] == snapshot.version and hit[1][0] == key:
+        if hit is not None and hit[0] == self._version("detail", snapshot) and hit[1][0] == key:
             return hit[1][1]  # type: ignore[no-any-return]
         return build_detail(snapshot, q, corpus)
 
@@ -278,7 +298,7 @@ class Session:
         """Build query `q`'s detail ahead (in a worker): its chunks' pages are read meanwhile."""
         snapshot, corpus = self._snapshot, self.corpus  # read once: the key names what it was built on
         key = f"detail:{q}:{corpus is not None}"
-        self.offer("detail", snapshot.version, (key, build_detail(snapshot, q, corpus)))
+        self.offer("detail", snapshot, (key, build_detail(snapshot, q, corpus)))
 
 
 def flip_label(position: int, n_regressions: int, n_flips: int) -> str:

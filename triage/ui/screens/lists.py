@@ -69,6 +69,7 @@ class QueryList(LiveScreen):
         self.order = np.zeros(0, np.int64)
         self.columns: list[Column] = []
         self.hidden: set[str] = set()  # titles of columns left out (empty for this evaluation)
+        self.drawn_hints = False  # drawn with the flips' hints (else "…" in their column)
 
     def compose(self) -> ComposeResult:
         ev = self.session.ev
@@ -103,6 +104,7 @@ class QueryList(LiveScreen):
         table = self.query_one(VirtualTable)
         table.columns = [c for c, keep in zip(self.columns, shown, strict=True) if keep]
         hints = s.hints_ready() if self.with_hints else None
+        self.drawn_hints = hints is not None
         if self.with_hints and hints is None:
             self.compute_hints()
 
@@ -142,10 +144,17 @@ class QueryList(LiveScreen):
     def compute_hints(self) -> None:
         """Every flip's hints, off the UI thread; the list is drawn again when they are in."""
         self.session.hints()
-        self.app.call_from_thread(self._hints_done)
+        self.app.call_from_thread(self.hints_in)
 
-    def _hints_done(self) -> None:
-        if self.is_attached:
+    def hints_in(self) -> None:
+        """The flips' hints are computed: draw them if this list is on screen and shows "…";
+        a list under another screen is drawn when it is back (a key there must not wait)."""
+        if self.is_attached and self.app.screen is self and self.with_hints and not self.drawn_hints:
+            self.fill()
+
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        if self.with_hints and not self.drawn_hints and self.session.hints_ready() is not None:
             self.fill()
 
     def position_label(self, i: int) -> str:
