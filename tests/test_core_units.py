@@ -584,6 +584,44 @@ def test_an_id_index_probes_past_full_slots_and_keeps_repeated_keys() -> None:
     assert index.contains(asked).tolist() == want
 
 
+def test_an_id_index_runs_past_its_last_home_slot_instead_of_wrapping() -> None:
+    from triage.core.lookup import IdIndex
+
+    # 8 keys whose home is the last slot (low bits all ones) and 3 at slot 0: the first run
+    # spills past the end of the home slots, the second must not be taken for its continuation.
+    keys = np.array([(i << 20) | 0xFFFFF for i in range(1, 9)] + [(i << 20) for i in range(1, 4)], np.uint64)
+    index = IdIndex.build(keys)
+    assert index.mask < 0xFFFFF  # 11 ids: 64 home slots, all these keys at the last one or the first
+    asked = np.array(
+        [(i << 20) | 0xFFFFF for i in range(1, 12)] + [(i << 20) for i in range(1, 6)], np.uint64
+    )
+    want = [i < 9 for i in range(1, 12)] + [i < 4 for i in range(1, 6)]
+    assert index.contains(asked).tolist() == want
+    assert index.table[-1] == 0  # a probe ends at a free slot
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=6), max_size=120), st.lists(st.text(max_size=6), max_size=60))
+def test_corpus_ids_find_each_ids_first_row(corpus: list[str], asked: list[str]) -> None:
+    from triage.core.inputs import CorpusIds
+    from triage.core.lookup import by_slot
+
+    chunk_ids = pa.array(corpus, pa.string())
+    first = {}
+    for row, c in enumerate(corpus):
+        first.setdefault(c, row)
+    values = asked + corpus[::2]
+    for built in (
+        CorpusIds(chunk_ids),
+        CorpusIds(chunk_ids, fingerprint(chunk_ids), by_slot(fingerprint(chunk_ids))),
+    ):
+        found = built.find(fingerprint(pa.array(values, pa.string())))
+        assert found.tolist() == [first.get(v, -1) for v in values]
+        assert built.holds(fingerprint(pa.array(values, pa.string()))).tolist() == [
+            v in first for v in values
+        ]
+
+
 # == the query universe ==========================================================================
 
 

@@ -244,15 +244,15 @@ def _no_nulls(loaded: Parsed, name: str, col: pa.Array) -> None:
 
 
 def unique_ids(
-    loaded: Parsed, table: pa.Table, column: str = "query_id", fp: np.ndarray | None = None
+    loaded: Parsed, table: pa.Table, column: str = "query_id", adjacent: np.ndarray | None = None
 ) -> None:
-    """Refuse a table in which one id names two rows; name both rows. `fp`: the ids'
-    fingerprints, when already computed."""
+    """Refuse a table in which one id names two rows; name both rows. `adjacent`: a value per
+    id, ordered so that equal ids give equal neighbours (sorted fingerprints), when computed."""
     ids = single(table.column(column))
-    if fp is not None or pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type):
-        fp = np.sort(fingerprint(ids) if fp is None else fp)  # equal ids, equal fingerprints
-        if not (fp[1:] == fp[:-1]).any():  # none equal: none repeated
-            return
+    if adjacent is None and (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
+        adjacent = np.sort(fingerprint(ids))  # equal ids, equal fingerprints
+    if adjacent is not None and not (adjacent[1:] == adjacent[:-1]).any():  # none equal: none repeated
+        return
     if len(pc.unique(ids)) == len(ids):
         return
     counts = pc.value_counts(ids)

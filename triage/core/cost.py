@@ -202,7 +202,7 @@ def _top_k_rows(ev: Evaluation, corpus: Corpus) -> list[np.ndarray]:
             offsets -= offsets[0]
             n = np.minimum(np.diff(offsets), ev.k)
             firsts = np.repeat(offsets[:-1] - (np.cumsum(n) - n), n)
-            out.append(known.index.find(arm.run.fingerprints[firsts + np.arange(int(n.sum()))]))
+            out.append(known.find(arm.run.fingerprints[firsts + np.arange(int(n.sum()))]))
         else:
             out.append(corpus.rows_of(pc.list_flatten(pc.list_slice(lists, 0, ev.k)).cast(pa.string())))
     return out

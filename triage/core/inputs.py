@@ -29,7 +29,7 @@ from triage.core.contract import (
 from triage.core.corpus import Corpus, corpus_of
 from triage.core.errors import InputError
 from triage.core.frozen import FrozenLabels, frozen_of, load_frozen
-from triage.core.lookup import IdIndex
+from triage.core.lookup import IdIndex, by_slot
 from triage.core.manifest import ArmSpec, Spec
 from triage.core.readers import Parsed
 from triage.core.shapes import Role, read_input
@@ -148,29 +148,53 @@ def load_corpus_docs(
     table = conform(loaded, wanted, ALIASES)
     chunk_ids = single(table.column("chunk_id"))
     fp = ids.fingerprint(chunk_ids)
-    unique_ids(loaded, table, "chunk_id", fp)
+    placed = by_slot(fp)  # the index's layout order, in which equal ids are adjacent
+    unique_ids(loaded, table, "chunk_id", adjacent=placed)
     doc_ids = single(table.column("doc_id")) if "doc_id" in table.column_names else None
-    return CorpusIds(chunk_ids, fp), doc_ids
+    return CorpusIds(chunk_ids, fp, placed), doc_ids
 
 
 class CorpusIds:
     """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership;
     the index is built at the first look-up (the app's corpus check runs after its first paint).
-    `fp`: the ids' fingerprints, when already computed."""
+    `fp`: the ids' fingerprints and `placed`: `lookup.by_slot(fp)`, when already computed."""
 
-    def __init__(self, chunk_ids: pa.Array, fp: np.ndarray | None = None) -> None:
+    def __init__(
+        self, chunk_ids: pa.Array, fp: np.ndarray | None = None, placed: np.ndarray | None = None
+    ) -> None:
         self.ids = chunk_ids
         self._fp = fp
+        self._placed = placed
         self._index: IdIndex | None = None
+        self._rows: np.ndarray | None = None  # each slot's corpus row (-1: free), for `find`
         self._lock = threading.Lock()  # two threads looking up at once build it once
+
+    @property
+    def fp(self) -> np.ndarray:
+        if self._fp is None:
+            self._fp = ids.fingerprint(self.ids)
+        return self._fp
 
     @property
     def index(self) -> IdIndex:
         with self._lock:
             if self._index is None:
-                fp, self._fp = self._fp, None  # the index holds what it needs of them
-                self._index = IdIndex.build(ids.fingerprint(self.ids) if fp is None else fp)
+                placed, self._placed = self._placed, None  # the index holds what it needs of them
+                self._index = IdIndex.build(self.fp, placed)
             return self._index
+
+    def find(self, fp: np.ndarray) -> np.ndarray:
+        """The corpus row of the id with each fingerprint of `fp` (int64; -1: absent; of the first
+        row, for a fingerprint two ids share)."""
+        index = self.index
+        with self._lock:
+            if self._rows is None:
+                rows = np.full(len(index.table), -1, np.int64)
+                at = index.slots(self.fp)
+                rows[at[::-1]] = np.arange(len(at) - 1, -1, -1)  # the first row of a slot wins
+                self._rows = rows
+        slot = index.slots(fp)
+        return np.where(slot >= 0, np.take(self._rows, np.maximum(slot, 0)), -1)
 
     def __len__(self) -> int:
         return len(self.ids)

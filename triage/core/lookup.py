@@ -6,6 +6,11 @@ open-addressing table of about four slots an id; a look-up is a few integer gath
 values at once. A value is present when its fingerprint is an indexed id's. Equal strings have
 equal fingerprints, so an id reported absent is absent; a different id taken for present needs a
 64-bit collision, about m·n/2^64 for m distinct values against n ids (2·10^-7 at 2M against 2M).
+
+The table is laid out from the keys sorted by their home slot (`by_slot`), not filled one probe
+at a time: each key takes its home slot or the slot after the key placed before it, whichever
+is later (linear probing's own layout, in one pass over memory in order). The sort is the one
+the corpus's repeated-id check reads: equal fingerprints end up side by side.
 """
 
 from __future__ import annotations
@@ -17,72 +22,71 @@ import numpy as np
 from triage.core import ids
 
 _FREE = np.uint64(0)  # a free slot; a fingerprint of 0 is stored and sought as 1
+_64 = np.uint64(64)
 
 
 def _keys(fp: np.ndarray) -> np.ndarray:
     return np.where(fp == _FREE, np.uint64(1), fp)
 
 
+def _bits(n: int) -> int:
+    """Home slots for `n` ids: 2^bits, about four an id."""
+    return max(4, int(n * 4 - 1).bit_length())
+
+
+def by_slot(fp: np.ndarray) -> np.ndarray:
+    """The keys of fingerprints `fp`, sorted by home slot (their low bits) and then by the rest:
+    a sort of the keys rotated so that the home slot's bits lead. Equal fingerprints are adjacent."""
+    bits = np.uint64(_bits(len(fp)))
+    keys = _keys(fp)
+    return np.sort((keys << (_64 - bits)) | (keys >> bits))
+
+
 @dataclass(frozen=True)
 class IdIndex:
-    """`table`: each slot's fingerprint (0: free), about four slots an id; `rows`: the slot's
-    position among the ids (int32; of the first id given a fingerprint twice)."""
+    """`table`: each slot's fingerprint (0: free); a key's home slot is `key & mask`, and it sits
+    there or in the run of filled slots after it. The table ends with a free slot: a probe
+    stops there without wrapping around."""
 
     table: np.ndarray
-    rows: np.ndarray
+    mask: int
 
     @classmethod
-    def build(cls, fp: np.ndarray) -> IdIndex:
-        """The index of ids with fingerprints `fp`."""
-        keys = _keys(fp)
-        size = 1 << max(4, int(len(keys) * 4 - 1).bit_length())
-        table, claimed = np.zeros(size, np.uint64), np.full(size, -1, np.int64)
-        slot = (keys & np.uint64(size - 1)).astype(np.int64)
-        pending = np.arange(len(keys), dtype=np.int64)
-        while len(pending):  # linear probing, all ids at once
-            s = slot[pending]
-            held = np.take(table, s)
-            free = held == _FREE
-            claim, s_free = pending[free], s[free]
-            claimed[s_free[::-1]] = claim[::-1]  # several claims on one free slot: one id wins
-            won = claimed[s_free] == claim
-            table[s_free[won]] = keys[claim[won]]
-            done = ~free & (held == keys[pending])  # the fingerprint is already there
-            done[np.flatnonzero(free)[won]] = True
-            pending = pending[~done]
-            slot[pending] = (slot[pending] + 1) & (size - 1)
-        return cls(table, claimed.astype(np.int32))
+    def build(cls, fp: np.ndarray, placed: np.ndarray | None = None) -> IdIndex:
+        """The index of ids with fingerprints `fp`; `placed`: `by_slot(fp)`, when computed."""
+        bits = _bits(len(fp))
+        rotated = by_slot(fp) if placed is None else placed
+        if len(rotated):
+            rotated = rotated[np.r_[True, rotated[1:] != rotated[:-1]]]  # a key given twice: once
+        b = np.uint64(bits)
+        keys = (rotated >> (_64 - b)) | (rotated << b)
+        mask = (1 << bits) - 1
+        home = (keys & np.uint64(mask)).astype(np.int64)
+        i = np.arange(len(keys), dtype=np.int64)
+        slot = np.maximum.accumulate(home - i) + i if len(keys) else i  # max(home, previous + 1)
+        table = np.zeros(max(mask + 2, int(slot[-1]) + 2 if len(slot) else 0), np.uint64)
+        table[slot] = keys
+        return cls(table, mask)
 
     def contains(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
         """Whether the value with each fingerprint of `fp` is among the ids (bool), `batch`
         values at a time (small temporaries)."""
         out = np.empty(len(fp), bool)
         for first in range(0, len(fp), batch):
-            out[first : first + batch] = self._contains(_keys(fp[first : first + batch]))
+            out[first : first + batch] = self.slots(fp[first : first + batch]) >= 0
         return out
 
-    def find(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
-        """Position among the ids of the value with each fingerprint of `fp` (int64; -1: absent)."""
-        out = np.empty(len(fp), np.int64)
-        for first in range(0, len(fp), batch):
-            slot = self._slots(_keys(fp[first : first + batch]))
-            out[first : first + len(slot)] = np.where(slot >= 0, np.take(self.rows, np.maximum(slot, 0)), -1)
-        return out
-
-    def _contains(self, keys: np.ndarray) -> np.ndarray:
-        return self._slots(keys) >= 0
-
-    def _slots(self, keys: np.ndarray) -> np.ndarray:
-        """The slot holding each key (int64; -1: absent)."""
-        mask = len(self.table) - 1
-        slot = (keys & np.uint64(mask)).astype(np.int64)  # int64: numpy gathers by uint64 slowly
+    def slots(self, fp: np.ndarray) -> np.ndarray:
+        """The slot holding each fingerprint of `fp` (int64; -1: absent)."""
+        keys = _keys(fp)
+        slot = (keys & np.uint64(self.mask)).astype(np.int64)  # int64: numpy gathers by uint64 slowly
         out = np.full(len(keys), -1, np.int64)
         held = np.take(self.table, slot)
         hit = held == keys
         out[hit] = slot[hit]
         todo = np.flatnonzero(~hit & (held != _FREE))  # a free slot ends the probe: absent
         while len(todo):
-            slot[todo] = (slot[todo] + 1) & mask
+            slot[todo] += 1
             held = np.take(self.table, slot[todo])
             hit = held == keys[todo]
             out[todo[hit]] = slot[todo[hit]]
