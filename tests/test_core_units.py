@@ -556,6 +556,52 @@ def test_the_cache_is_built_once_and_reused(tmp_path: Path, monkeypatch) -> None
     assert len(open_corpus(path, small=0)) == 31 and len(builds) == 2 and builds[0] != builds[1]
 
 
+def test_the_caches_header_tokens_are_the_headers_counted_now(tmp_path: Path, monkeypatch) -> None:
+    from triage.core.words import token_estimate
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "chunks.parquet"
+    write_corpus(path, n=40, row_group=6)
+    table = pq.read_table(path)
+    titles = table.column("title").to_pylist()
+    titles[7] = "  many\twords\u3000here, é and\u00a0more  "  # non-ASCII whitespace: the regex path
+    pq.write_table(table.set_column(1, "title", pa.array(titles, pa.string())), path, row_group_size=6)
+    rows = np.array([7, 0, 5, 39, 7, 12], np.int64)
+    want = [token_estimate(titles[r]) if titles[r] else 0 for r in rows]
+    cached, in_memory = open_corpus(path, small=0), open_corpus(path)
+    assert cached._tokens is not None and in_memory._tokens is None
+    assert cached.header_tokens(rows).tolist() == in_memory.header_tokens(rows).tolist() == want
+    assert want[0] > 0 and want[2] == 0  # a header counted, a null header none
+
+
+def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_refused(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "chunks.parquet"
+    write_corpus(path, n=20, row_group=4)
+    builds: list[Path] = []
+    real = corpus_mod._build_cache
+
+    def counting(p: Path, folder: Path, progress: object) -> None:
+        builds.append(folder)
+        real(p, folder, progress)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(corpus_mod, "_build_cache", counting)
+    open_corpus(path, small=0)
+    tokens = builds[0] / "tokens.arrow"
+    tokens.unlink()  # a folder an older triage wrote
+    again = open_corpus(path, small=0)
+    assert len(builds) == 2 and tokens.is_file() and again._tokens is not None
+    with (
+        pa.OSFile(str(tokens), "wb") as f,
+        pa.ipc.new_file(f, pa.schema([("header_tokens", pa.int64())])) as w,
+    ):
+        w.write_table(pa.table({"header_tokens": pa.array([1, 2], pa.int64())}))
+    with pytest.raises(InputError, match="does not match its chunks"):
+        open_corpus(path, small=0)
+
+
 # == lookup.IdIndex ==============================================================================
 
 

@@ -513,7 +513,12 @@ def test_a_session_file_linked_to_an_input_is_refused(ev: Path, how: str, target
     assert fingerprint(frozen) == before and fingerprint(ev / RUN) == run_before
 
 
-CACHE_NAMES = [("chunks.arrow",), ("index.arrow",), ("chunks.arrow", "index.arrow")]
+CACHE_NAMES = [
+    ("chunks.arrow",),
+    ("index.arrow",),
+    ("tokens.arrow",),
+    ("chunks.arrow", "index.arrow", "tokens.arrow"),
+]
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -530,7 +535,7 @@ def test_corpus_cache_names_linked_to_the_frozen_file(ev, tmp_path, monkeypatch,
         pass  # refused (see the strict xfail below: not always by name)
     else:  # rebuilt over the planted names: plain files, neither of them the frozen file
         assert len(corpus) == 725 and corpus.get(["driftwood/handbook-2023#009"])
-        for n in ("chunks.arrow", "index.arrow"):
+        for n in ("chunks.arrow", "index.arrow", "tokens.arrow"):
             assert not (folder / n).is_symlink() and not os.path.samefile(folder / n, frozen)
     assert fingerprint(frozen) == before
 
@@ -539,7 +544,7 @@ def test_corpus_cache_names_linked_to_the_frozen_file(ev, tmp_path, monkeypatch,
 def test_a_planted_cache_index_is_refused_by_name(ev, tmp_path, monkeypatch, how) -> None:
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     folder = _cache_folder(ev / CORPUS)
-    for n in ("chunks.arrow", "index.arrow"):
+    for n in ("chunks.arrow", "index.arrow", "tokens.arrow"):  # a whole cache folder planted
         plant(folder / n, ev / LABELS, how)
-    with pytest.raises(InputError, match="chunks.arrow|index.arrow"):
+    with pytest.raises(InputError, match="chunks.arrow|index.arrow|tokens.arrow"):
         open_corpus(ev / CORPUS, small=0)

@@ -26,6 +26,7 @@ from triage.core.errors import InputError
 from triage.core.files import Identity, protect, write_new
 from triage.core.readers import Parsed
 from triage.core.shapes import Format, Role, detect, read_input
+from triage.core.words import token_estimates
 
 COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
 SMALL = 64 << 20  # bytes: a corpus file under this size is simply read whole
@@ -58,12 +59,15 @@ class Corpus:
 
     `index` is (ids sorted, their rows in `table`); computed here unless the cache has it."""
 
-    def __init__(self, table: pa.Table, path: Path, index: pa.Table | None = None) -> None:
+    def __init__(
+        self, table: pa.Table, path: Path, index: pa.Table | None = None, tokens: np.ndarray | None = None
+    ) -> None:
         self.path = path
         self.table = table  # may be memory-mapped
         self.ids = single(table.column("chunk_id"))
         if index is None:
             index = sorted_index(self.ids)
+        self._tokens = tokens  # each row's header token estimate, when the cache holds them
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
@@ -127,6 +131,13 @@ class Corpus:
         joined = pa.concat_arrays(parts)
         return joined.take(pa.array(np.argsort(np.concatenate(places), kind="stable")))
 
+    def header_tokens(self, rows: np.ndarray) -> np.ndarray:
+        """`words.token_estimate` of the header at each table row of `rows` (int64): from the
+        cache, where every row's was counted when it was built, else counted now."""
+        if self._tokens is not None:
+            return np.take(self._tokens, rows)
+        return token_estimates(self.column_at("header", rows))
+
     def _batched(self, wanted: list[str]) -> dict[str, Chunk]:
         """One batched look-up (`rows_of`), then one `take` of the rows found per record batch."""
         rows = self.rows_of(pa.array(wanted, pa.string()))
@@ -187,7 +198,8 @@ def _read_ipc(path: Path) -> pa.Table:
 
 def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | None) -> None:
     """Stream the Parquet corpus, row group by row group, into an uncompressed IPC file, then
-    write its sorted id index beside it. Peak memory: one row group plus the ids."""
+    write beside it its sorted id index and each row's header token estimate (the report's cost
+    row reads them for a million top-k ids). Peak memory: one row group plus the ids."""
     pf = pq.ParquetFile(path)
     names = pf.schema_arrow.names
     aliases = {k: v for k, v in ALIASES.items() if k in names and v not in names}
@@ -204,13 +216,15 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
 
     protected = protect([path])
     _write_ipc(folder / "chunks.arrow", parts(), pa.schema([(c, pa.string()) for c in COLUMNS]), protected)
-    ids = single(_read_ipc(folder / "chunks.arrow").column("chunk_id"))
+    chunks = _read_ipc(folder / "chunks.arrow")
     _write_ipc(
         folder / "index.arrow",
-        [sorted_index(ids)],
+        [sorted_index(single(chunks.column("chunk_id")))],
         pa.schema([("chunk_id", pa.string()), ("row", pa.int64())]),
         protected,
     )
+    tokens = pa.table({"header_tokens": token_estimates(chunks.column("header"))})
+    _write_ipc(folder / "tokens.arrow", [tokens], pa.schema([("header_tokens", pa.int64())]), protected)
 
 
 def corpus_of(loaded: Parsed) -> Corpus:
@@ -238,18 +252,23 @@ def open_corpus(
         loaded = read_input(path, Role.CORPUS, fmt)
         return Corpus(_normalise(conform(loaded, CORPUS, ALIASES)), path)
     folder = _cache_folder(path)
-    files = (folder / "chunks.arrow", folder / "index.arrow")
-    if not all(_cached(f) for f in files):
+    files = (folder / "chunks.arrow", folder / "index.arrow", folder / "tokens.arrow")
+    if not all(_cached(f) for f in files):  # a folder of an older triage has no tokens: built again
         try:
             _build_cache(path, folder, progress)
         except (pa.ArrowException, OSError) as e:
             raise InputError(path, f"cannot index the corpus: {e}") from None
-    chunks, index = (_read_cached(f) for f in files)
-    if index.num_rows != chunks.num_rows or index.column_names != ["chunk_id", "row"]:
+    chunks, index, tokens = (_read_cached(f) for f in files)
+    if (
+        index.num_rows != chunks.num_rows
+        or index.column_names != ["chunk_id", "row"]
+        or tokens.num_rows != chunks.num_rows
+        or tokens.schema != pa.schema([("header_tokens", pa.int64())])
+    ):
         raise InputError(
             folder, "the corpus index does not match its chunks; remove this folder to rebuild it"
         )
-    return Corpus(chunks, path, index)
+    return Corpus(chunks, path, index, single(tokens.column("header_tokens")).to_numpy())
 
 
 def _read_cached(path: Path) -> pa.Table:

@@ -27,56 +27,11 @@ from triage.core.checks import ERROR, OK, WARNING, Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.slices import KEYS, NONE, key_values, slice_order
-from triage.core.words import TOKENS_PER_WORD
+from triage.core.words import token_estimates
 
 QUANTILES = (50.0, 95.0)  # latency percentiles reported
 META_NUMBERS = ("index_bytes", "ingest_seconds", "embed_input_tokens_mean")  # read where recorded
 NOT_PREPENDED = frozenset({"none", "off", "no", "false"})  # header_mode values that add no header
-# Python's str.split() whitespace, spelled for RE2: a word is a maximal run of anything else.
-_WORD = (
-    r"[^\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}"
-    r"\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+"
-)
-
-
-# The ASCII bytes `str.split()` splits on; a text holding other bytes goes through `_WORD`.
-_SPACE = np.zeros(256, bool)
-_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
-
-
-def _word_counts(a: pa.Array) -> np.ndarray:
-    """Whitespace-separated words per string of one string array (int64; 0 for null): the ASCII
-    texts by one numpy pass over the bytes (a word starts at a non-space byte after a space or at
-    the text's start), the others by the regex."""
-    a = a.cast(pa.large_string()) if a.type != pa.large_string() else a
-    n = len(a)
-    if n == 0:
-        return np.zeros(0, np.int64)
-    offsets = np.frombuffer(a.buffers()[1], np.int64)[a.offset : a.offset + n + 1]
-    data = a.buffers()[2]
-    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    seg, off = raw[offsets[0] : offsets[-1]], offsets - offsets[0]
-    space = _SPACE[seg]
-    start = ~space
-    start[1:] &= space[:-1]
-    first = off[:-1][off[1:] > off[:-1]]  # each non-empty text's first byte
-    start[first] = ~space[first]
-    # Words per text: the word starts between its offsets (no running count over every byte).
-    words = np.diff(np.searchsorted(np.flatnonzero(start), off))
-    other = ~pc.fill_null(pc.string_is_ascii(a), True).to_numpy(zero_copy_only=False)
-    if other.any():
-        where = np.flatnonzero(other)
-        words[where] = pc.count_substring_regex(a.take(pa.array(where)), _WORD).to_numpy(zero_copy_only=False)
-    words[a.is_null().to_numpy(zero_copy_only=False)] = 0
-    return words
-
-
-def token_estimates(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """`words.token_estimate` of every text at once (int64; 0 for null): ⌈words × 4/3⌉, words
-    split on whitespace as `str.split()` does."""
-    parts = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
-    words = np.concatenate([_word_counts(p) for p in parts]) if parts else np.zeros(0, np.int64)
-    return np.ceil(words * TOKENS_PER_WORD).astype(np.int64)
 
 
 def percentiles(values: np.ndarray, qs: tuple[float, ...] = QUANTILES) -> list[float]:
@@ -208,7 +163,7 @@ def _top_k_rows(ev: Evaluation, corpus: Corpus) -> list[np.ndarray]:
     return out
 
 
-def _top_k_tokens(ev: Evaluation, corpus: Corpus, headers: pa.ChunkedArray) -> list[tuple[np.ndarray, int]]:
+def _top_k_tokens(ev: Evaluation, corpus: Corpus) -> list[tuple[np.ndarray, int]]:
     """Per arm: the header tokens of each id in its top k found in the corpus, and how many were
     absent. Each distinct chunk's header is counted once, for both arms."""
     tops = _top_k_rows(ev, corpus)
@@ -216,13 +171,7 @@ def _top_k_tokens(ev: Evaluation, corpus: Corpus, headers: pa.ChunkedArray) -> l
     wanted = np.flatnonzero(np.bincount(every[every >= 0], minlength=len(corpus)))  # distinct rows
     place = np.full(len(corpus), -1, np.int64)
     place[wanted] = np.arange(len(wanted))
-    # Taken chunk by chunk: a take over a mapped, chunked column would first join its chunks.
-    starts = np.cumsum([0] + [len(c) for c in headers.chunks])
-    owner = np.searchsorted(starts, wanted, side="right") - 1
-    tokens = np.zeros(len(wanted), np.int64)
-    for c in np.unique(owner).tolist():
-        mine = np.flatnonzero(owner == c)
-        tokens[mine] = token_estimates(headers.chunks[c].take(pa.array(wanted[mine] - starts[c])))
+    tokens = corpus.header_tokens(wanted)
     return [(tokens[place[rows[rows >= 0]]], int((rows < 0).sum())) for rows in tops]
 
 
@@ -314,7 +263,7 @@ def cost(ev: Evaluation, corpus: Corpus | None) -> Cost:
     why = "no corpus" if corpus is None else "the corpus has no header column"
     tops: list[tuple[np.ndarray, int] | None] = [None, None]
     if corpus is not None and headers is not None:
-        tops = list(_top_k_tokens(ev, corpus, headers))
+        tops = list(_top_k_tokens(ev, corpus))
     if headers is None:
         whole = Figure(None, why)
     elif not recorded:  # only the closure check reads it: not computed otherwise

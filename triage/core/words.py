@@ -21,6 +21,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 TOKENS_PER_WORD = 4 / 3
 
 STOP = frozenset(
@@ -165,3 +169,52 @@ def passages(text: str, query: Iterable[str] = (), size: int = PASSAGE_WORDS) ->
 def best_passages(found: list[Passage]) -> list[Passage]:
     """The passages sharing at least one query word, most shared words first; ties in text order."""
     return sorted((p for p in found if p.shared), key=lambda p: (-len(p.shared), p.index))
+
+
+# Python's str.split() whitespace, spelled for RE2: a word is a maximal run of anything else.
+_SPLIT_WORD = (
+    r"[^\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}"
+    r"\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+"
+)
+
+
+# The ASCII bytes `str.split()` splits on; a text holding other bytes goes through `_SPLIT_WORD`.
+_SPACE = np.zeros(256, bool)
+_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+
+
+def _word_counts(a: pa.Array) -> np.ndarray:
+    """Whitespace-separated words per string of one string array (int64; 0 for null): the ASCII
+    texts by one numpy pass over the bytes (a word starts at a non-space byte after a space or at
+    the text's start), the others by the regex."""
+    a = a.cast(pa.large_string()) if a.type != pa.large_string() else a
+    n = len(a)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.frombuffer(a.buffers()[1], np.int64)[a.offset : a.offset + n + 1]
+    data = a.buffers()[2]
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    seg, off = raw[offsets[0] : offsets[-1]], offsets - offsets[0]
+    space = _SPACE[seg]
+    start = ~space
+    start[1:] &= space[:-1]
+    first = off[:-1][off[1:] > off[:-1]]  # each non-empty text's first byte
+    start[first] = ~space[first]
+    # Words per text: the word starts between its offsets (no running count over every byte).
+    words = np.diff(np.searchsorted(np.flatnonzero(start), off))
+    other = ~pc.fill_null(pc.string_is_ascii(a), True).to_numpy(zero_copy_only=False)
+    if other.any():
+        where = np.flatnonzero(other)
+        words[where] = pc.count_substring_regex(a.take(pa.array(where)), _SPLIT_WORD).to_numpy(
+            zero_copy_only=False
+        )
+    words[a.is_null().to_numpy(zero_copy_only=False)] = 0
+    return words
+
+
+def token_estimates(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """`words.token_estimate` of every text at once (int64; 0 for null): ⌈words × 4/3⌉, words
+    split on whitespace as `str.split()` does."""
+    parts = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+    words = np.concatenate([_word_counts(p) for p in parts]) if parts else np.zeros(0, np.int64)
+    return np.ceil(words * TOKENS_PER_WORD).astype(np.int64)
