@@ -24,6 +24,7 @@ from triage.core.inputs import load_inputs
 from triage.core.manifest import from_manifest
 from triage.core.readers import from_table, validate_text
 from triage.core.search import Searcher
+from triage.core.shapes import Role
 from triage.core.suggest import MIN_CHARS, THRESHOLD, near_duplicates
 
 # == ids.fingerprint =============================================================================
@@ -600,6 +601,99 @@ def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_ref
         w.write_table(pa.table({"header_tokens": pa.array([1, 2], pa.int64())}))
     with pytest.raises(InputError, match="does not match its chunks"):
         open_corpus(path, small=0)
+
+
+def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path: Path, monkeypatch) -> None:
+    from triage.core import inputs
+    from triage.core.lookup import by_slot
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus_mod, "SMALL", 0)  # this small file is mapped like a large one
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path, n=50, row_group=6)
+    assert corpus_mod.cached_ids(path) is None  # no cache yet: the file is read
+    from_file = inputs.load_corpus_ids(path)
+    open_corpus(path, small=0)  # built (the app's look-ups, the report's text hints)
+    got = corpus_mod.cached_ids(path)
+    assert got is not None
+    chunk_ids, fp, placed, doc_ids = got
+    assert doc_ids.to_pylist() == pq.read_table(path).column("doc_id").to_pylist()
+    assert chunk_ids.to_pylist() == ids
+    assert fp.tolist() == fingerprint(pa.array(ids)).tolist() and placed.tolist() == by_slot(fp).tolist()
+
+    read = inputs.read_input
+
+    def no_corpus_file(path, role, *args, **kwargs):  # type: ignore[no-untyped-def]
+        assert role is not Role.CORPUS, "the corpus file was read although its cache is built"
+        return read(path, role, *args, **kwargs)
+
+    monkeypatch.setattr(inputs, "read_input", no_corpus_file)
+    from_cache = inputs.load_corpus_ids(path)
+    asked = fingerprint(pa.array(ids[::3] + ["absent#1", ids[7] + "x"]))
+    assert from_cache.holds(asked).tolist() == from_file.holds(asked).tolist() == [True] * 17 + [False] * 2
+    assert from_cache.find(asked).tolist() == from_file.find(asked).tolist()
+
+
+def test_the_cache_of_a_corpus_with_a_repeated_id_is_refused_by_row(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path, n=30, row_group=4)
+    table = pq.read_table(path)
+    pq.write_table(
+        table.set_column(0, "chunk_id", pa.array(ids[:20] + [ids[3]] + ids[21:])), path, row_group_size=4
+    )
+    with pytest.raises(InputError, match=f"duplicate chunk_id '{ids[3]}' \\(row 4 and row 21\\)"):
+        open_corpus(path, small=0)
+    assert corpus_mod.cached_ids(path) is None
+
+
+def test_a_broken_ids_file_in_the_cache_is_read_past_and_then_named(tmp_path: Path, monkeypatch) -> None:
+    from triage.core import inputs
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus_mod, "SMALL", 0)
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path, n=20, row_group=4)
+    open_corpus(path, small=0)
+    target = corpus_mod._cache_folder(path) / "ids.arrow"
+    target.unlink()
+    with pa.OSFile(str(target), "wb") as f, pa.ipc.new_file(f, corpus_mod.IDS) as w:
+        w.write_table(pa.table({"fp": pa.array([1], pa.uint64()), "placed": pa.array([1], pa.uint64())}))
+    assert corpus_mod.cached_ids(path) is None
+    assert inputs.load_corpus_ids(path).holds(fingerprint(pa.array(ids))).all()  # read from the file
+    with pytest.raises(InputError, match="does not match its chunks"):
+        open_corpus(path, small=0)
+
+
+def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    import shutil
+
+    from triage.cli.main import main
+    from triage.core.bundled import bundled
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus_mod, "SMALL", 0)
+    folder = tmp_path / "ev"
+    shutil.copytree(bundled("sample_runs"), folder)
+    from triage.core import inputs
+
+    reads: list[Path] = []
+    read = inputs.read_input
+
+    def counted(path, role, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if role is Role.CORPUS:
+            reads.append(path)
+        return read(path, role, *args, **kwargs)
+
+    monkeypatch.setattr(inputs, "read_input", counted)
+    outs = []
+    for _ in range(2):  # the first reads the ids from the file and builds the cache; the second maps it
+        assert main(["report", str(folder / "triage.toml"), "--format", "json"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert len(reads) == 1 and corpus_mod.cached_ids(folder / "chunks.parquet") is not None
+    assert outs[0] == outs[1] and '"corpus.ids"' in outs[0]
 
 
 # == lookup.IdIndex ==============================================================================

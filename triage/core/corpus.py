@@ -24,6 +24,8 @@ import pyarrow.parquet as pq
 from triage.core.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.errors import InputError
 from triage.core.files import Identity, protect, write_new
+from triage.core.ids import fingerprint
+from triage.core.lookup import by_slot
 from triage.core.readers import Parsed
 from triage.core.shapes import Format, Role, detect, read_input
 from triage.core.words import token_estimates
@@ -224,7 +226,12 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
         protected,
     )
     tokens = pa.table({"header_tokens": token_estimates(chunks.column("header"))})
-    _write_ipc(folder / "tokens.arrow", [tokens], pa.schema([("header_tokens", pa.int64())]), protected)
+    _write_ipc(folder / "tokens.arrow", [tokens], TOKENS, protected)
+    ids = single(chunks.column("chunk_id"))
+    fp = fingerprint(ids)
+    placed = by_slot(fp)
+    unique_ids(Parsed(path, chunks), chunks, "chunk_id", adjacent=placed)  # rows as the file's
+    _write_ipc(folder / "ids.arrow", [pa.table({"fp": fp, "placed": placed})], IDS, protected)
 
 
 def corpus_of(loaded: Parsed) -> Corpus:
@@ -234,36 +241,71 @@ def corpus_of(loaded: Parsed) -> Corpus:
     return Corpus(_normalise(table), loaded.path)
 
 
+TOKENS = pa.schema([("header_tokens", pa.int64())])
+IDS = pa.schema([("fp", pa.uint64()), ("placed", pa.uint64())])  # `ids.fingerprint`, `lookup.by_slot`
+CACHE_FILES = ("chunks.arrow", "index.arrow", "tokens.arrow", "ids.arrow")
+
+
+def _mapped(path: Path, fmt: str | None, small: int) -> bool:
+    """Whether the corpus at `path` is opened through the mapped cache: one Parquet file of at
+    least `small` bytes."""
+    one_file = path.is_file() and (Format(fmt) if fmt else detect(path, Role.CORPUS)) is Format.PARQUET
+    return one_file and path.stat().st_size >= small
+
+
+def cached_ids(
+    path: Path, fmt: str | None = None
+) -> tuple[pa.Array, np.ndarray, np.ndarray, pa.Array] | None:
+    """The chunk ids of a corpus whose cache is built (memory-mapped, no decode), with their
+    fingerprints, their `lookup.by_slot` keys (checked for repeats when it was built) and the
+    `doc_id` column (all null where the file has none); None when it has no complete cache (the
+    file is read instead, and a broken cache is named by `open_corpus`, not here)."""
+    path = Path(path)
+    if not _mapped(path, fmt, SMALL):
+        return None
+    folder = _cache_folder(path)
+    if not all(_cached(folder / f) for f in CACHE_FILES):
+        return None
+    try:
+        chunks, ids = _read_cached(folder / "chunks.arrow"), _read_cached(folder / "ids.arrow")
+    except InputError:
+        return None
+    if ids.schema != IDS or ids.num_rows != chunks.num_rows:
+        return None
+    fp, placed = (single(ids.column(c)).to_numpy() for c in ("fp", "placed"))
+    return single(chunks.column("chunk_id")), fp, placed, single(chunks.column("doc_id"))
+
+
 def open_corpus(
     path: Path,
     progress: Callable[[float], None] | None = None,
-    small: int = SMALL,
+    small: int | None = None,
     fmt: str | None = None,
 ) -> Corpus:
     """Open a corpus for look-ups: small ones in memory, a large Parquet file via the mapped cache.
 
-    A file of fewer than `small` bytes counts as small; a folder or glob of Parquet files, and
-    every format but one Parquet file (`fmt`, or detected), is read into memory.
+    A file of fewer than `small` bytes (default `SMALL`) counts as small; a folder or glob of
+    Parquet files, and every format but one Parquet file (`fmt`, or detected), is read into memory.
     `progress(fraction)` is called while a cache is built (once per corpus file version)."""
     path = Path(path)
-    one_file = path.is_file() and (Format(fmt) if fmt else detect(path, Role.CORPUS)) is Format.PARQUET
-    size = path.stat().st_size if one_file else 0
-    if size < small or not one_file:
+    if not _mapped(path, fmt, SMALL if small is None else small):
         loaded = read_input(path, Role.CORPUS, fmt)
         return Corpus(_normalise(conform(loaded, CORPUS, ALIASES)), path)
     folder = _cache_folder(path)
-    files = (folder / "chunks.arrow", folder / "index.arrow", folder / "tokens.arrow")
-    if not all(_cached(f) for f in files):  # a folder of an older triage has no tokens: built again
+    files = tuple(folder / f for f in CACHE_FILES)
+    if not all(_cached(f) for f in files):  # a folder an older triage wrote lacks some: built again
         try:
             _build_cache(path, folder, progress)
         except (pa.ArrowException, OSError) as e:
             raise InputError(path, f"cannot index the corpus: {e}") from None
-    chunks, index, tokens = (_read_cached(f) for f in files)
+    chunks, index, tokens, ids = (_read_cached(f) for f in files)
     if (
         index.num_rows != chunks.num_rows
         or index.column_names != ["chunk_id", "row"]
         or tokens.num_rows != chunks.num_rows
-        or tokens.schema != pa.schema([("header_tokens", pa.int64())])
+        or tokens.schema != TOKENS
+        or ids.num_rows != chunks.num_rows
+        or ids.schema != IDS
     ):
         raise InputError(
             folder, "the corpus index does not match its chunks; remove this folder to rebuild it"

@@ -26,7 +26,7 @@ from triage.core.contract import (
     single,
     unique_ids,
 )
-from triage.core.corpus import Corpus, corpus_of
+from triage.core.corpus import Corpus, cached_ids, corpus_of
 from triage.core.errors import InputError
 from triage.core.frozen import FrozenLabels, frozen_of, load_frozen
 from triage.core.lookup import IdIndex, by_slot
@@ -142,7 +142,16 @@ def load_corpus_docs(
     path: Path, fmt: str | None = None, docs: bool = True
 ) -> tuple[CorpusIds, pa.Array | None]:
     """The corpus's chunk ids and, with `docs`, its `doc_id` column (None when it has none, or
-    without `docs`), for the tuning split. One id, one chunk: a look-up must not pick one of two."""
+    without `docs`), for the tuning split. One id, one chunk: a look-up must not pick one of two.
+    From the corpus's mapped cache when one is built (the app's look-ups and the report's text
+    hints build it once per corpus version), else read from the file."""
+    cached = cached_ids(path, fmt)
+    if cached is not None:
+        chunk_ids, fp, placed, doc_ids = cached
+        if not docs:
+            return CorpusIds(chunk_ids, fp, placed), None
+        if doc_ids.null_count < len(doc_ids):  # all null: whether the file has the column is read
+            return CorpusIds(chunk_ids, fp, placed), doc_ids
     wanted = {"chunk_id": CORPUS["chunk_id"], **({"doc_id": CORPUS["doc_id"]} if docs else {})}
     loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", *(["doc_id"] if docs else [])])
     table = conform(loaded, wanted, ALIASES)
