@@ -305,7 +305,7 @@ async def test_the_flips_hints_are_computed_before_the_list_is_first_opened(monk
         await pilot.press("f")
         await pilot.pause()
         assert len(made) == n  # nothing computed on `f`
-        assert app.screen.drawn_hints  # type: ignore[attr-defined]
+        assert app.screen.drawn_hints is s.hints_ready()  # type: ignore[attr-defined]
 
 
 async def test_hints_that_come_in_under_the_detail_are_drawn_when_the_list_is_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -336,7 +336,7 @@ async def test_hints_that_come_in_under_the_detail_are_drawn_when_the_list_is_ba
         await pilot.press("f")
         await pilot.pause()
         flips = app.screen
-        assert isinstance(flips, FlipsScreen) and not flips.drawn_hints  # "…": being computed
+        assert isinstance(flips, FlipsScreen) and flips.drawn_hints is None  # "…": being computed
         await pilot.press("enter")
         assert isinstance(app.screen, DetailScreen)
         drawn = len(fills)
@@ -346,4 +346,49 @@ async def test_hints_that_come_in_under_the_detail_are_drawn_when_the_list_is_ba
         assert len(fills) == drawn  # the hidden list is left alone while the detail has the keys
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is flips and flips.drawn_hints and len(fills) == drawn + 1
+        assert app.screen is flips and flips.drawn_hints is not None and len(fills) == drawn + 1
+
+
+async def test_a_list_drawn_before_the_corpus_shows_its_text_hints_when_it_is_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from triage.core import corpus as corpus_mod
+    from triage.ui.app import TriageApp
+    from triage.ui.screens.detail import DetailScreen
+    from triage.ui.screens.lists import FlipsScreen
+
+    gate, real = threading.Event(), corpus_mod.open_corpus
+
+    def gated(*args, **kwargs):  # type: ignore[no-untyped-def]
+        gate.wait(20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(corpus_mod, "open_corpus", gated)
+
+    async def until(ok, what: str) -> None:  # type: ignore[no-untyped-def]
+        for _ in range(1000):
+            if ok():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"never: {what}")
+
+    app = TriageApp()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(lambda: app.session is not None, "loaded")
+        s = app.session
+        assert s is not None and s.corpus is None
+        await pilot.press("f")
+        flips = app.screen
+        assert isinstance(flips, FlipsScreen)
+        await until(lambda: flips.drawn_hints is not None, "the hints without the corpus drawn")
+        plain = flips.drawn_hints
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailScreen)
+        gate.set()
+        await until(lambda: s.corpus is not None and s.hints_ready() is not None, "the text hints")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is flips and flips.drawn_hints is s.hints_ready() and flips.drawn_hints is not plain
+        q = int(s.flips[0])
+        first = s.first_hint(q)
+        assert first is not None and first.kind.code == "window"  # the sample's first regression

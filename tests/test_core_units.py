@@ -616,8 +616,7 @@ def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path:
     open_corpus(path, small=0)  # built (the app's look-ups, the report's text hints)
     got = corpus_mod.cached_ids(path)
     assert got is not None
-    chunk_ids, fp, placed, doc_ids = got
-    assert doc_ids.to_pylist() == pq.read_table(path).column("doc_id").to_pylist()
+    chunk_ids, fp, placed = got
     assert chunk_ids.to_pylist() == ids
     assert fp.tolist() == fingerprint(pa.array(ids)).tolist() and placed.tolist() == by_slot(fp).tolist()
 
@@ -665,6 +664,25 @@ def test_a_broken_ids_file_in_the_cache_is_read_past_and_then_named(tmp_path: Pa
         open_corpus(path, small=0)
 
 
+def test_an_ids_file_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
+    from triage.core import inputs
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus_mod, "SMALL", 0)
+    p, q = tmp_path / "p.parquet", tmp_path / "q.parquet"
+    ids = write_corpus(p, n=25, row_group=5)
+    pq.write_table(pa.table({"chunk_id": [f"other#{i}" for i in range(25)]}), q)
+    open_corpus(p, small=0)
+    open_corpus(q, small=0)
+    target = corpus_mod._cache_folder(p) / "ids.arrow"
+    target.unlink()
+    shutil.copyfile(corpus_mod._cache_folder(q) / "ids.arrow", target)  # same rows, another corpus
+    assert corpus_mod.cached_ids(p) is None
+    assert inputs.load_corpus_ids(p).holds(fingerprint(pa.array(ids))).all()  # read from the file
+
+
 def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(
     tmp_path: Path, monkeypatch, capsys
 ) -> None:
@@ -677,6 +695,8 @@ def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(
     monkeypatch.setattr(corpus_mod, "SMALL", 0)
     folder = tmp_path / "ev"
     shutil.copytree(bundled("sample_runs"), folder)
+    manifest = folder / "triage.toml"  # without the tuning split: its doc ids are read from the file
+    manifest.write_text(manifest.read_text().split("[holdout]")[0])
     from triage.core import inputs
 
     reads: list[Path] = []

@@ -25,7 +25,7 @@ from triage.core.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.errors import InputError
 from triage.core.files import Identity, protect, write_new
 from triage.core.ids import fingerprint
-from triage.core.lookup import by_slot
+from triage.core.lookup import by_slot, slot_keys
 from triage.core.readers import Parsed
 from triage.core.shapes import Format, Role, detect, read_input
 from triage.core.words import token_estimates
@@ -253,13 +253,14 @@ def _mapped(path: Path, fmt: str | None, small: int) -> bool:
     return one_file and path.stat().st_size >= small
 
 
-def cached_ids(
-    path: Path, fmt: str | None = None
-) -> tuple[pa.Array, np.ndarray, np.ndarray, pa.Array] | None:
+SPOT = 4096  # ids whose fingerprints are computed again when the cache's are read
+
+
+def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, np.ndarray, np.ndarray] | None:
     """The chunk ids of a corpus whose cache is built (memory-mapped, no decode), with their
-    fingerprints, their `lookup.by_slot` keys (checked for repeats when it was built) and the
-    `doc_id` column (all null where the file has none); None when it has no complete cache (the
-    file is read instead, and a broken cache is named by `open_corpus`, not here)."""
+    fingerprints and their `lookup.by_slot` keys (checked for repeats when it was built); None
+    when it has no complete cache, or its ids file does not hold these ids' keys (spot-checked;
+    the file is then read instead, and a broken cache is named by `open_corpus`, not here)."""
     path = Path(path)
     if not _mapped(path, fmt, SMALL):
         return None
@@ -273,7 +274,25 @@ def cached_ids(
     if ids.schema != IDS or ids.num_rows != chunks.num_rows:
         return None
     fp, placed = (single(ids.column(c)).to_numpy() for c in ("fp", "placed"))
-    return single(chunks.column("chunk_id")), fp, placed, single(chunks.column("doc_id"))
+    chunk_ids = single(chunks.column("chunk_id"))
+    return (chunk_ids, fp, placed) if _consistent(chunk_ids, fp, placed) else None
+
+
+def _consistent(chunk_ids: pa.Array, fp: np.ndarray, placed: np.ndarray) -> bool:
+    """Whether `fp` holds these ids' fingerprints and `placed` their keys, sorted, for SPOT ids
+    spread over the corpus: an ids file of another corpus fails."""
+    n = len(chunk_ids)
+    if n == 0:
+        return True
+    if not (placed[1:] >= placed[:-1]).all():
+        return False
+    rows = np.unique(np.linspace(0, n - 1, min(SPOT, n)).astype(np.int64))
+    seen = fingerprint(chunk_ids.take(pa.array(rows)))
+    if not np.array_equal(seen, fp[rows]):
+        return False
+    want = slot_keys(seen, n)
+    at = np.minimum(np.searchsorted(placed, want), n - 1)
+    return bool((placed[at] == want).all())
 
 
 def open_corpus(

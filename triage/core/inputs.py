@@ -143,15 +143,12 @@ def load_corpus_docs(
 ) -> tuple[CorpusIds, pa.Array | None]:
     """The corpus's chunk ids and, with `docs`, its `doc_id` column (None when it has none, or
     without `docs`), for the tuning split. One id, one chunk: a look-up must not pick one of two.
-    From the corpus's mapped cache when one is built (the app's look-ups and the report's text
-    hints build it once per corpus version), else read from the file."""
-    cached = cached_ids(path, fmt)
+    Without `docs`, from the corpus's mapped cache when one is built (the app's look-ups and the
+    report's text hints build it once per corpus version), else read from the file; the tuning
+    split's `doc_id` is always read from the file, where its type is checked."""
+    cached = cached_ids(path, fmt) if not docs else None
     if cached is not None:
-        chunk_ids, fp, placed, doc_ids = cached
-        if not docs:
-            return CorpusIds(chunk_ids, fp, placed), None
-        if doc_ids.null_count < len(doc_ids):  # all null: whether the file has the column is read
-            return CorpusIds(chunk_ids, fp, placed), doc_ids
+        return CorpusIds(*cached), None
     wanted = {"chunk_id": CORPUS["chunk_id"], **({"doc_id": CORPUS["doc_id"]} if docs else {})}
     loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", *(["doc_id"] if docs else [])])
     table = conform(loaded, wanted, ALIASES)

@@ -34,12 +34,18 @@ def _bits(n: int) -> int:
     return max(4, int(n * 4 - 1).bit_length())
 
 
-def by_slot(fp: np.ndarray) -> np.ndarray:
-    """The keys of fingerprints `fp`, sorted by home slot (their low bits) and then by the rest:
-    a sort of the keys rotated so that the home slot's bits lead. Equal fingerprints are adjacent."""
-    bits = np.uint64(_bits(len(fp)))
+def slot_keys(fp: np.ndarray, n: int) -> np.ndarray:
+    """The keys of fingerprints `fp` in an index of `n` ids, rotated so that the home slot's bits
+    lead: sorted, they are in home-slot order."""
+    bits = np.uint64(_bits(n))
     keys = _keys(fp)
-    return np.sort((keys << (_64 - bits)) | (keys >> bits))
+    return (keys << (_64 - bits)) | (keys >> bits)
+
+
+def by_slot(fp: np.ndarray) -> np.ndarray:
+    """The keys of fingerprints `fp`, sorted by home slot (their low bits) and then by the rest.
+    Equal fingerprints are adjacent."""
+    return np.sort(slot_keys(fp, len(fp)))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from triage.core.evaluation import Arm
+from triage.core.hints import FlipHints
 from triage.core.paired import Outcome
 from triage.labels.verdicts import Verdict
 from triage.report import cells
@@ -69,7 +70,7 @@ class QueryList(LiveScreen):
         self.order = np.zeros(0, np.int64)
         self.columns: list[Column] = []
         self.hidden: set[str] = set()  # titles of columns left out (empty for this evaluation)
-        self.drawn_hints = False  # drawn with the flips' hints (else "…" in their column)
+        self.drawn_hints: FlipHints | None = None  # the flips' hints drawn (None: "…" drawn)
 
     def compose(self) -> ComposeResult:
         ev = self.session.ev
@@ -104,7 +105,7 @@ class QueryList(LiveScreen):
         table = self.query_one(VirtualTable)
         table.columns = [c for c, keep in zip(self.columns, shown, strict=True) if keep]
         hints = s.hints_ready() if self.with_hints else None
-        self.drawn_hints = hints is not None
+        self.drawn_hints = hints
         if self.with_hints and hints is None:
             self.compute_hints()
 
@@ -113,7 +114,9 @@ class QueryList(LiveScreen):
                 return ""
             if hints is None:
                 return "…"  # not computed yet
-            first = s.first_hint(q)
+            at = s.flip_position(q)  # in the hints drawn, not whichever are current by now
+            found = hints.of(at) if at >= 0 else ()
+            first = found[0] if found else None
             return first.kind.code if first else ""
 
         def row(i: int) -> list[object]:
@@ -149,13 +152,19 @@ class QueryList(LiveScreen):
     def hints_in(self) -> None:
         """The flips' hints are computed: draw them if this list is on screen and shows "…";
         a list under another screen is drawn when it is back (a key there must not wait)."""
-        if self.is_attached and self.app.screen is self and self.with_hints and not self.drawn_hints:
+        if self.is_attached and self.app.screen is self and self._newer_hints():
             self.fill()
 
     def on_screen_resume(self) -> None:
         super().on_screen_resume()
-        if self.with_hints and not self.drawn_hints and self.session.hints_ready() is not None:
+        if self._newer_hints():
             self.fill()
+
+    def _newer_hints(self) -> bool:
+        """Whether the flips' hints computed now (for this version and corpus state) are not the
+        ones drawn: "…" was drawn, or the corpus came in since (its text hints)."""
+        ready = self.session.hints_ready()
+        return self.with_hints and ready is not None and ready is not self.drawn_hints
 
     def position_label(self, i: int) -> str:
         return f"query {i + 1} of {len(self.order)}"
