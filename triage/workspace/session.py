@@ -279,10 +279,10 @@ class Session:
         """The flips' hints if computed for the current snapshot and corpus state, else None."""
         return self.ready(self._hints_name(self.corpus))  # type: ignore[no-any-return]
 
-    def first_hint(self, q: int) -> Hint | None:
-        """Flip `q`'s first (most specific) hint from the flips' hints; None when it has none or
-        they are not computed yet."""
-        ready, at = self.hints_ready(), self.flip_position(q)
+    def first_hint(self, q: int, hints: FlipHints | None = None) -> Hint | None:
+        """Flip `q`'s first (most specific) hint from `hints` (default: the flips' hints computed
+        for the session as it is now); None when it has none or they are not computed yet."""
+        ready, at = hints if hints is not None else self.hints_ready(), self.flip_position(q)
         found = ready.of(at) if ready is not None and at >= 0 else ()
         return found[0] if found else None
 

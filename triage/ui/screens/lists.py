@@ -114,9 +114,7 @@ class QueryList(LiveScreen):
                 return ""
             if hints is None:
                 return "…"  # not computed yet
-            at = s.flip_position(q)  # in the hints drawn, not whichever are current by now
-            found = hints.of(at) if at >= 0 else ()
-            first = found[0] if found else None
+            first = s.first_hint(q, hints)  # of the hints drawn, not whichever are current by now
             return first.kind.code if first else ""
 
         def row(i: int) -> list[object]:
