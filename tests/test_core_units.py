@@ -535,10 +535,8 @@ def test_the_cache_gives_the_same_chunks_as_the_in_memory_corpus(tmp_path: Path,
     assert cached.get(["absent#1"]) == {} and cached.get([]) == {}
 
 
-def test_the_cache_is_built_once_and_reused(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
-    path = tmp_path / "chunks.parquet"
-    ids = write_corpus(path, n=30, row_group=4)
+def counted_builds(monkeypatch) -> list[Path]:  # type: ignore[no-untyped-def]
+    """From now on, the cache folder of each corpus cache build, in order."""
     builds: list[Path] = []
     real = corpus_mod._build_cache
 
@@ -547,6 +545,14 @@ def test_the_cache_is_built_once_and_reused(tmp_path: Path, monkeypatch) -> None
         real(p, folder, progress)  # type: ignore[arg-type]
 
     monkeypatch.setattr(corpus_mod, "_build_cache", counting)
+    return builds
+
+
+def test_the_cache_is_built_once_and_reused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path, n=30, row_group=4)
+    builds = counted_builds(monkeypatch)
     first = open_corpus(path, small=0)
     second = open_corpus(path, small=0)
     assert len(builds) == 1
@@ -581,14 +587,7 @@ def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_ref
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "chunks.parquet"
     write_corpus(path, n=20, row_group=4)
-    builds: list[Path] = []
-    real = corpus_mod._build_cache
-
-    def counting(p: Path, folder: Path, progress: object) -> None:
-        builds.append(folder)
-        real(p, folder, progress)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(corpus_mod, "_build_cache", counting)
+    builds = counted_builds(monkeypatch)
     open_corpus(path, small=0)
     tokens = builds[0] / "tokens.arrow"
     tokens.unlink()  # a folder an older triage wrote
