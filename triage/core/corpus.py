@@ -69,7 +69,7 @@ class Corpus:
         self.ids = single(table.column("chunk_id"))
         if index is None:
             index = sorted_index(self.ids)
-        self._tokens = tokens  # each row's header token estimate, when the cache holds them
+        self._tokens = tokens  # each row's header token estimate: the cache's, or counted when asked
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
@@ -135,10 +135,12 @@ class Corpus:
 
     def header_tokens(self, rows: np.ndarray) -> np.ndarray:
         """`words.token_estimate` of the header at each table row of `rows` (int64): from the
-        cache, where every row's was counted when it was built, else counted now."""
-        if self._tokens is not None:
-            return np.take(self._tokens, rows)
-        return token_estimates(self.column_at("header", rows))
+        cache, where every row's was counted when it was built, else every row's counted once now
+        (an uncached corpus is a small one)."""
+        if self._tokens is None:
+            headers = self.table.column("header").chunks
+            self._tokens = np.concatenate([token_estimates(c) for c in headers] or [np.zeros(0, np.int64)])
+        return np.take(self._tokens, rows)
 
     def _batched(self, wanted: list[str]) -> dict[str, Chunk]:
         """One batched look-up (`rows_of`), then one `take` of the rows found per record batch."""
@@ -151,8 +153,9 @@ class Corpus:
         owner = np.searchsorted(starts, rows[hit], side="right") - 1
         for b in np.unique(owner).tolist():
             mine = hit[owner == b]
-            taken = self._batches[b].take(pa.array(rows[mine] - starts[b]))
-            values = zip(*(taken.column(k).to_pylist() for k in COLUMNS), strict=True)
+            at = pa.array(rows[mine] - starts[b])
+            # Column by column: a record batch's own take costs several times its columns' takes.
+            values = zip(*(col.take(at).to_pylist() for col in self._batches[b].columns), strict=True)
             for j, row in zip(mine.tolist(), values, strict=True):
                 out[wanted[j]] = Chunk(*row)
         return out

@@ -165,14 +165,9 @@ def _top_k_rows(ev: Evaluation, corpus: Corpus) -> list[np.ndarray]:
 
 def _top_k_tokens(ev: Evaluation, corpus: Corpus) -> list[tuple[np.ndarray, int]]:
     """Per arm: the header tokens of each id in its top k found in the corpus, and how many were
-    absent. Each distinct chunk's header is counted once, for both arms."""
+    absent."""
     tops = _top_k_rows(ev, corpus)
-    every = np.concatenate(tops)
-    wanted = np.flatnonzero(np.bincount(every[every >= 0], minlength=len(corpus)))  # distinct rows
-    place = np.full(len(corpus), -1, np.int64)
-    place[wanted] = np.arange(len(wanted))
-    tokens = corpus.header_tokens(wanted)
-    return [(tokens[place[rows[rows >= 0]]], int((rows < 0).sum())) for rows in tops]
+    return [(corpus.header_tokens(rows[rows >= 0]), int((rows < 0).sum())) for rows in tops]
 
 
 def _arm_cost(ev: Evaluation, arm: Arm, top: tuple[np.ndarray, int] | None, why: str) -> ArmCost:

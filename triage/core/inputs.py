@@ -195,12 +195,11 @@ class CorpusIds:
         index = self.index
         with self._lock:
             if self._rows is None:
-                rows = np.full(len(index.table), -1, np.int64)
-                at = index.slots(self.fp)
+                rows = np.full(len(index.table), -1, np.int32 if len(self.ids) < 1 << 31 else np.int64)
+                at = index.ends(self.fp)  # every corpus id is found
                 rows[at[::-1]] = np.arange(len(at) - 1, -1, -1)  # the first row of a slot wins
                 self._rows = rows
-        slot = index.slots(fp)
-        return np.where(slot >= 0, np.take(self._rows, np.maximum(slot, 0)), -1)
+        return np.take(self._rows, index.ends(fp)).astype(np.int64)  # a probe unfound: a free slot's -1
 
     def __len__(self) -> int:
         return len(self.ids)

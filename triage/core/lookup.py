@@ -26,7 +26,7 @@ _64 = np.uint64(64)
 
 
 def _keys(fp: np.ndarray) -> np.ndarray:
-    return np.where(fp == _FREE, np.uint64(1), fp)
+    return np.maximum(fp, np.uint64(1))
 
 
 def _bits(n: int) -> int:
@@ -79,22 +79,34 @@ class IdIndex:
         values at a time (small temporaries)."""
         out = np.empty(len(fp), bool)
         for first in range(0, len(fp), batch):
-            out[first : first + batch] = self.slots(fp[first : first + batch]) >= 0
+            out[first : first + batch] = self._probe(fp[first : first + batch])[1]
+        return out
+
+    def ends(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
+        """The slot where each fingerprint's probe ends (int64): the one holding it, else a free
+        slot. `batch` values at a time."""
+        out = np.empty(len(fp), np.int64)
+        for first in range(0, len(fp), batch):
+            out[first : first + batch] = self._probe(fp[first : first + batch])[0]
         return out
 
     def slots(self, fp: np.ndarray) -> np.ndarray:
         """The slot holding each fingerprint of `fp` (int64; -1: absent)."""
+        end = self.ends(fp)
+        return np.where(np.take(self.table, end) != _FREE, end, -1)
+
+    def _probe(self, fp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each fingerprint's probe ends and whether its key is there."""
         keys = _keys(fp)
-        slot = (keys & np.uint64(self.mask)).astype(np.int64)  # int64: numpy gathers by uint64 slowly
-        out = np.full(len(keys), -1, np.int64)
+        slot = keys.view(np.int64) & self.mask  # int64: numpy gathers by uint64 slowly
         held = np.take(self.table, slot)
-        hit = held == keys
-        out[hit] = slot[hit]
-        todo = np.flatnonzero(~hit & (held != _FREE))  # a free slot ends the probe: absent
+        found = held == keys
+        todo = np.flatnonzero(~found)
+        todo = todo[held[todo] != _FREE]
         while len(todo):
             slot[todo] += 1
             held = np.take(self.table, slot[todo])
             hit = held == keys[todo]
-            out[todo[hit]] = slot[todo[hit]]
+            found[todo[hit]] = True
             todo = todo[~hit & (held != _FREE)]
-        return out
+        return slot, found
