@@ -533,6 +533,9 @@ def test_the_cache_gives_the_same_chunks_as_the_in_memory_corpus(tmp_path: Path,
     assert got[ids[3]].header == "Doc 3 > Section" and got[ids[5]].header is None
     assert got[ids[3]].text == "body of chunk 3 ééé" and got[ids[3]].source_type is None
     assert cached.get(["absent#1"]) == {} and cached.get([]) == {}
+    asked = pa.array([ids[7], None, "absent#1", "", ids[7], ids[0]])
+    assert cached._slots is not None and in_memory._slots is None  # by fingerprint / by hash set
+    assert cached.rows_of(asked).tolist() == in_memory.rows_of(asked).tolist() == [7, -1, -1, -1, 7, 0]
 
 
 def counted_builds(monkeypatch) -> list[Path]:  # type: ignore[no-untyped-def]
@@ -604,7 +607,7 @@ def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_ref
 
 def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path: Path, monkeypatch) -> None:
     from triage.core import inputs
-    from triage.core.lookup import by_slot
+    from triage.core.lookup import IdIndex
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)  # this small file is mapped like a large one
@@ -615,9 +618,13 @@ def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path:
     open_corpus(path, small=0)  # built (the app's look-ups, the report's text hints)
     got = corpus_mod.cached_ids(path)
     assert got is not None
-    chunk_ids, fp, placed = got
+    chunk_ids, index, rows = got
     assert chunk_ids.to_pylist() == ids
-    assert fp.tolist() == fingerprint(pa.array(ids)).tolist() and placed.tolist() == by_slot(fp).tolist()
+    fp = fingerprint(pa.array(ids))
+    built = IdIndex.build(fp)
+    assert index.table.tolist() == built.table.tolist() and index.mask == built.mask
+    assert rows.tolist() == built.rows(fp).tolist()
+    assert rows[index.ends(fp)].tolist() == list(range(len(ids)))  # each id's slot holds its row
 
     read = inputs.read_input
 
@@ -645,7 +652,18 @@ def test_the_cache_of_a_corpus_with_a_repeated_id_is_refused_by_row(tmp_path: Pa
     assert corpus_mod.cached_ids(path) is None
 
 
-def test_a_broken_ids_file_in_the_cache_is_read_past_and_then_named(tmp_path: Path, monkeypatch) -> None:
+BROKEN_SLOTS = {
+    "one slot": {"key": [1], "row": [0]},
+    "no free slot at the end": {"key": [*range(1, 130)], "row": [-1] * 129},
+    "a row past the corpus": "row 20",
+    "a row below -1": "row -2",
+}
+
+
+@pytest.mark.parametrize("broken", BROKEN_SLOTS, ids=list(BROKEN_SLOTS))
+def test_a_broken_slots_file_in_the_cache_is_read_past_and_then_named(
+    tmp_path: Path, monkeypatch, broken: str
+) -> None:
     from triage.core import inputs
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
@@ -653,17 +671,25 @@ def test_a_broken_ids_file_in_the_cache_is_read_past_and_then_named(tmp_path: Pa
     path = tmp_path / "chunks.parquet"
     ids = write_corpus(path, n=20, row_group=4)
     open_corpus(path, small=0)
-    target = corpus_mod._cache_folder(path) / "ids.arrow"
+    target = corpus_mod._cache_folder(path) / "slots.arrow"
+    how = BROKEN_SLOTS[broken]
+    if isinstance(how, str):  # the built file with a free slot's row out of range: no spot id sees it
+        slots = corpus_mod._read_ipc(target)
+        rows = slots.column("row").to_numpy().copy()
+        rows[int(np.flatnonzero(rows < 0)[0])] = int(how.split()[1])
+        table = slots.set_column(1, "row", pa.array(rows, pa.int32()))
+    else:
+        table = pa.table({"key": pa.array(how["key"], pa.uint64()), "row": pa.array(how["row"], pa.int32())})
     target.unlink()
-    with pa.OSFile(str(target), "wb") as f, pa.ipc.new_file(f, corpus_mod.IDS) as w:
-        w.write_table(pa.table({"fp": pa.array([1], pa.uint64()), "placed": pa.array([1], pa.uint64())}))
+    with pa.OSFile(str(target), "wb") as f, pa.ipc.new_file(f, corpus_mod.SLOTS) as w:
+        w.write_table(table)
     assert corpus_mod.cached_ids(path) is None
     assert inputs.load_corpus_ids(path).holds(fingerprint(pa.array(ids))).all()  # read from the file
     with pytest.raises(InputError, match="does not match its chunks"):
         open_corpus(path, small=0)
 
 
-def test_an_ids_file_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, monkeypatch) -> None:
+def test_a_slots_file_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, monkeypatch) -> None:
     import shutil
 
     from triage.core import inputs
@@ -675,9 +701,9 @@ def test_an_ids_file_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path
     pq.write_table(pa.table({"chunk_id": [f"other#{i}" for i in range(25)]}), q)
     open_corpus(p, small=0)
     open_corpus(q, small=0)
-    target = corpus_mod._cache_folder(p) / "ids.arrow"
+    target = corpus_mod._cache_folder(p) / "slots.arrow"
     target.unlink()
-    shutil.copyfile(corpus_mod._cache_folder(q) / "ids.arrow", target)  # same rows, another corpus
+    shutil.copyfile(corpus_mod._cache_folder(q) / "slots.arrow", target)  # same rows, another corpus
     assert corpus_mod.cached_ids(p) is None
     assert inputs.load_corpus_ids(p).holds(fingerprint(pa.array(ids))).all()  # read from the file
 

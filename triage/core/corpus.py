@@ -25,7 +25,7 @@ from triage.core.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.errors import InputError
 from triage.core.files import Identity, protect, write_new
 from triage.core.ids import fingerprint
-from triage.core.lookup import by_slot, slot_keys
+from triage.core.lookup import IdIndex, by_slot
 from triage.core.readers import Parsed
 from triage.core.shapes import Format, Role, detect, read_input
 from triage.core.words import token_estimates
@@ -62,7 +62,12 @@ class Corpus:
     `index` is (ids sorted, their rows in `table`); computed here unless the cache has it."""
 
     def __init__(
-        self, table: pa.Table, path: Path, index: pa.Table | None = None, tokens: np.ndarray | None = None
+        self,
+        table: pa.Table,
+        path: Path,
+        index: pa.Table | None = None,
+        tokens: np.ndarray | None = None,
+        slots: tuple[IdIndex, np.ndarray] | None = None,
     ) -> None:
         self.path = path
         self.table = table  # may be memory-mapped
@@ -70,6 +75,7 @@ class Corpus:
         if index is None:
             index = sorted_index(self.ids)
         self._tokens = tokens  # each row's header token estimate: the cache's, or counted when asked
+        self._slots = slots  # the cache's fingerprint index of the ids and its slots' rows
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
@@ -106,9 +112,15 @@ class Corpus:
         return out
 
     def rows_of(self, chunk_ids: pa.Array) -> np.ndarray:
-        """The table row of each id of `chunk_ids` (int64; -1: not in the corpus), in one pass:
-        the corpus ids are probed against a hash set of the wanted ones (`pc.index_in`), so the
-        cost is one scan of the ids however many are wanted."""
+        """The table row of each id of `chunk_ids` (int64; -1: not in the corpus or null): by
+        their fingerprints in the cache's index when the corpus is mapped, else in one pass, the
+        corpus ids probed against a hash set of the wanted ones (`pc.index_in`), so the cost is
+        one scan of the ids however many are wanted."""
+        if self._slots is not None:
+            index, rows = self._slots
+            chunk_ids = chunk_ids.cast(pa.string())
+            found = np.take(rows, index.ends(fingerprint(chunk_ids))).astype(np.int64)
+            return np.where(chunk_ids.is_valid().to_numpy(zero_copy_only=False), found, -1)
         wanted = pc.unique(chunk_ids.cast(pa.string())).drop_null()
         out = np.full(len(wanted), -1, np.int64)
         where = pc.index_in(self.ids, value_set=wanted)  # per corpus row: its place in `wanted`
@@ -230,11 +242,12 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
     )
     tokens = pa.table({"header_tokens": token_estimates(chunks.column("header"))})
     _write_ipc(folder / "tokens.arrow", [tokens], TOKENS, protected)
-    ids = single(chunks.column("chunk_id"))
-    fp = fingerprint(ids)
+    fp = fingerprint(single(chunks.column("chunk_id")))
     placed = by_slot(fp)
     unique_ids(Parsed(path, chunks), chunks, "chunk_id", adjacent=placed)  # rows as the file's
-    _write_ipc(folder / "ids.arrow", [pa.table({"fp": fp, "placed": placed})], IDS, protected)
+    index = IdIndex.build(fp, placed)
+    slots = pa.table({"key": index.table, "row": index.rows(fp)})
+    _write_ipc(folder / "slots.arrow", [slots], SLOTS, protected)
 
 
 def corpus_of(loaded: Parsed) -> Corpus:
@@ -245,8 +258,8 @@ def corpus_of(loaded: Parsed) -> Corpus:
 
 
 TOKENS = pa.schema([("header_tokens", pa.int64())])
-IDS = pa.schema([("fp", pa.uint64()), ("placed", pa.uint64())])  # `ids.fingerprint`, `lookup.by_slot`
-CACHE_FILES = ("chunks.arrow", "index.arrow", "tokens.arrow", "ids.arrow")
+SLOTS = pa.schema([("key", pa.uint64()), ("row", pa.int32())])  # `lookup.IdIndex`: table, rows
+CACHE_FILES = ("chunks.arrow", "index.arrow", "tokens.arrow", "slots.arrow")
 
 
 def _mapped(path: Path, fmt: str | None, small: int) -> bool:
@@ -256,14 +269,14 @@ def _mapped(path: Path, fmt: str | None, small: int) -> bool:
     return one_file and path.stat().st_size >= small
 
 
-SPOT = 4096  # ids whose fingerprints are computed again when the cache's are read
+SPOT = 4096  # ids whose fingerprints are computed again when the cache's index is read
 
 
-def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, np.ndarray, np.ndarray] | None:
+def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, IdIndex, np.ndarray] | None:
     """The chunk ids of a corpus whose cache is built (memory-mapped, no decode), with their
-    fingerprints and their `lookup.by_slot` keys (checked for repeats when it was built); None
-    when it has no complete cache, or its ids file does not hold these ids' keys (spot-checked;
-    the file is then read instead, and a broken cache is named by `open_corpus`, not here)."""
+    fingerprint index and each slot's row (`IdIndex.rows`; repeats were refused when it was
+    built); None when it has no complete cache, or its slots file is not these ids' index
+    (spot-checked; the file is then read instead, and a broken cache is named by `open_corpus`)."""
     path = Path(path)
     if not _mapped(path, fmt, SMALL):
         return None
@@ -271,31 +284,34 @@ def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, np.ndarray
     if not all(_cached(folder / f) for f in CACHE_FILES):
         return None
     try:
-        chunks, ids = _read_cached(folder / "chunks.arrow"), _read_cached(folder / "ids.arrow")
+        chunks, slots = _read_cached(folder / "chunks.arrow"), _read_cached(folder / "slots.arrow")
     except InputError:
         return None
-    if ids.schema != IDS or ids.num_rows != chunks.num_rows:
-        return None
-    fp, placed = (single(ids.column(c)).to_numpy() for c in ("fp", "placed"))
     chunk_ids = single(chunks.column("chunk_id"))
-    return (chunk_ids, fp, placed) if _consistent(chunk_ids, fp, placed) else None
+    got = _slots(slots, len(chunk_ids))
+    if got is None or not _consistent(chunk_ids, *got):
+        return None
+    return (chunk_ids, *got)
 
 
-def _consistent(chunk_ids: pa.Array, fp: np.ndarray, placed: np.ndarray) -> bool:
-    """Whether `fp` holds these ids' fingerprints and `placed` their keys, sorted, for SPOT ids
-    spread over the corpus: an ids file of another corpus fails."""
+def _slots(slots: pa.Table, n: int) -> tuple[IdIndex, np.ndarray] | None:
+    """The index of `n` ids and its slots' rows from a slots file, if it can be one (its rows
+    within 0..n-1, or -1)."""
+    if slots.schema != SLOTS:
+        return None
+    index = IdIndex.of(single(slots.column("key")).to_numpy(), n)
+    rows = single(slots.column("row")).to_numpy()
+    if index is None or (len(rows) and (rows.min() < -1 or rows.max() >= n)):
+        return None
+    return index, rows
+
+
+def _consistent(chunk_ids: pa.Array, index: IdIndex, rows: np.ndarray) -> bool:
+    """Whether the index finds SPOT ids spread over the corpus, by their fingerprints computed
+    now, at their own rows: an index of another corpus fails."""
     n = len(chunk_ids)
-    if n == 0:
-        return True
-    if not (placed[1:] >= placed[:-1]).all():
-        return False
-    rows = np.unique(np.linspace(0, n - 1, min(SPOT, n)).astype(np.int64))
-    seen = fingerprint(chunk_ids.take(pa.array(rows)))
-    if not np.array_equal(seen, fp[rows]):
-        return False
-    want = slot_keys(seen, n)
-    at = np.minimum(np.searchsorted(placed, want), n - 1)
-    return bool((placed[at] == want).all())
+    at = np.unique(np.linspace(0, n - 1, min(SPOT, n)).astype(np.int64))
+    return bool((rows[index.ends(fingerprint(chunk_ids.take(pa.array(at))))] == at).all())
 
 
 def open_corpus(
@@ -320,19 +336,19 @@ def open_corpus(
             _build_cache(path, folder, progress)
         except (pa.ArrowException, OSError) as e:
             raise InputError(path, f"cannot index the corpus: {e}") from None
-    chunks, index, tokens, ids = (_read_cached(f) for f in files)
+    chunks, index, tokens, slots = (_read_cached(f) for f in files)
+    by_fp = _slots(slots, chunks.num_rows)
     if (
         index.num_rows != chunks.num_rows
         or index.column_names != ["chunk_id", "row"]
         or tokens.num_rows != chunks.num_rows
         or tokens.schema != TOKENS
-        or ids.num_rows != chunks.num_rows
-        or ids.schema != IDS
+        or by_fp is None
     ):
         raise InputError(
             folder, "the corpus index does not match its chunks; remove this folder to rebuild it"
         )
-    return Corpus(chunks, path, index, single(tokens.column("header_tokens")).to_numpy())
+    return Corpus(chunks, path, index, single(tokens.column("header_tokens")).to_numpy(), by_fp)
 
 
 def _read_cached(path: Path) -> pa.Table:

@@ -148,7 +148,8 @@ def load_corpus_docs(
     split's `doc_id` is always read from the file, where its type is checked."""
     cached = cached_ids(path, fmt) if not docs else None
     if cached is not None:
-        return CorpusIds(*cached), None
+        chunk_ids, index, rows = cached
+        return CorpusIds(chunk_ids, index=index, rows=rows), None
     wanted = {"chunk_id": CORPUS["chunk_id"], **({"doc_id": CORPUS["doc_id"]} if docs else {})}
     loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", *(["doc_id"] if docs else [])])
     table = conform(loaded, wanted, ALIASES)
@@ -163,16 +164,22 @@ def load_corpus_docs(
 class CorpusIds:
     """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership;
     the index is built at the first look-up (the app's corpus check runs after its first paint).
-    `fp`: the ids' fingerprints and `placed`: `lookup.by_slot(fp)`, when already computed."""
+    `fp`: the ids' fingerprints and `placed`: `lookup.by_slot(fp)`, when already computed; or
+    `index` and `rows` (`IdIndex.rows`), as the corpus cache holds them."""
 
     def __init__(
-        self, chunk_ids: pa.Array, fp: np.ndarray | None = None, placed: np.ndarray | None = None
+        self,
+        chunk_ids: pa.Array,
+        fp: np.ndarray | None = None,
+        placed: np.ndarray | None = None,
+        index: IdIndex | None = None,
+        rows: np.ndarray | None = None,
     ) -> None:
         self.ids = chunk_ids
         self._fp = fp
         self._placed = placed
-        self._index: IdIndex | None = None
-        self._rows: np.ndarray | None = None  # each slot's corpus row (-1: free), for `find`
+        self._index = index
+        self._rows = rows  # each slot's corpus row (-1: free), for `find`
         self._lock = threading.Lock()  # two threads looking up at once build it once
 
     @property
@@ -195,10 +202,7 @@ class CorpusIds:
         index = self.index
         with self._lock:
             if self._rows is None:
-                rows = np.full(len(index.table), -1, np.int32 if len(self.ids) < 1 << 31 else np.int64)
-                at = index.ends(self.fp)  # every corpus id is found
-                rows[at[::-1]] = np.arange(len(at) - 1, -1, -1)  # the first row of a slot wins
-                self._rows = rows
+                self._rows = index.rows(self.fp)
         return np.take(self._rows, index.ends(fp)).astype(np.int64)  # a probe unfound: a free slot's -1
 
     def __len__(self) -> int:

@@ -74,6 +74,23 @@ class IdIndex:
         table[slot] = keys
         return cls(table, mask)
 
+    @classmethod
+    def of(cls, table: np.ndarray, n: int) -> IdIndex | None:
+        """The index of `n` ids whose `table` was built before (a cache's); None when `table`
+        cannot be one: too short for `n` ids' home slots, or not ending with a free slot."""
+        mask = (1 << _bits(n)) - 1
+        if table.dtype != np.uint64 or len(table) < mask + 2 or table[-1] != _FREE:
+            return None
+        return cls(table, mask)
+
+    def rows(self, fp: np.ndarray) -> np.ndarray:
+        """Each slot's row among the ids of fingerprints `fp`, every one of them indexed (int32
+        below 2^31 ids; -1: a free slot): the first row where two ids share a fingerprint."""
+        rows = np.full(len(self.table), -1, np.int32 if len(fp) < 1 << 31 else np.int64)
+        at = self.ends(fp)
+        rows[at[::-1]] = np.arange(len(at) - 1, -1, -1)  # the first row wins
+        return rows
+
     def contains(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
         """Whether the value with each fingerprint of `fp` is among the ids (bool), `batch`
         values at a time (small temporaries)."""
