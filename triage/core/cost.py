@@ -17,12 +17,14 @@ Per arm, each figure with where it came from:
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from triage.core import ids
 from triage.core.checks import ERROR, OK, WARNING, Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Arm, Evaluation
@@ -141,36 +143,41 @@ def _headers(corpus: Corpus | None) -> pa.ChunkedArray | None:
     return None if col.null_count == len(col) else col
 
 
-def _top_k_rows(ev: Evaluation, corpus: Corpus) -> list[np.ndarray]:
-    """Per arm: the corpus row of each id in its top k (int64; -1: absent from the corpus).
+def _top_k_tokens(ev: Evaluation, corpus: Corpus) -> list[tuple[int, int, int]]:
+    """Per arm: the header tokens of the ids in its top k found in the corpus, summed, with how
+    many were found and how many were absent. The arms in two threads.
 
-    By the runs' id fingerprints in the corpus ids' fingerprint table (`lookup.IdIndex`) when the
-    evaluation's corpus ids are this corpus's, row for row (the usual case: one file); else by
-    one hash look-up of the ids."""
+    By the runs' id fingerprints in the corpus ids' fingerprint table (`lookup.IdIndex`), about
+    `ids.BATCH` ids at a time, when the evaluation's corpus ids are this corpus's, row for row
+    (the usual case: one file); else by one look-up of the ids (`Corpus.rows_of`)."""
     known = ev.inputs.corpus
     same = known is not None and known.ids.equals(corpus.ids)  # one memory compare
-    out = []
-    for arm in ev.arms:
+
+    def tally(rows: np.ndarray) -> tuple[int, int, int]:
+        found = rows[rows >= 0]
+        return int(corpus.header_tokens(found).sum()), len(found), len(rows) - len(found)
+
+    def arm_tokens(arm: Arm) -> tuple[int, int, int]:
         lists = arm.run.retrieved
-        if same and known is not None:
-            offsets = lists.offsets.to_numpy().astype(np.int64)
-            offsets -= offsets[0]
-            n = np.minimum(np.diff(offsets), ev.k)
-            firsts = np.repeat(offsets[:-1] - (np.cumsum(n) - n), n)
-            out.append(known.find(arm.run.fingerprints[firsts + np.arange(int(n.sum()))]))
-        else:
-            out.append(corpus.rows_of(pc.list_flatten(pc.list_slice(lists, 0, ev.k)).cast(pa.string())))
-    return out
+        if not same or known is None:
+            return tally(corpus.rows_of(pc.list_flatten(pc.list_slice(lists, 0, ev.k)).cast(pa.string())))
+        offsets = lists.offsets.to_numpy().astype(np.int64)
+        offsets -= offsets[0]
+        n = np.minimum(np.diff(offsets), ev.k)
+        step = max(1, ids.BATCH // max(ev.k, 1))  # queries per batch
+        got = [(0, 0, 0)]
+        for first in range(0, len(n), step):
+            m = n[first : first + step]
+            at = np.repeat(offsets[first : first + len(m)] - (np.cumsum(m) - m), m) + np.arange(int(m.sum()))
+            got.append(tally(known.find(arm.run.fingerprints[at])))
+        total, found, absent = (sum(x) for x in zip(*got, strict=True))
+        return total, found, absent
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(arm_tokens, ev.arms))
 
 
-def _top_k_tokens(ev: Evaluation, corpus: Corpus) -> list[tuple[np.ndarray, int]]:
-    """Per arm: the header tokens of each id in its top k found in the corpus, and how many were
-    absent."""
-    tops = _top_k_rows(ev, corpus)
-    return [(corpus.header_tokens(rows[rows >= 0]), int((rows < 0).sum())) for rows in tops]
-
-
-def _arm_cost(ev: Evaluation, arm: Arm, top: tuple[np.ndarray, int] | None, why: str) -> ArmCost:
+def _arm_cost(ev: Evaluation, arm: Arm, top: tuple[int, int, int] | None, why: str) -> ArmCost:
     """`top`: `_top_k_tokens`'s for this arm (None: heading paths unknown, `why`)."""
     meta = arm.run.meta
     n_chunks, source = _number(meta, "n_chunks")
@@ -194,10 +201,9 @@ def _arm_cost(ev: Evaluation, arm: Arm, top: tuple[np.ndarray, int] | None, why:
     if top is None:
         heading = Figure(None, f"{why}: heading paths unknown")
     else:
-        tokens, absent = top
-        found = len(tokens)
+        total, found, absent = top
         gone = f", {absent} absent from the corpus left out" if absent else ""
-        mean = float(tokens.mean()) if found else None
+        mean = total / found if found else None
         heading = Figure(mean, f"corpus header, {found} ids of the top {ev.k}{gone}")
     if adds is None:
         prepended = Figure(None, f"{said}: whether the header is prepended is unknown")
@@ -256,7 +262,7 @@ def cost(ev: Evaluation, corpus: Corpus | None) -> Cost:
     headers = _headers(corpus)
     recorded = all("embed_input_tokens_mean" in arm.run.meta for arm in ev.arms)
     why = "no corpus" if corpus is None else "the corpus has no header column"
-    tops: list[tuple[np.ndarray, int] | None] = [None, None]
+    tops: list[tuple[int, int, int] | None] = [None, None]
     if corpus is not None and headers is not None:
         tops = list(_top_k_tokens(ev, corpus))
     if headers is None:
