@@ -3,6 +3,7 @@ one query's gold, the query searcher, the near-duplicate rule and the memory-map
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -603,6 +604,31 @@ def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_ref
         w.write_table(pa.table({"header_tokens": pa.array([1, 2], pa.int64())}))
     with pytest.raises(InputError, match="does not match its chunks"):
         open_corpus(path, small=0)
+
+
+@pytest.mark.parametrize("left", ["file", "link to the corpus", "folder"])
+def test_the_ids_file_an_older_triage_kept_is_removed_when_the_folder_is_built_again(
+    tmp_path: Path, monkeypatch, left: str
+) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path, n=20, row_group=4)
+    before = path.read_bytes()
+    builds = counted_builds(monkeypatch)
+    open_corpus(path, small=0)
+    (builds[0] / "slots.arrow").unlink()  # the folder as the version before left it
+    older = builds[0] / "ids.arrow"
+    if left == "file":
+        older.write_bytes(b"fp and placed keys")
+    elif left == "link to the corpus":
+        older.symlink_to(path)
+    else:
+        older.mkdir()
+    again = open_corpus(path, small=0)
+    assert len(builds) == 2 and (builds[0] / "slots.arrow").is_file()
+    assert again.rows_of(pa.array(ids[:3])).tolist() == [0, 1, 2]
+    assert older.is_dir() if left == "folder" else not os.path.lexists(older)
+    assert path.read_bytes() == before  # a link is removed, never followed
 
 
 def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path: Path, monkeypatch) -> None:

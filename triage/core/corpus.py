@@ -8,6 +8,7 @@ millisecond and the resident memory is only the pages touched.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -248,6 +249,9 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
     index = IdIndex.build(fp, placed)
     slots = pa.table({"key": index.table, "row": index.rows(fp)})
     _write_ipc(folder / "slots.arrow", [slots], SLOTS, protected)
+    for name in OLDER_FILES:  # a link planted under such a name is removed, never followed
+        with contextlib.suppress(OSError):  # best effort: what is left there is never read
+            (folder / name).unlink()
 
 
 def corpus_of(loaded: Parsed) -> Corpus:
@@ -260,6 +264,7 @@ def corpus_of(loaded: Parsed) -> Corpus:
 TOKENS = pa.schema([("header_tokens", pa.int64())])
 SLOTS = pa.schema([("key", pa.uint64()), ("row", pa.int32())])  # `lookup.IdIndex`: table, rows
 CACHE_FILES = ("chunks.arrow", "index.arrow", "tokens.arrow", "slots.arrow")
+OLDER_FILES = ("ids.arrow",)  # what an older triage kept there and this one no longer reads
 
 
 def _mapped(path: Path, fmt: str | None, small: int) -> bool:
