@@ -585,6 +585,28 @@ def test_the_caches_header_tokens_are_the_headers_counted_now(tmp_path: Path, mo
     assert want[0] > 0 and want[2] == 0  # a header counted, a null header none
 
 
+def test_an_uncached_corpus_counts_each_header_once_when_first_asked(tmp_path: Path, monkeypatch) -> None:
+    from triage.core.words import token_estimate
+
+    path = tmp_path / "chunks.parquet"
+    write_corpus(path, n=30, row_group=4)
+    corpus = open_corpus(path)  # small: in memory, no cached counts
+    want = [token_estimate(h) if h else 0 for h in corpus.table.column("header").to_pylist()]
+    counted: list[int] = []
+    count = corpus_mod.token_estimates
+
+    def counting(texts):  # type: ignore[no-untyped-def]
+        counted.append(len(texts))
+        return count(texts)
+
+    monkeypatch.setattr(corpus_mod, "token_estimates", counting)
+    first, second = np.array([5, 1, 5, 0]), np.array([1, 29, 0, 5, 29])
+    assert corpus.header_tokens(first).tolist() == [want[i] for i in first]
+    assert corpus.header_tokens(second).tolist() == [want[i] for i in second]
+    assert corpus.header_tokens(first).tolist() == [want[i] for i in first]
+    assert counted == [3, 1]  # rows 0, 1, 5; then 29 alone; then none
+
+
 def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_refused(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -678,11 +700,31 @@ def test_the_cache_of_a_corpus_with_a_repeated_id_is_refused_by_row(tmp_path: Pa
     assert corpus_mod.cached_ids(path) is None
 
 
+def _free_row(key: np.ndarray, row: np.ndarray, value: int) -> tuple[np.ndarray, np.ndarray]:
+    """A free slot's row set to `value`: no spot-checked id probes there."""
+    row[int(np.flatnonzero(key == 0)[0])] = value
+    return key, row
+
+
+def _packed(key: np.ndarray, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every id moved into one run of filled slots from slot 0 (a probe for an absent id homed
+    there would walk them all); the spot-checked ids homed there are still found."""
+    held = np.flatnonzero(key)
+    order = np.argsort(key[held] & np.uint64(len(key) - 2), kind="stable")
+    out_key, out_row = np.zeros_like(key), np.full_like(row, -1)
+    out_key[: len(held)], out_row[: len(held)] = key[held][order], row[held][order]
+    return out_key, out_row
+
+
 BROKEN_SLOTS = {
-    "one slot": {"key": [1], "row": [0]},
-    "no free slot at the end": {"key": [*range(1, 130)], "row": [-1] * 129},
-    "a row past the corpus": "row 20",
-    "a row below -1": "row -2",
+    "one slot": lambda key, row: (key[:1], row[:1]),
+    "no free slot at the end": lambda key, row: (np.arange(1, len(key) + 1, dtype=np.uint64), row),
+    "a free slot's row past the corpus": lambda key, row: _free_row(key, row, 100),
+    "a free slot's row below -1": lambda key, row: _free_row(key, row, -2),
+    "a free slot's row in the corpus": lambda key, row: _free_row(key, row, 5),
+    "a row held twice": lambda key, row: (key, np.where(row == 7, 6, row)),
+    "a free slot filled": lambda key, row: (np.where(key == 0, np.uint64(3), key), row),
+    "one run of every id": _packed,
 }
 
 
@@ -695,24 +737,75 @@ def test_a_broken_slots_file_in_the_cache_is_read_past_and_then_named(
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)
     path = tmp_path / "chunks.parquet"
-    ids = write_corpus(path, n=20, row_group=4)
+    ids = write_corpus(path, n=100, row_group=16)
     open_corpus(path, small=0)
     target = corpus_mod._cache_folder(path) / "slots.arrow"
-    how = BROKEN_SLOTS[broken]
-    if isinstance(how, str):  # the built file with a free slot's row out of range: no spot id sees it
-        slots = corpus_mod._read_ipc(target)
-        rows = slots.column("row").to_numpy().copy()
-        rows[int(np.flatnonzero(rows < 0)[0])] = int(how.split()[1])
-        table = slots.set_column(1, "row", pa.array(rows, pa.int32()))
-    else:
-        table = pa.table({"key": pa.array(how["key"], pa.uint64()), "row": pa.array(how["row"], pa.int32())})
+    built = corpus_mod._read_ipc(target)
+    key, row = BROKEN_SLOTS[broken](
+        built.column("key").to_numpy().copy(), built.column("row").to_numpy().copy()
+    )
     target.unlink()
     with pa.OSFile(str(target), "wb") as f, pa.ipc.new_file(f, corpus_mod.SLOTS) as w:
-        w.write_table(table)
+        w.write_table(pa.table({"key": pa.array(key, pa.uint64()), "row": pa.array(row, pa.int32())}))
     assert corpus_mod.cached_ids(path) is None
     assert inputs.load_corpus_ids(path).holds(fingerprint(pa.array(ids))).all()  # read from the file
     with pytest.raises(InputError, match="does not match its chunks"):
         open_corpus(path, small=0)
+
+
+@pytest.mark.parametrize("column", ["key", "row"])
+def test_a_slots_file_holding_a_null_is_read_past_and_then_named(tmp_path: Path, monkeypatch, column) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus_mod, "SMALL", 0)
+    path = tmp_path / "chunks.parquet"
+    write_corpus(path, n=20, row_group=4)
+    open_corpus(path, small=0)
+    target = corpus_mod._cache_folder(path) / "slots.arrow"
+    built = corpus_mod._read_ipc(target)
+    values = built.column(column).to_pylist()
+    values[-1] = None
+    nulled = built.set_column(
+        built.column_names.index(column), column, pa.array(values, built.schema.field(column).type)
+    )
+    target.unlink()
+    with pa.OSFile(str(target), "wb") as f, pa.ipc.new_file(f, corpus_mod.SLOTS) as w:
+        w.write_table(nulled)
+    assert corpus_mod.cached_ids(path) is None
+    with pytest.raises(InputError, match="does not match its chunks"):
+        open_corpus(path, small=0)
+
+
+def test_the_index_read_at_load_is_taken_again_only_for_the_same_ids(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus_mod, "SMALL", 0)
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path, n=20, row_group=4)
+    open_corpus(path)  # built
+    known = corpus_mod.cached_ids(path)
+    assert known is not None
+    checked: list[int] = []
+    check = corpus_mod._slots
+    monkeypatch.setattr(corpus_mod, "_slots", lambda *a: checked.append(1) or check(*a))
+    again = open_corpus(path, known=known)
+    assert checked == [] and again._slots is not None and again._slots[0] is known[1]
+    assert again.rows_of(pa.array(ids[:2])).tolist() == [0, 1]
+    stale = (pa.array(ids[::-1]), known[1], known[2])  # another corpus version's ids
+    assert open_corpus(path, known=stale)._slots is not None and checked == [1]
+
+
+def test_a_mapped_corpus_never_gives_one_id_s_chunk_for_another(tmp_path: Path, monkeypatch) -> None:
+    """Rows found by fingerprint are confirmed by their ids: two rows swapped in a slots file that
+    was not checked give absent chunks, not each other's."""
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "chunks.parquet"
+    ids = write_corpus(path, n=20, row_group=4)
+    mapped = open_corpus(path, small=0)
+    assert mapped._slots is not None
+    index, rows = mapped._slots
+    swapped = np.where(rows == 3, 4, np.where(rows == 4, 3, rows))
+    corpus = corpus_mod.Corpus(mapped.table, path, None, None, (index, swapped))
+    assert corpus.rows_of(pa.array([ids[3], ids[4], ids[5]])).tolist() == [-1, -1, 5]
+    assert set(corpus._batched(ids[:8])) == set(ids[:8]) - {ids[3], ids[4]}  # more than FEW ids asked
 
 
 def test_a_slots_file_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, monkeypatch) -> None:
@@ -732,6 +825,8 @@ def test_a_slots_file_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Pat
     shutil.copyfile(corpus_mod._cache_folder(q) / "slots.arrow", target)  # same rows, another corpus
     assert corpus_mod.cached_ids(p) is None
     assert inputs.load_corpus_ids(p).holds(fingerprint(pa.array(ids))).all()  # read from the file
+    with pytest.raises(InputError, match="does not match its chunks"):  # nor taken for its chunks
+        open_corpus(p, small=0)
 
 
 def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(

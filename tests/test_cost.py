@@ -15,10 +15,10 @@ from triage.cli.main import main
 from triage.core.answers import answers
 from triage.core.checks import Level
 from triage.core.corpus import open_corpus
-from triage.core.cost import cost, cost_checks, grouped_percentiles, token_estimates
+from triage.core.cost import cost, cost_checks, grouped_percentiles
 from triage.core.errors import InputError
 from triage.core.manifest import from_manifest
-from triage.core.words import token_estimate
+from triage.core.words import token_estimate, token_estimates
 from triage.report.build import build
 from triage.workspace.detail import build_detail
 from triage.workspace.snapshot import open_snapshot

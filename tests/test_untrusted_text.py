@@ -694,6 +694,24 @@ async def test_unreadable_corpus_notice_is_literal(tmp_path: Path) -> None:
         check_screen(app, EVIL_DIR, widget=app.screen.query_one("#chunk-body"))
 
 
+async def test_a_corpus_that_fails_unexpectedly_leaves_a_notice_not_a_dead_worker(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from triage.core import corpus as corpus_mod
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise ValueError("Needed to copy 1 chunks with 1 nulls")  # as Arrow words one
+
+    monkeypatch.setattr(corpus_mod, "open_corpus", broken)
+    rows = [(c, h, t) for c, h, t in CHUNKS]
+    manifest = write_evaluation(tmp_path, table(("chunk_id", "header", "text"), rows), EVIL_DIR)
+    async with running(manifest) as (app, pilot):
+        assert app.session is not None
+        notice = await toast(pilot, app, "corpus unavailable")
+        check_screen(app, "ValueError: Needed to copy", widget=notice)
+        assert app.session.corpus is None and "ValueError" in app.session.corpus_note
+
+
 # -- `triage report` -------------------------------------------------------------------------------
 # How the Markdown report must write the payloads, spelled out by hand: control characters as
 # tokens (␛, ␇, <U+202E>), then every Markdown special (\ | ` * _ [ ] < >) escaped with a backslash

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,7 @@ class Corpus:
             index = sorted_index(self.ids)
         self._tokens = tokens  # each row's header token estimate: the cache's, or counted when asked
         self._slots = slots  # the cache's fingerprint index of the ids and its slots' rows
+        self._lock = threading.Lock()  # the cost row's two threads count uncached headers once
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
@@ -114,14 +116,18 @@ class Corpus:
 
     def rows_of(self, chunk_ids: pa.Array) -> np.ndarray:
         """The table row of each id of `chunk_ids` (int64; -1: not in the corpus or null): by
-        their fingerprints in the cache's index when the corpus is mapped, else in one pass, the
+        their fingerprints in the cache's index when the corpus is mapped (each found row's id
+        compared with the one asked), else in one pass, the
         corpus ids probed against a hash set of the wanted ones (`pc.index_in`), so the cost is
         one scan of the ids however many are wanted."""
         if self._slots is not None:
             index, rows = self._slots
             chunk_ids = chunk_ids.cast(pa.string())
-            found = np.take(rows, index.ends(fingerprint(chunk_ids))).astype(np.int64)
-            return np.where(chunk_ids.is_valid().to_numpy(zero_copy_only=False), found, -1)
+            found = index.row_of(rows, fingerprint(chunk_ids))
+            hit = np.flatnonzero(found >= 0)  # confirmed by their strings: a chunk is never another id's
+            same = pc.equal(self.ids.take(pa.array(found[hit])), chunk_ids.take(pa.array(hit)))
+            found[hit[~same.fill_null(False).to_numpy(zero_copy_only=False)]] = -1
+            return found
         wanted = pc.unique(chunk_ids.cast(pa.string())).drop_null()
         out = np.full(len(wanted), -1, np.int64)
         where = pc.index_in(self.ids, value_set=wanted)  # per corpus row: its place in `wanted`
@@ -148,12 +154,16 @@ class Corpus:
 
     def header_tokens(self, rows: np.ndarray) -> np.ndarray:
         """`words.token_estimate` of the header at each table row of `rows` (int64): from the
-        cache, where every row's was counted when it was built, else every row's counted once now
-        (an uncached corpus is a small one)."""
-        if self._tokens is None:
-            headers = self.table.column("header").chunks
-            self._tokens = np.concatenate([token_estimates(c) for c in headers] or [np.zeros(0, np.int64)])
-        return np.take(self._tokens, rows)
+        cache, where every row's was counted when it was built, else each row's counted the first
+        time it is asked for (-1 in `_tokens`: not yet)."""
+        with self._lock:
+            if self._tokens is None:
+                self._tokens = np.full(len(self), -1, np.int64)
+            tokens = self._tokens
+            new = np.unique(rows[tokens[rows] < 0])
+            if len(new):
+                tokens[new] = token_estimates(self.column_at("header", new))
+        return np.take(tokens, rows)
 
     def _batched(self, wanted: list[str]) -> dict[str, Chunk]:
         """One batched look-up (`rows_of`), then one `take` of the rows found per record batch."""
@@ -293,30 +303,26 @@ def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, IdIndex, n
     except InputError:
         return None
     chunk_ids = single(chunks.column("chunk_id"))
-    got = _slots(slots, len(chunk_ids))
-    if got is None or not _consistent(chunk_ids, *got):
-        return None
-    return (chunk_ids, *got)
+    got = _slots(slots, chunk_ids)
+    return None if got is None else (chunk_ids, *got)
 
 
-def _slots(slots: pa.Table, n: int) -> tuple[IdIndex, np.ndarray] | None:
-    """The index of `n` ids and its slots' rows from a slots file, if it can be one (its rows
-    within 0..n-1, or -1)."""
-    if slots.schema != SLOTS:
+def _slots(slots: pa.Table, chunk_ids: pa.Array) -> tuple[IdIndex, np.ndarray] | None:
+    """The index of `chunk_ids` and its slots' rows from a slots file, if it is theirs: laid out
+    as one (`IdIndex.of`) and finding SPOT ids spread over them at their own rows."""
+    if slots.schema != SLOTS or any(c.null_count for c in slots.columns):
         return None
-    index = IdIndex.of(single(slots.column("key")).to_numpy(), n)
     rows = single(slots.column("row")).to_numpy()
-    if index is None or (len(rows) and (rows.min() < -1 or rows.max() >= n)):
-        return None
-    return index, rows
+    index = IdIndex.of(single(slots.column("key")).to_numpy(), rows, len(chunk_ids))
+    return None if index is None or not _consistent(chunk_ids, index, rows) else (index, rows)
 
 
 def _consistent(chunk_ids: pa.Array, index: IdIndex, rows: np.ndarray) -> bool:
     """Whether the index finds SPOT ids spread over the corpus, by their fingerprints computed
     now, at their own rows: an index of another corpus fails."""
     n = len(chunk_ids)
-    at = np.unique(np.linspace(0, n - 1, min(SPOT, n)).astype(np.int64))
-    return bool((rows[index.ends(fingerprint(chunk_ids.take(pa.array(at))))] == at).all())
+    at = np.arange(0, n, max(1, n // SPOT))
+    return bool((index.row_of(rows, fingerprint(chunk_ids.take(pa.array(at)))) == at).all())
 
 
 def open_corpus(
@@ -324,12 +330,15 @@ def open_corpus(
     progress: Callable[[float], None] | None = None,
     small: int | None = None,
     fmt: str | None = None,
+    known: tuple[pa.Array, IdIndex, np.ndarray] | None = None,
 ) -> Corpus:
     """Open a corpus for look-ups: small ones in memory, a large Parquet file via the mapped cache.
 
     A file of fewer than `small` bytes (default `SMALL`) counts as small; a folder or glob of
     Parquet files, and every format but one Parquet file (`fmt`, or detected), is read into memory.
-    `progress(fraction)` is called while a cache is built (once per corpus file version)."""
+    `progress(fraction)` is called while a cache is built (once per corpus file version). `known`:
+    what `cached_ids` gave for it in this process: its index is not read and checked again when
+    its ids are the cache's, row for row."""
     path = Path(path)
     if not _mapped(path, fmt, SMALL if small is None else small):
         loaded = read_input(path, Role.CORPUS, fmt)
@@ -341,8 +350,10 @@ def open_corpus(
             _build_cache(path, folder, progress)
         except (pa.ArrowException, OSError) as e:
             raise InputError(path, f"cannot index the corpus: {e}") from None
-    chunks, index, tokens, slots = (_read_cached(f) for f in files)
-    by_fp = _slots(slots, chunks.num_rows)
+    chunks, index, tokens, cached_slots = (_read_cached(f) for f in files)
+    chunk_ids = single(chunks.column("chunk_id"))
+    same = known is not None and known[0].equals(chunk_ids)  # one memory compare
+    by_fp = (known[1], known[2]) if same and known is not None else _slots(cached_slots, chunk_ids)
     if (
         index.num_rows != chunks.num_rows
         or index.column_names != ["chunk_id", "row"]

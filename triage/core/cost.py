@@ -29,7 +29,6 @@ from triage.core.checks import ERROR, OK, WARNING, Check
 from triage.core.corpus import Corpus
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.slices import KEYS, NONE, key_values, slice_order
-from triage.core.words import token_estimates
 
 QUANTILES = (50.0, 95.0)  # latency percentiles reported
 META_NUMBERS = ("index_bytes", "ingest_seconds", "embed_input_tokens_mean")  # read where recorded
@@ -270,7 +269,8 @@ def cost(ev: Evaluation, corpus: Corpus | None) -> Cost:
     elif not recorded:  # only the closure check reads it: not computed otherwise
         whole = Figure(None, "not computed: embed_input_tokens_mean is not recorded by both arms")
     else:
-        total = sum(int(token_estimates(c).sum()) for c in headers.chunks)
+        assert corpus is not None
+        total = int(corpus.header_tokens(np.arange(len(corpus))).sum())
         whole = Figure(
             total / len(headers) if len(headers) else None, f"corpus header, {len(headers)} chunks"
         )

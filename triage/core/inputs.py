@@ -180,6 +180,7 @@ class CorpusIds:
         self._placed = placed
         self._index = index
         self._rows = rows  # each slot's corpus row (-1: free), for `find`
+        self._cached = index is not None and rows is not None
         self._lock = threading.Lock()  # two threads looking up at once build it once
 
     @property
@@ -196,6 +197,14 @@ class CorpusIds:
                 self._index = IdIndex.build(self.fp, placed)
             return self._index
 
+    @property
+    def cached(self) -> tuple[pa.Array, IdIndex, np.ndarray] | None:
+        """The ids, their index and its slots' rows, when they came from the corpus cache (as
+        `cached_ids` gave them)."""
+        if self._index is None or self._rows is None or not self._cached:
+            return None
+        return self.ids, self._index, self._rows
+
     def find(self, fp: np.ndarray) -> np.ndarray:
         """The corpus row of the id with each fingerprint of `fp` (int64; -1: absent; of the first
         row, for a fingerprint two ids share)."""
@@ -203,7 +212,7 @@ class CorpusIds:
         with self._lock:
             if self._rows is None:
                 self._rows = index.rows(self.fp)
-        return np.take(self._rows, index.ends(fp)).astype(np.int64)  # a probe unfound: a free slot's -1
+        return index.row_of(self._rows, fp)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -75,13 +75,26 @@ class IdIndex:
         return cls(table, mask)
 
     @classmethod
-    def of(cls, table: np.ndarray, n: int) -> IdIndex | None:
-        """The index of `n` ids whose `table` was built before (a cache's); None when `table`
-        cannot be one: too short for `n` ids' home slots, or not ending with a free slot."""
+    def of(cls, table: np.ndarray, rows: np.ndarray, n: int) -> IdIndex | None:
+        """The index of `n` ids whose `table` and `rows` (`IdIndex.rows`) were built before (a
+        cache's); None when they cannot be one: `table` too short for `n` ids' home slots or not
+        ending with a free slot; its filled slots not `n`, or their rows not each of 0..n-1 once;
+        or a free slot's row not -1. (Whether its keys are the ids' is the caller's to check.)"""
         mask = (1 << _bits(n)) - 1
-        if table.dtype != np.uint64 or len(table) < mask + 2 or table[-1] != _FREE:
+        if table.dtype != np.uint64 or len(table) < mask + 2 or table[-1] != _FREE or len(rows) != len(table):
             return None
-        return cls(table, mask)
+        if rows.min(initial=-1) < -1 or rows.max(initial=-1) >= n:
+            return None
+        if not np.array_equal(rows < 0, table == _FREE):  # a free slot's row -1, a filled one's ≥ 0
+            return None
+        seen = np.zeros(n + 1, bool)
+        seen[rows + 1] = True  # n filled slots and every row among them: each row once
+        return cls(table, mask) if np.count_nonzero(table) == n and seen[1:].all() else None
+
+    def row_of(self, rows: np.ndarray, fp: np.ndarray) -> np.ndarray:
+        """The row (of this index's `rows`) of each fingerprint of `fp` (int64; -1: absent, the
+        free slot its probe ended on)."""
+        return np.take(rows, self.ends(fp)).astype(np.int64)
 
     def rows(self, fp: np.ndarray) -> np.ndarray:
         """Each slot's row among the ids of fingerprints `fp`, every one of them indexed (int32

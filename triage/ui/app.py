@@ -141,6 +141,9 @@ class TriageApp(App[None]):
         except InputError as e:
             self.post_message(CorpusReady(None, e.message))
             return
+        except Exception as e:  # noqa: BLE001 - shown to the user, not a traceback
+            self.post_message(CorpusReady(None, f"{type(e).__name__}: {e}"))
+            return
         self.post_message(CorpusReady(corpus, ""))
 
     def on_amended(self, message: Amended) -> None:
