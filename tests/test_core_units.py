@@ -629,7 +629,7 @@ def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_ref
 
 
 @pytest.mark.parametrize("left", ["file", "link to the corpus", "folder"])
-def test_the_ids_file_an_older_triage_kept_is_removed_when_the_folder_is_built_again(
+def test_the_files_an_older_triage_kept_are_removed_when_the_folder_is_built_again(
     tmp_path: Path, monkeypatch, left: str
 ) -> None:
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
@@ -638,18 +638,19 @@ def test_the_ids_file_an_older_triage_kept_is_removed_when_the_folder_is_built_a
     before = path.read_bytes()
     builds = counted_builds(monkeypatch)
     open_corpus(path, small=0)
-    (builds[0] / "slots.arrow").unlink()  # the folder as the version before left it
-    older = builds[0] / "ids.arrow"
-    if left == "file":
-        older.write_bytes(b"fp and placed keys")
-    elif left == "link to the corpus":
-        older.symlink_to(path)
-    else:
-        older.mkdir()
+    (builds[0] / "places.arrow").unlink()  # the folder as a version before left it
+    older = [builds[0] / name for name in corpus_mod.OLDER_FILES]
+    for name in older:
+        if left == "file":
+            name.write_bytes(b"fp and placed keys")
+        elif left == "link to the corpus":
+            name.symlink_to(path)
+        else:
+            name.mkdir()
     again = open_corpus(path, small=0)
-    assert len(builds) == 2 and (builds[0] / "slots.arrow").is_file()
+    assert len(builds) == 2 and (builds[0] / "places.arrow").is_file()
     assert again.rows_of(pa.array(ids[:3])).tolist() == [0, 1, 2]
-    assert older.is_dir() if left == "folder" else not os.path.lexists(older)
+    assert all(n.is_dir() if left == "folder" else not os.path.lexists(n) for n in older)
     assert path.read_bytes() == before  # a link is removed, never followed
 
 
@@ -666,13 +667,13 @@ def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path:
     open_corpus(path, small=0)  # built (the app's look-ups, the report's text hints)
     got = corpus_mod.cached_ids(path)
     assert got is not None
-    chunk_ids, index, rows = got
+    chunk_ids, index, places = got
     assert chunk_ids.to_pylist() == ids
     fp = fingerprint(pa.array(ids))
     built = IdIndex.build(fp)
     assert index.table.tolist() == built.table.tolist() and index.mask == built.mask
-    assert rows.tolist() == built.rows(fp).tolist()
-    assert rows[index.ends(fp)].tolist() == list(range(len(ids)))  # each id's slot holds its row
+    assert places.tolist() == built.ends(fp).tolist()  # each id's slot
+    assert index.rows_at(places)[places].tolist() == list(range(len(ids)))  # holds its row
 
     read = inputs.read_input
 
@@ -700,76 +701,80 @@ def test_the_cache_of_a_corpus_with_a_repeated_id_is_refused_by_row(tmp_path: Pa
     assert corpus_mod.cached_ids(path) is None
 
 
-def _free_row(key: np.ndarray, row: np.ndarray, value: int) -> tuple[np.ndarray, np.ndarray]:
-    """A free slot's row set to `value`: no spot-checked id probes there."""
-    row[int(np.flatnonzero(key == 0)[0])] = value
-    return key, row
+def _packed(key: np.ndarray, place: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every id moved into one run of filled slots from slot 0, its place with it: laid out as an
+    index would be, but most ids are not where a probe from their home slot looks."""
+    order = np.argsort(place, kind="stable")
+    out_key, out_place = np.zeros_like(key), np.empty_like(place)
+    out_key[: len(place)] = key[place[order]]
+    out_place[order] = np.arange(len(place))
+    return out_key, out_place
 
 
-def _packed(key: np.ndarray, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every id moved into one run of filled slots from slot 0 (a probe for an absent id homed
-    there would walk them all); the spot-checked ids homed there are still found."""
-    held = np.flatnonzero(key)
-    order = np.argsort(key[held] & np.uint64(len(key) - 2), kind="stable")
-    out_key, out_row = np.zeros_like(key), np.full_like(row, -1)
-    out_key[: len(held)], out_row[: len(held)] = key[held][order], row[held][order]
-    return out_key, out_row
+def _free_slot(key: np.ndarray) -> int:
+    return int(np.flatnonzero(key == 0)[0])
 
 
 BROKEN_SLOTS = {
-    "one slot": lambda key, row: (key[:1], row[:1]),
-    "no free slot at the end": lambda key, row: (np.arange(1, len(key) + 1, dtype=np.uint64), row),
-    "a free slot's row past the corpus": lambda key, row: _free_row(key, row, 100),
-    "a free slot's row below -1": lambda key, row: _free_row(key, row, -2),
-    "a free slot's row in the corpus": lambda key, row: _free_row(key, row, 5),
-    "a row held twice": lambda key, row: (key, np.where(row == 7, 6, row)),
-    "a free slot filled": lambda key, row: (np.where(key == 0, np.uint64(3), key), row),
+    "one slot": lambda key, place: (key[:1], place),
+    "no free slot at the end": lambda key, place: (np.arange(1, len(key) + 1, dtype=np.uint64), place),
+    # row 1's place: not among the ids spot-checked (SPOT = 4 below: rows 0, 25, 50 and 75)
+    "a place past the table": lambda key, place: (key, np.r_[place[0], len(key) + 5, place[2:]]),
+    "a place below 0": lambda key, place: (key, np.r_[place[0], -1, place[2:]]),
+    "a place on a free slot": lambda key, place: (key, np.r_[place[0], _free_slot(key), place[2:]]),
+    "a place given twice": lambda key, place: (key, np.r_[place[0], place[2], place[2:]]),
+    "free slots filled, but the last": lambda key, place: (
+        np.r_[np.where(key[:-1] == 0, np.uint64(3), key[:-1]), key[-1:]],
+        place,
+    ),
+    "a place missing": lambda key, place: (key, place[:-1]),
     "one run of every id": _packed,
 }
 
 
+def _plant(folder: Path, key: np.ndarray, place: np.ndarray) -> None:
+    for name, schema, values in (("table", corpus_mod.TABLE, key), ("places", corpus_mod.PLACES, place)):
+        (folder / f"{name}.arrow").unlink()
+        with pa.OSFile(str(folder / f"{name}.arrow"), "wb") as f, pa.ipc.new_file(f, schema) as w:
+            w.write_table(pa.table({schema.names[0]: pa.array(values, schema.field(0).type)}))
+
+
 @pytest.mark.parametrize("broken", BROKEN_SLOTS, ids=list(BROKEN_SLOTS))
-def test_a_broken_slots_file_in_the_cache_is_read_past_and_then_named(
+def test_a_broken_index_in_the_cache_is_read_past_and_then_named(
     tmp_path: Path, monkeypatch, broken: str
 ) -> None:
     from triage.core import inputs
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)
+    monkeypatch.setattr(corpus_mod, "SPOT", 4)
     path = tmp_path / "chunks.parquet"
     ids = write_corpus(path, n=100, row_group=16)
     open_corpus(path, small=0)
-    target = corpus_mod._cache_folder(path) / "slots.arrow"
-    built = corpus_mod._read_ipc(target)
-    key, row = BROKEN_SLOTS[broken](
-        built.column("key").to_numpy().copy(), built.column("row").to_numpy().copy()
-    )
-    target.unlink()
-    with pa.OSFile(str(target), "wb") as f, pa.ipc.new_file(f, corpus_mod.SLOTS) as w:
-        w.write_table(pa.table({"key": pa.array(key, pa.uint64()), "row": pa.array(row, pa.int32())}))
+    folder = corpus_mod._cache_folder(path)
+    key = corpus_mod._read_ipc(folder / "table.arrow").column("key").to_numpy().copy()
+    place = corpus_mod._read_ipc(folder / "places.arrow").column("slot").to_numpy().copy()
+    _plant(folder, *BROKEN_SLOTS[broken](key, place))
     assert corpus_mod.cached_ids(path) is None
     assert inputs.load_corpus_ids(path).holds(fingerprint(pa.array(ids))).all()  # read from the file
     with pytest.raises(InputError, match="does not match its chunks"):
         open_corpus(path, small=0)
 
 
-@pytest.mark.parametrize("column", ["key", "row"])
-def test_a_slots_file_holding_a_null_is_read_past_and_then_named(tmp_path: Path, monkeypatch, column) -> None:
+@pytest.mark.parametrize("name", ["table", "places"])
+def test_an_index_file_holding_a_null_is_read_past_and_then_named(tmp_path: Path, monkeypatch, name) -> None:
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)
     path = tmp_path / "chunks.parquet"
     write_corpus(path, n=20, row_group=4)
     open_corpus(path, small=0)
-    target = corpus_mod._cache_folder(path) / "slots.arrow"
+    target = corpus_mod._cache_folder(path) / f"{name}.arrow"
     built = corpus_mod._read_ipc(target)
-    values = built.column(column).to_pylist()
+    values = built.column(0).to_pylist()
     values[-1] = None
-    nulled = built.set_column(
-        built.column_names.index(column), column, pa.array(values, built.schema.field(column).type)
-    )
     target.unlink()
-    with pa.OSFile(str(target), "wb") as f, pa.ipc.new_file(f, corpus_mod.SLOTS) as w:
-        w.write_table(nulled)
+    with pa.OSFile(str(target), "wb") as f, pa.ipc.new_file(f, built.schema) as w:
+        w.write_table(pa.table({built.schema.names[0]: pa.array(values, built.schema.field(0).type)}))
     assert corpus_mod.cached_ids(path) is None
     with pytest.raises(InputError, match="does not match its chunks"):
         open_corpus(path, small=0)
@@ -794,21 +799,21 @@ def test_the_index_read_at_load_is_taken_again_only_for_the_same_ids(tmp_path: P
 
 
 def test_a_mapped_corpus_never_gives_one_id_s_chunk_for_another(tmp_path: Path, monkeypatch) -> None:
-    """Rows found by fingerprint are confirmed by their ids: two rows swapped in a slots file that
-    was not checked give absent chunks, not each other's."""
+    """Rows found by fingerprint are confirmed by their ids: two ids' places swapped in an index
+    that was not checked give absent chunks, not each other's."""
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "chunks.parquet"
     ids = write_corpus(path, n=20, row_group=4)
     mapped = open_corpus(path, small=0)
     assert mapped._slots is not None
-    index, rows = mapped._slots
-    swapped = np.where(rows == 3, 4, np.where(rows == 4, 3, rows))
+    index, places = mapped._slots
+    swapped = places[[*range(3), 4, 3, *range(5, len(places))]]
     corpus = corpus_mod.Corpus(mapped.table, path, None, None, (index, swapped))
     assert corpus.rows_of(pa.array([ids[3], ids[4], ids[5]])).tolist() == [-1, -1, 5]
     assert set(corpus._batched(ids[:8])) == set(ids[:8]) - {ids[3], ids[4]}  # more than FEW ids asked
 
 
-def test_a_slots_file_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, monkeypatch) -> None:
+def test_an_index_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, monkeypatch) -> None:
     import shutil
 
     from triage.core import inputs
@@ -820,9 +825,10 @@ def test_a_slots_file_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Pat
     pq.write_table(pa.table({"chunk_id": [f"other#{i}" for i in range(25)]}), q)
     open_corpus(p, small=0)
     open_corpus(q, small=0)
-    target = corpus_mod._cache_folder(p) / "slots.arrow"
-    target.unlink()
-    shutil.copyfile(corpus_mod._cache_folder(q) / "slots.arrow", target)  # same rows, another corpus
+    for name in ("table.arrow", "places.arrow"):  # same rows, another corpus
+        target = corpus_mod._cache_folder(p) / name
+        target.unlink()
+        shutil.copyfile(corpus_mod._cache_folder(q) / name, target)
     assert corpus_mod.cached_ids(p) is None
     assert inputs.load_corpus_ids(p).holds(fingerprint(pa.array(ids))).all()  # read from the file
     with pytest.raises(InputError, match="does not match its chunks"):  # nor taken for its chunks

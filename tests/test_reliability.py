@@ -517,8 +517,9 @@ CACHE_NAMES = [
     ("chunks.arrow",),
     ("index.arrow",),
     ("tokens.arrow",),
-    ("slots.arrow",),
-    ("chunks.arrow", "index.arrow", "tokens.arrow", "slots.arrow"),
+    ("table.arrow",),
+    ("places.arrow",),
+    ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow"),
 ]
 
 
@@ -536,7 +537,7 @@ def test_corpus_cache_names_linked_to_the_frozen_file(ev, tmp_path, monkeypatch,
         pass  # refused (see the strict xfail below: not always by name)
     else:  # rebuilt over the planted names: plain files, neither of them the frozen file
         assert len(corpus) == 725 and corpus.get(["driftwood/handbook-2023#009"])
-        for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "slots.arrow"):
+        for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow"):
             assert not (folder / n).is_symlink() and not os.path.samefile(folder / n, frozen)
     assert fingerprint(frozen) == before
 
@@ -545,7 +546,13 @@ def test_corpus_cache_names_linked_to_the_frozen_file(ev, tmp_path, monkeypatch,
 def test_a_planted_cache_index_is_refused_by_name(ev, tmp_path, monkeypatch, how) -> None:
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     folder = _cache_folder(ev / CORPUS)
-    for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "slots.arrow"):  # a whole folder planted
+    for n in (
+        "chunks.arrow",
+        "index.arrow",
+        "tokens.arrow",
+        "table.arrow",
+        "places.arrow",
+    ):  # a whole folder planted
         plant(folder / n, ev / LABELS, how)
-    with pytest.raises(InputError, match="chunks.arrow|index.arrow|tokens.arrow|slots.arrow"):
+    with pytest.raises(InputError, match="chunks.arrow|index.arrow|tokens.arrow|table.arrow|places.arrow"):
         open_corpus(ev / CORPUS, small=0)

@@ -77,7 +77,8 @@ class Corpus:
         if index is None:
             index = sorted_index(self.ids)
         self._tokens = tokens  # each row's header token estimate: the cache's, or counted when asked
-        self._slots = slots  # the cache's fingerprint index of the ids and its slots' rows
+        self._slots = slots  # the cache's fingerprint index of the ids and each id's slot
+        self._slot_rows: np.ndarray | None = None  # each slot's row, from `_slots` when first asked
         self._lock = threading.Lock()  # the cost row's two threads count uncached headers once
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
@@ -121,9 +122,12 @@ class Corpus:
         corpus ids probed against a hash set of the wanted ones (`pc.index_in`), so the cost is
         one scan of the ids however many are wanted."""
         if self._slots is not None:
-            index, rows = self._slots
+            index, places = self._slots
+            with self._lock:
+                if self._slot_rows is None:
+                    self._slot_rows = index.rows_at(places)
             chunk_ids = chunk_ids.cast(pa.string())
-            found = index.row_of(rows, fingerprint(chunk_ids))
+            found = index.row_of(self._slot_rows, fingerprint(chunk_ids))
             hit = np.flatnonzero(found >= 0)  # confirmed by their strings: a chunk is never another id's
             same = pc.equal(self.ids.take(pa.array(found[hit])), chunk_ids.take(pa.array(hit)))
             found[hit[~same.fill_null(False).to_numpy(zero_copy_only=False)]] = -1
@@ -257,8 +261,8 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
     placed = by_slot(fp)
     unique_ids(Parsed(path, chunks), chunks, "chunk_id", adjacent=placed)  # rows as the file's
     index = IdIndex.build(fp, placed)
-    slots = pa.table({"key": index.table, "row": index.rows(fp)})
-    _write_ipc(folder / "slots.arrow", [slots], SLOTS, protected)
+    _write_ipc(folder / "table.arrow", [pa.table({"key": index.table})], TABLE, protected)
+    _write_ipc(folder / "places.arrow", [pa.table({"slot": index.ends(fp)})], PLACES, protected)
     for name in OLDER_FILES:  # a link planted under such a name is removed, never followed
         with contextlib.suppress(OSError):  # best effort: what is left there is never read
             (folder / name).unlink()
@@ -272,9 +276,10 @@ def corpus_of(loaded: Parsed) -> Corpus:
 
 
 TOKENS = pa.schema([("header_tokens", pa.int64())])
-SLOTS = pa.schema([("key", pa.uint64()), ("row", pa.int32())])  # `lookup.IdIndex`: table, rows
-CACHE_FILES = ("chunks.arrow", "index.arrow", "tokens.arrow", "slots.arrow")
-OLDER_FILES = ("ids.arrow",)  # what an older triage kept there and this one no longer reads
+TABLE = pa.schema([("key", pa.uint64())])  # `lookup.IdIndex.table`: each slot's key (0: free)
+PLACES = pa.schema([("slot", pa.int32())])  # each row's slot in that table
+CACHE_FILES = ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow")
+OLDER_FILES = ("ids.arrow", "slots.arrow")  # what an older triage kept there, no longer read
 
 
 def _mapped(path: Path, fmt: str | None, small: int) -> bool:
@@ -289,9 +294,10 @@ SPOT = 4096  # ids whose fingerprints are computed again when the cache's index 
 
 def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, IdIndex, np.ndarray] | None:
     """The chunk ids of a corpus whose cache is built (memory-mapped, no decode), with their
-    fingerprint index and each slot's row (`IdIndex.rows`; repeats were refused when it was
-    built); None when it has no complete cache, or its slots file is not these ids' index
-    (spot-checked; the file is then read instead, and a broken cache is named by `open_corpus`)."""
+    fingerprint index and each id's slot in it (repeats were refused when it was built); None
+    when it has no complete cache, or its table is not these ids' index (checked whole, and
+    spot-checked by fingerprint; the file is then read instead, and a broken cache is named by
+    `open_corpus`)."""
     path = Path(path)
     if not _mapped(path, fmt, SMALL):
         return None
@@ -299,30 +305,37 @@ def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, IdIndex, n
     if not all(_cached(folder / f) for f in CACHE_FILES):
         return None
     try:
-        chunks, slots = _read_cached(folder / "chunks.arrow"), _read_cached(folder / "slots.arrow")
+        chunks, table, places = (
+            _read_cached(folder / f) for f in ("chunks.arrow", "table.arrow", "places.arrow")
+        )
     except InputError:
         return None
     chunk_ids = single(chunks.column("chunk_id"))
-    got = _slots(slots, chunk_ids)
+    got = _slots(table, places, chunk_ids)
     return None if got is None else (chunk_ids, *got)
 
 
-def _slots(slots: pa.Table, chunk_ids: pa.Array) -> tuple[IdIndex, np.ndarray] | None:
-    """The index of `chunk_ids` and its slots' rows from a slots file, if it is theirs: laid out
-    as one (`IdIndex.of`) and finding SPOT ids spread over them at their own rows."""
-    if slots.schema != SLOTS or any(c.null_count for c in slots.columns):
+def _slots(table: pa.Table, places: pa.Table, chunk_ids: pa.Array) -> tuple[IdIndex, np.ndarray] | None:
+    """The index of `chunk_ids` and each one's slot from the cache's table and places files, if
+    they are theirs: laid out as one (`IdIndex.of`) and finding SPOT ids spread over them at
+    their own places."""
+    if (
+        table.schema != TABLE
+        or places.schema != PLACES
+        or table.column(0).null_count
+        or places.column(0).null_count
+    ):
         return None
-    rows = single(slots.column("row")).to_numpy()
-    index = IdIndex.of(single(slots.column("key")).to_numpy(), rows, len(chunk_ids))
-    return None if index is None or not _consistent(chunk_ids, index, rows) else (index, rows)
+    at = single(places.column("slot")).to_numpy()
+    index = IdIndex.of(single(table.column("key")).to_numpy(), at, len(chunk_ids))
+    return None if index is None or not _consistent(chunk_ids, index, at) else (index, at)
 
 
-def _consistent(chunk_ids: pa.Array, index: IdIndex, rows: np.ndarray) -> bool:
+def _consistent(chunk_ids: pa.Array, index: IdIndex, places: np.ndarray) -> bool:
     """Whether the index finds SPOT ids spread over the corpus, by their fingerprints computed
-    now, at their own rows: an index of another corpus fails."""
-    n = len(chunk_ids)
-    at = np.arange(0, n, max(1, n // SPOT))
-    return bool((index.row_of(rows, fingerprint(chunk_ids.take(pa.array(at)))) == at).all())
+    now, at their own places: an index of another corpus fails."""
+    at = np.arange(0, len(chunk_ids), max(1, len(chunk_ids) // SPOT))
+    return np.array_equal(index.ends(fingerprint(chunk_ids.take(pa.array(at)))), places[at])
 
 
 def open_corpus(
@@ -350,10 +363,10 @@ def open_corpus(
             _build_cache(path, folder, progress)
         except (pa.ArrowException, OSError) as e:
             raise InputError(path, f"cannot index the corpus: {e}") from None
-    chunks, index, tokens, cached_slots = (_read_cached(f) for f in files)
+    chunks, index, tokens, table, places = (_read_cached(f) for f in files)
     chunk_ids = single(chunks.column("chunk_id"))
     same = known is not None and known[0].equals(chunk_ids)  # one memory compare
-    by_fp = (known[1], known[2]) if same and known is not None else _slots(cached_slots, chunk_ids)
+    by_fp = (known[1], known[2]) if same and known is not None else _slots(table, places, chunk_ids)
     if (
         index.num_rows != chunks.num_rows
         or index.column_names != ["chunk_id", "row"]

@@ -148,8 +148,8 @@ def load_corpus_docs(
     split's `doc_id` is always read from the file, where its type is checked."""
     cached = cached_ids(path, fmt) if not docs else None
     if cached is not None:
-        chunk_ids, index, rows = cached
-        return CorpusIds(chunk_ids, index=index, rows=rows), None
+        chunk_ids, index, places = cached
+        return CorpusIds(chunk_ids, index=index, places=places), None
     wanted = {"chunk_id": CORPUS["chunk_id"], **({"doc_id": CORPUS["doc_id"]} if docs else {})}
     loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", *(["doc_id"] if docs else [])])
     table = conform(loaded, wanted, ALIASES)
@@ -165,7 +165,7 @@ class CorpusIds:
     """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership;
     the index is built at the first look-up (the app's corpus check runs after its first paint).
     `fp`: the ids' fingerprints and `placed`: `lookup.by_slot(fp)`, when already computed; or
-    `index` and `rows` (`IdIndex.rows`), as the corpus cache holds them."""
+    `index` and `places` (each id's slot), as the corpus cache holds them."""
 
     def __init__(
         self,
@@ -173,14 +173,14 @@ class CorpusIds:
         fp: np.ndarray | None = None,
         placed: np.ndarray | None = None,
         index: IdIndex | None = None,
-        rows: np.ndarray | None = None,
+        places: np.ndarray | None = None,
     ) -> None:
         self.ids = chunk_ids
         self._fp = fp
         self._placed = placed
         self._index = index
-        self._rows = rows  # each slot's corpus row (-1: free), for `find`
-        self._cached = index is not None and rows is not None
+        self._places = places  # the cache's: each id's slot in `index`
+        self._rows: np.ndarray | None = None  # each slot's corpus row (-1: free), for `find`
         self._lock = threading.Lock()  # two threads looking up at once build it once
 
     @property
@@ -199,11 +199,11 @@ class CorpusIds:
 
     @property
     def cached(self) -> tuple[pa.Array, IdIndex, np.ndarray] | None:
-        """The ids, their index and its slots' rows, when they came from the corpus cache (as
+        """The ids, their index and each id's slot, when they came from the corpus cache (as
         `cached_ids` gave them)."""
-        if self._index is None or self._rows is None or not self._cached:
+        if self._index is None or self._places is None:
             return None
-        return self.ids, self._index, self._rows
+        return self.ids, self._index, self._places
 
     def find(self, fp: np.ndarray) -> np.ndarray:
         """The corpus row of the id with each fingerprint of `fp` (int64; -1: absent; of the first
@@ -211,7 +211,8 @@ class CorpusIds:
         index = self.index
         with self._lock:
             if self._rows is None:
-                self._rows = index.rows(self.fp)
+                places = self._places if self._places is not None else index.ends(self.fp)
+                self._rows = index.rows_at(places)
         return index.row_of(self._rows, fp)
 
     def __len__(self) -> int:

@@ -75,33 +75,36 @@ class IdIndex:
         return cls(table, mask)
 
     @classmethod
-    def of(cls, table: np.ndarray, rows: np.ndarray, n: int) -> IdIndex | None:
-        """The index of `n` ids whose `table` and `rows` (`IdIndex.rows`) were built before (a
-        cache's); None when they cannot be one: `table` too short for `n` ids' home slots or not
-        ending with a free slot; its filled slots not `n`, or their rows not each of 0..n-1 once;
-        or a free slot's row not -1. (Whether its keys are the ids' is the caller's to check.)"""
+    def of(cls, table: np.ndarray, places: np.ndarray, n: int) -> IdIndex | None:
+        """The index of `n` ids whose `table` and `places` (each id's slot, `ends` of its
+        fingerprint) were built before (a cache's); None when they cannot be one: `table` too
+        short for `n` ids' home slots or not ending with a free slot, or its `n` filled slots
+        not each one id's place. (Whether its keys are the ids' is the caller's to check.)"""
         mask = (1 << _bits(n)) - 1
-        if table.dtype != np.uint64 or len(table) < mask + 2 or table[-1] != _FREE or len(rows) != len(table):
+        if table.dtype != np.uint64 or len(table) < mask + 2 or table[-1] != _FREE or len(places) != n:
             return None
-        if rows.min(initial=-1) < -1 or rows.max(initial=-1) >= n:
+        if n and (places.min() < 0 or places.max() >= len(table) - 1):
             return None
-        if not np.array_equal(rows < 0, table == _FREE):  # a free slot's row -1, a filled one's ≥ 0
+        seen = np.zeros(len(table), bool)
+        seen[places] = True  # n places, each a filled slot, and no slot filled but those: one each
+        if (
+            np.count_nonzero(seen) != n
+            or np.count_nonzero(table) != n
+            or (np.take(table, places) == _FREE).any()
+        ):
             return None
-        seen = np.zeros(n + 1, bool)
-        seen[rows + 1] = True  # n filled slots and every row among them: each row once
-        return cls(table, mask) if np.count_nonzero(table) == n and seen[1:].all() else None
+        return cls(table, mask)
 
     def row_of(self, rows: np.ndarray, fp: np.ndarray) -> np.ndarray:
-        """The row (of this index's `rows`) of each fingerprint of `fp` (int64; -1: absent, the
-        free slot its probe ended on)."""
+        """The row (of `rows`, this index's `rows_at`) of each fingerprint of `fp` (int64; -1:
+        absent, the free slot its probe ended on)."""
         return np.take(rows, self.ends(fp)).astype(np.int64)
 
-    def rows(self, fp: np.ndarray) -> np.ndarray:
-        """Each slot's row among the ids of fingerprints `fp`, every one of them indexed (int32
-        below 2^31 ids; -1: a free slot): the first row where two ids share a fingerprint."""
-        rows = np.full(len(self.table), -1, np.int32 if len(fp) < 1 << 31 else np.int64)
-        at = self.ends(fp)
-        rows[at[::-1]] = np.arange(len(at) - 1, -1, -1)  # the first row wins
+    def rows_at(self, places: np.ndarray) -> np.ndarray:
+        """Each slot's row, given each row's slot `places` (int32 below 2^31 rows; -1: a free
+        slot): the first row where two rows share a slot (ids sharing a fingerprint)."""
+        rows = np.full(len(self.table), -1, np.int32 if len(places) < 1 << 31 else np.int64)
+        rows[places[::-1]] = np.arange(len(places) - 1, -1, -1)  # the first row wins
         return rows
 
     def contains(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
