@@ -76,10 +76,11 @@ class Corpus:
         self.ids = single(table.column("chunk_id"))
         if index is None:
             index = sorted_index(self.ids)
-        self._tokens = tokens  # each row's header token estimate: the cache's, or counted when asked
+        self._tokens = tokens  # each row's header token estimate, when the cache holds them
+        self._counted: np.ndarray | None = None  # else those counted so far (-1: not yet)
         self._slots = slots  # the cache's fingerprint index of the ids and each id's slot
         self._slot_rows: np.ndarray | None = None  # each slot's row, from `_slots` when first asked
-        self._lock = threading.Lock()  # the cost row's two threads count uncached headers once
+        self._lock = threading.Lock()  # two threads asking (the cost row's) count and make them once
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
@@ -116,11 +117,10 @@ class Corpus:
         return out
 
     def rows_of(self, chunk_ids: pa.Array) -> np.ndarray:
-        """The table row of each id of `chunk_ids` (int64; -1: not in the corpus or null): by
-        their fingerprints in the cache's index when the corpus is mapped (each found row's id
-        compared with the one asked), else in one pass, the
-        corpus ids probed against a hash set of the wanted ones (`pc.index_in`), so the cost is
-        one scan of the ids however many are wanted."""
+        """The table row of each id of `chunk_ids` (int64; -1: not in the corpus or null). By
+        their fingerprints in the cache's index when the corpus is mapped, each row found
+        confirmed by its id; else in one pass, the corpus ids probed against a hash set of the
+        wanted ones (`pc.index_in`), so the cost is one scan of the ids however many are wanted."""
         if self._slots is not None:
             index, places = self._slots
             with self._lock:
@@ -159,15 +159,17 @@ class Corpus:
     def header_tokens(self, rows: np.ndarray) -> np.ndarray:
         """`words.token_estimate` of the header at each table row of `rows` (int64): from the
         cache, where every row's was counted when it was built, else each row's counted the first
-        time it is asked for (-1 in `_tokens`: not yet)."""
+        time it is asked for (-1 in `_counted`: not yet)."""
+        if self._tokens is not None:
+            return np.take(self._tokens, rows)
         with self._lock:
-            if self._tokens is None:
-                self._tokens = np.full(len(self), -1, np.int64)
-            tokens = self._tokens
-            new = np.unique(rows[tokens[rows] < 0])
+            if self._counted is None:
+                self._counted = np.full(len(self), -1, np.int64)
+            counted = self._counted
+            new = np.unique(rows[counted[rows] < 0])
             if len(new):
-                tokens[new] = token_estimates(self.column_at("header", new))
-        return np.take(tokens, rows)
+                counted[new] = token_estimates(self.column_at("header", new))
+        return np.take(counted, rows)
 
     def _batched(self, wanted: list[str]) -> dict[str, Chunk]:
         """One batched look-up (`rows_of`), then one `take` of the rows found per record batch."""
