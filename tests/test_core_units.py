@@ -22,6 +22,7 @@ from triage.core.evaluation import Evaluation, evaluate
 from triage.core.gold import SLOTS, encode_gold, gold_hits
 from triage.core.ids import duplicate_rows, fingerprint, list_fingerprints
 from triage.core.inputs import load_inputs
+from triage.core.lookup import CorpusIds
 from triage.core.manifest import from_manifest
 from triage.core.readers import from_table, validate_text
 from triage.core.search import Searcher
@@ -535,7 +536,7 @@ def test_the_cache_gives_the_same_chunks_as_the_in_memory_corpus(tmp_path: Path,
     assert got[ids[3]].text == "body of chunk 3 ééé" and got[ids[3]].source_type is None
     assert cached.get(["absent#1"]) == {} and cached.get([]) == {}
     asked = pa.array([ids[7], None, "absent#1", "", ids[7], ids[0]])
-    assert cached._slots is not None and in_memory._slots is None  # by fingerprint / by hash set
+    assert cached._known is not None and in_memory._known is None  # by fingerprint / by hash set
     assert cached.rows_of(asked).tolist() == in_memory.rows_of(asked).tolist() == [7, -1, -1, -1, 7, 0]
 
 
@@ -667,8 +668,8 @@ def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path:
     open_corpus(path, small=0)  # built (the app's look-ups, the report's text hints)
     got = corpus_mod.cached_ids(path)
     assert got is not None
-    chunk_ids, index, places = got
-    assert chunk_ids.to_pylist() == ids
+    chunk_ids, index, places = got.ids, got.index, got._places
+    assert chunk_ids.to_pylist() == ids and places is not None
     fp = fingerprint(pa.array(ids))
     built = IdIndex.build(fp)
     assert index.table.tolist() == built.table.tolist() and index.mask == built.mask
@@ -792,10 +793,11 @@ def test_the_index_read_at_load_is_taken_again_only_for_the_same_ids(tmp_path: P
     check = corpus_mod._slots
     monkeypatch.setattr(corpus_mod, "_slots", lambda *a: checked.append(1) or check(*a))
     again = open_corpus(path, known=known)
-    assert checked == [] and again._slots is not None and again._slots[0] is known[1]
+    assert checked == [] and again._known is known  # one index for both
     assert again.rows_of(pa.array(ids[:2])).tolist() == [0, 1]
-    stale = (pa.array(ids[::-1]), known[1], known[2])  # another corpus version's ids
-    assert open_corpus(path, known=stale)._slots is not None and checked == [1]
+    stale = CorpusIds(pa.array(ids[::-1]))  # another corpus version's ids
+    opened = open_corpus(path, known=stale)
+    assert opened._known is not None and opened._known is not stale and checked == [1]
 
 
 def test_a_mapped_corpus_never_gives_one_id_s_chunk_for_another(tmp_path: Path, monkeypatch) -> None:
@@ -805,10 +807,11 @@ def test_a_mapped_corpus_never_gives_one_id_s_chunk_for_another(tmp_path: Path, 
     path = tmp_path / "chunks.parquet"
     ids = write_corpus(path, n=20, row_group=4)
     mapped = open_corpus(path, small=0)
-    assert mapped._slots is not None
-    index, places = mapped._slots
+    assert mapped._known is not None and mapped._known._places is not None
+    places = mapped._known._places
     swapped = places[[*range(3), 4, 3, *range(5, len(places))]]
-    corpus = corpus_mod.Corpus(mapped.table, path, None, None, (index, swapped))
+    known = CorpusIds(mapped.ids, index=mapped._known.index, places=swapped)
+    corpus = corpus_mod.Corpus(mapped.table, path, None, None, known)
     assert corpus.rows_of(pa.array([ids[3], ids[4], ids[5]])).tolist() == [-1, -1, 5]
     assert set(corpus._batched(ids[:8])) == set(ids[:8]) - {ids[3], ids[4]}  # more than FEW ids asked
 
@@ -915,7 +918,6 @@ def test_an_id_index_runs_past_its_last_home_slot_instead_of_wrapping() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(max_size=6), max_size=120), st.lists(st.text(max_size=6), max_size=60))
 def test_corpus_ids_find_each_ids_first_row(corpus: list[str], asked: list[str]) -> None:
-    from triage.core.inputs import CorpusIds
     from triage.core.lookup import by_slot
 
     chunk_ids = pa.array(corpus, pa.string())

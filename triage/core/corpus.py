@@ -27,7 +27,7 @@ from triage.core.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.errors import InputError
 from triage.core.files import Identity, protect, write_new
 from triage.core.ids import fingerprint
-from triage.core.lookup import IdIndex, by_slot
+from triage.core.lookup import CorpusIds, IdIndex, by_slot
 from triage.core.readers import Parsed
 from triage.core.shapes import Format, Role, detect, read_input
 from triage.core.words import token_estimates
@@ -69,7 +69,7 @@ class Corpus:
         path: Path,
         index: pa.Table | None = None,
         tokens: np.ndarray | None = None,
-        slots: tuple[IdIndex, np.ndarray] | None = None,
+        known: CorpusIds | None = None,
     ) -> None:
         self.path = path
         self.table = table  # may be memory-mapped
@@ -78,9 +78,8 @@ class Corpus:
             index = sorted_index(self.ids)
         self._tokens = tokens  # each row's header token estimate, when the cache holds them
         self._counted: np.ndarray | None = None  # else those counted so far (-1: not yet)
-        self._slots = slots  # the cache's fingerprint index of the ids and each id's slot
-        self._slot_rows: np.ndarray | None = None  # each slot's row, from `_slots` when first asked
-        self._lock = threading.Lock()  # two threads asking (the cost row's) count and make them once
+        self._known = known  # these ids by fingerprint (a mapped corpus's)
+        self._lock = threading.Lock()  # the cost row's two threads count uncached headers once
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
@@ -121,13 +120,9 @@ class Corpus:
         their fingerprints in the cache's index when the corpus is mapped, each row found
         confirmed by its id; else in one pass, the corpus ids probed against a hash set of the
         wanted ones (`pc.index_in`), so the cost is one scan of the ids however many are wanted."""
-        if self._slots is not None:
-            index, places = self._slots
-            with self._lock:
-                if self._slot_rows is None:
-                    self._slot_rows = index.rows_at(places)
+        if self._known is not None:
             chunk_ids = chunk_ids.cast(pa.string())
-            found = index.row_of(self._slot_rows, fingerprint(chunk_ids))
+            found = self._known.find(fingerprint(chunk_ids))
             hit = np.flatnonzero(found >= 0)  # confirmed by their strings: a chunk is never another id's
             same = pc.equal(self.ids.take(pa.array(found[hit])), chunk_ids.take(pa.array(hit)))
             found[hit[~same.fill_null(False).to_numpy(zero_copy_only=False)]] = -1
@@ -294,7 +289,7 @@ def _mapped(path: Path, fmt: str | None, small: int) -> bool:
 SPOT = 4096  # ids whose fingerprints are computed again when the cache's index is read
 
 
-def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, IdIndex, np.ndarray] | None:
+def cached_ids(path: Path, fmt: str | None = None) -> CorpusIds | None:
     """The chunk ids of a corpus whose cache is built (memory-mapped, no decode), with their
     fingerprint index and each id's slot in it (repeats were refused when it was built); None
     when it has no complete cache, or its table is not these ids' index (checked whole, and
@@ -312,14 +307,12 @@ def cached_ids(path: Path, fmt: str | None = None) -> tuple[pa.Array, IdIndex, n
         )
     except InputError:
         return None
-    chunk_ids = single(chunks.column("chunk_id"))
-    got = _slots(table, places, chunk_ids)
-    return None if got is None else (chunk_ids, *got)
+    return _slots(table, places, single(chunks.column("chunk_id")))
 
 
-def _slots(table: pa.Table, places: pa.Table, chunk_ids: pa.Array) -> tuple[IdIndex, np.ndarray] | None:
-    """The index of `chunk_ids` and each one's slot from the cache's table and places files, if
-    they are theirs: laid out as one (`IdIndex.of`) and finding SPOT ids spread over them at
+def _slots(table: pa.Table, places: pa.Table, chunk_ids: pa.Array) -> CorpusIds | None:
+    """`chunk_ids` with their index and each one's slot from the cache's table and places files,
+    if these are theirs: laid out as one (`IdIndex.of`) and finding SPOT ids spread over them at
     their own places."""
     if (
         table.schema != TABLE
@@ -330,7 +323,9 @@ def _slots(table: pa.Table, places: pa.Table, chunk_ids: pa.Array) -> tuple[IdIn
         return None
     at = single(places.column("slot")).to_numpy()
     index = IdIndex.of(single(table.column("key")).to_numpy(), at, len(chunk_ids))
-    return None if index is None or not _consistent(chunk_ids, index, at) else (index, at)
+    if index is None or not _consistent(chunk_ids, index, at):
+        return None
+    return CorpusIds(chunk_ids, index=index, places=at)
 
 
 def _consistent(chunk_ids: pa.Array, index: IdIndex, places: np.ndarray) -> bool:
@@ -345,15 +340,15 @@ def open_corpus(
     progress: Callable[[float], None] | None = None,
     small: int | None = None,
     fmt: str | None = None,
-    known: tuple[pa.Array, IdIndex, np.ndarray] | None = None,
+    known: CorpusIds | None = None,
 ) -> Corpus:
     """Open a corpus for look-ups: small ones in memory, a large Parquet file via the mapped cache.
 
     A file of fewer than `small` bytes (default `SMALL`) counts as small; a folder or glob of
     Parquet files, and every format but one Parquet file (`fmt`, or detected), is read into memory.
     `progress(fraction)` is called while a cache is built (once per corpus file version). `known`:
-    what `cached_ids` gave for it in this process: its index is not read and checked again when
-    its ids are the cache's, row for row."""
+    the corpus ids as the evaluation read them: when they are the cache's, row for row, their
+    index serves the look-ups (one index for both), and the cache's is not read and checked."""
     path = Path(path)
     if not _mapped(path, fmt, SMALL if small is None else small):
         loaded = read_input(path, Role.CORPUS, fmt)
@@ -367,8 +362,8 @@ def open_corpus(
             raise InputError(path, f"cannot index the corpus: {e}") from None
     chunks, index, tokens, table, places = (_read_cached(f) for f in files)
     chunk_ids = single(chunks.column("chunk_id"))
-    same = known is not None and known[0].equals(chunk_ids)  # one memory compare
-    by_fp = (known[1], known[2]) if same and known is not None else _slots(table, places, chunk_ids)
+    same = known is not None and known.ids.equals(chunk_ids)  # one memory compare
+    by_fp = known if same else _slots(table, places, chunk_ids)
     if (
         index.num_rows != chunks.num_rows
         or index.column_names != ["chunk_id", "row"]

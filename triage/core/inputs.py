@@ -5,7 +5,6 @@ Amendments are not inputs (they are the label store's, `triage.labels`)."""
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,7 +28,7 @@ from triage.core.contract import (
 from triage.core.corpus import Corpus, cached_ids, corpus_of
 from triage.core.errors import InputError
 from triage.core.frozen import FrozenLabels, frozen_of, load_frozen
-from triage.core.lookup import IdIndex, by_slot
+from triage.core.lookup import CorpusIds, by_slot
 from triage.core.manifest import ArmSpec, Spec
 from triage.core.readers import Parsed
 from triage.core.shapes import Role, read_input
@@ -148,8 +147,7 @@ def load_corpus_docs(
     split's `doc_id` is always read from the file, where its type is checked."""
     cached = cached_ids(path, fmt) if not docs else None
     if cached is not None:
-        chunk_ids, index, places = cached
-        return CorpusIds(chunk_ids, index=index, places=places), None
+        return cached, None
     wanted = {"chunk_id": CORPUS["chunk_id"], **({"doc_id": CORPUS["doc_id"]} if docs else {})}
     loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", *(["doc_id"] if docs else [])])
     table = conform(loaded, wanted, ALIASES)
@@ -159,78 +157,6 @@ def load_corpus_docs(
     unique_ids(loaded, table, "chunk_id", adjacent=placed)
     doc_ids = single(table.column("doc_id")) if "doc_id" in table.column_names else None
     return CorpusIds(chunk_ids, fp, placed), doc_ids
-
-
-class CorpusIds:
-    """Every chunk id of the corpus, indexed by fingerprint (`lookup.IdIndex`) for membership;
-    the index is built at the first look-up (the app's corpus check runs after its first paint).
-    `fp`: the ids' fingerprints and `placed`: `lookup.by_slot(fp)`, when already computed; or
-    `index` and `places` (each id's slot), as the corpus cache holds them."""
-
-    def __init__(
-        self,
-        chunk_ids: pa.Array,
-        fp: np.ndarray | None = None,
-        placed: np.ndarray | None = None,
-        index: IdIndex | None = None,
-        places: np.ndarray | None = None,
-    ) -> None:
-        self.ids = chunk_ids
-        self._fp = fp
-        self._placed = placed
-        self._index = index
-        self._places = places  # the cache's: each id's slot in `index`
-        self._rows: np.ndarray | None = None  # each slot's corpus row (-1: free), for `find`
-        self._lock = threading.Lock()  # two threads looking up at once build it once
-
-    @property
-    def fp(self) -> np.ndarray:
-        if self._fp is None:
-            self._fp = ids.fingerprint(self.ids)
-        return self._fp
-
-    @property
-    def index(self) -> IdIndex:
-        with self._lock:
-            if self._index is None:
-                placed, self._placed = self._placed, None  # the index holds what it needs of them
-                self._index = IdIndex.build(self.fp, placed)
-            return self._index
-
-    @property
-    def cached(self) -> tuple[pa.Array, IdIndex, np.ndarray] | None:
-        """The ids, their index and each id's slot, when they came from the corpus cache (as
-        `cached_ids` gave them)."""
-        if self._index is None or self._places is None:
-            return None
-        return self.ids, self._index, self._places
-
-    def find(self, fp: np.ndarray) -> np.ndarray:
-        """The corpus row of the id with each fingerprint of `fp` (int64; -1: absent; of the first
-        row, for a fingerprint two ids share)."""
-        index = self.index
-        with self._lock:
-            if self._rows is None:
-                places = self._places if self._places is not None else index.ends(self.fp)
-                self._rows = index.rows_at(places)
-        return index.row_of(self._rows, fp)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def holds(self, fp: np.ndarray) -> np.ndarray:
-        """Whether the corpus holds the id of each fingerprint of `fp` (bool)."""
-        return self.index.contains(fp)
-
-    def missing(self, chunk_ids: pa.Array, fp: np.ndarray | None = None) -> pa.Array:
-        """The distinct `chunk_ids` the corpus does not hold. `fp`: their fingerprints, when known."""
-        held = self.holds(ids.fingerprint(chunk_ids) if fp is None else fp)
-        return pc.unique(chunk_ids.filter(pa.array(~held))) if not held.all() else pa.array([], pa.string())
-
-    def absent(self, chunk_ids: list[str]) -> list[str]:
-        """Those of `chunk_ids` that the corpus does not hold, in the order given."""
-        gone = set(self.missing(pa.array(chunk_ids, pa.string())).to_pylist()) if chunk_ids else set()
-        return [c for c in chunk_ids if c in gone]
 
 
 @dataclass(frozen=True)

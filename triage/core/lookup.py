@@ -15,9 +15,12 @@ the corpus's repeated-id check reads: equal fingerprints end up side by side.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from triage.core import ids
 
@@ -143,3 +146,67 @@ class IdIndex:
             found[todo[hit]] = True
             todo = todo[~hit & (held != _FREE)]
         return slot, found
+
+
+class CorpusIds:
+    """Every chunk id of the corpus, indexed by fingerprint (`IdIndex`) for membership and rows;
+    the index is built at the first look-up (the app's corpus check runs after its first paint).
+    `fp`: the ids' fingerprints and `placed`: `by_slot(fp)`, when already computed; or
+    `index` and `places` (each id's slot), as the corpus cache holds them."""
+
+    def __init__(
+        self,
+        chunk_ids: pa.Array,
+        fp: np.ndarray | None = None,
+        placed: np.ndarray | None = None,
+        index: IdIndex | None = None,
+        places: np.ndarray | None = None,
+    ) -> None:
+        self.ids = chunk_ids
+        self._fp = fp
+        self._placed = placed
+        self._index = index
+        self._places = places  # the cache's: each id's slot in `index`
+        self._rows: np.ndarray | None = None  # each slot's corpus row (-1: free), for `find`
+        self._lock = threading.Lock()  # two threads looking up at once build it once
+
+    @property
+    def fp(self) -> np.ndarray:
+        if self._fp is None:
+            self._fp = ids.fingerprint(self.ids)
+        return self._fp
+
+    @property
+    def index(self) -> IdIndex:
+        with self._lock:
+            if self._index is None:
+                placed, self._placed = self._placed, None  # the index holds what it needs of them
+                self._index = IdIndex.build(self.fp, placed)
+            return self._index
+
+    def find(self, fp: np.ndarray) -> np.ndarray:
+        """The corpus row of the id with each fingerprint of `fp` (int64; -1: absent; of the first
+        row, for a fingerprint two ids share)."""
+        index = self.index
+        with self._lock:
+            if self._rows is None:
+                places = self._places if self._places is not None else index.ends(self.fp)
+                self._rows = index.rows_at(places)
+        return index.row_of(self._rows, fp)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def holds(self, fp: np.ndarray) -> np.ndarray:
+        """Whether the corpus holds the id of each fingerprint of `fp` (bool)."""
+        return self.index.contains(fp)
+
+    def missing(self, chunk_ids: pa.Array, fp: np.ndarray | None = None) -> pa.Array:
+        """The distinct `chunk_ids` the corpus does not hold. `fp`: their fingerprints, when known."""
+        held = self.holds(ids.fingerprint(chunk_ids) if fp is None else fp)
+        return pc.unique(chunk_ids.filter(pa.array(~held))) if not held.all() else pa.array([], pa.string())
+
+    def absent(self, chunk_ids: list[str]) -> list[str]:
+        """Those of `chunk_ids` that the corpus does not hold, in the order given."""
+        gone = set(self.missing(pa.array(chunk_ids, pa.string())).to_pylist()) if chunk_ids else set()
+        return [c for c in chunk_ids if c in gone]

@@ -319,9 +319,8 @@ def report_corpus(snapshot: Snapshot) -> Corpus | None:
     path = snapshot.spec.corpus
     if path is None:
         return None
-    ids = snapshot.inputs.corpus  # its cached index, read and checked at load, is not read again
-    try:
-        return open_corpus(path, fmt=snapshot.spec.corpus_format, known=ids.cached if ids else None)
+    try:  # the evaluation's corpus ids index the look-ups too (when they are the cache's)
+        return open_corpus(path, fmt=snapshot.spec.corpus_format, known=snapshot.inputs.corpus)
     except (InputError, OSError):
         return None
 
