@@ -1,5 +1,5 @@
 """Membership in a large id column (a corpus's 2M chunk ids) by fingerprint, without a string
-hash table: `IdIndex`.
+hash table: `IdIndex`, and `CorpusIds`, the corpus's ids with their index and rows.
 
 The ids' 64-bit fingerprints (`ids.fingerprint`: every byte and the length) go into an
 open-addressing table of about four slots an id; a look-up is a few integer gathers for all
