@@ -73,12 +73,12 @@ class Corpus:
     ) -> None:
         self.path = path
         self.table = table  # may be memory-mapped
-        self.ids = single(table.column("chunk_id"))
+        self.ids = known.ids if known is not None else single(table.column("chunk_id"))
         if index is None:
             index = sorted_index(self.ids)
         self._tokens = tokens  # each row's header token estimate, when the cache holds them
         self._counted: np.ndarray | None = None  # else those counted so far (-1: not yet)
-        self._known = known  # these ids by fingerprint (a mapped corpus's)
+        self._known = known  # these ids, indexed by fingerprint (a mapped corpus's)
         self._lock = threading.Lock()  # the cost row's two threads count uncached headers once
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
@@ -246,15 +246,16 @@ def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | N
     protected = protect([path])
     _write_ipc(folder / "chunks.arrow", parts(), pa.schema([(c, pa.string()) for c in COLUMNS]), protected)
     chunks = _read_ipc(folder / "chunks.arrow")
+    ids = single(chunks.column("chunk_id"))
     _write_ipc(
         folder / "index.arrow",
-        [sorted_index(single(chunks.column("chunk_id")))],
+        [sorted_index(ids)],
         pa.schema([("chunk_id", pa.string()), ("row", pa.int64())]),
         protected,
     )
     tokens = pa.table({"header_tokens": token_estimates(chunks.column("header"))})
     _write_ipc(folder / "tokens.arrow", [tokens], TOKENS, protected)
-    fp = fingerprint(single(chunks.column("chunk_id")))
+    fp = fingerprint(ids)
     placed = by_slot(fp)
     unique_ids(Parsed(path, chunks), chunks, "chunk_id", adjacent=placed)  # rows as the file's
     index = IdIndex.build(fp, placed)
@@ -354,27 +355,27 @@ def open_corpus(
         loaded = read_input(path, Role.CORPUS, fmt)
         return Corpus(_normalise(conform(loaded, CORPUS, ALIASES)), path)
     folder = _cache_folder(path)
-    files = tuple(folder / f for f in CACHE_FILES)
-    if not all(_cached(f) for f in files):  # a folder an older triage wrote lacks some: built again
+    if not all(_cached(folder / f) for f in CACHE_FILES):  # a folder an older triage wrote lacks some
         try:
             _build_cache(path, folder, progress)
         except (pa.ArrowException, OSError) as e:
             raise InputError(path, f"cannot index the corpus: {e}") from None
-    chunks, index, tokens, table, places = (_read_cached(f) for f in files)
+    chunks, index, tokens = (_read_cached(folder / n) for n in CACHE_FILES[:3])
     chunk_ids = single(chunks.column("chunk_id"))
-    same = known is not None and known.ids.equals(chunk_ids)  # one memory compare
-    by_fp = known if same else _slots(table, places, chunk_ids)
+    if known is None or not known.ids.equals(chunk_ids):  # one memory compare
+        table, places = (_read_cached(folder / n) for n in CACHE_FILES[3:])
+        known = _slots(table, places, chunk_ids)
     if (
         index.num_rows != chunks.num_rows
         or index.column_names != ["chunk_id", "row"]
         or tokens.num_rows != chunks.num_rows
         or tokens.schema != TOKENS
-        or by_fp is None
+        or known is None
     ):
         raise InputError(
             folder, "the corpus index does not match its chunks; remove this folder to rebuild it"
         )
-    return Corpus(chunks, path, index, single(tokens.column("header_tokens")).to_numpy(), by_fp)
+    return Corpus(chunks, path, index, single(tokens.column("header_tokens")).to_numpy(), known)
 
 
 def _read_cached(path: Path) -> pa.Table:

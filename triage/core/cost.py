@@ -164,13 +164,12 @@ def _top_k_tokens(ev: Evaluation, corpus: Corpus) -> list[tuple[int, int, int]]:
         offsets -= offsets[0]
         n = np.minimum(np.diff(offsets), ev.k)
         step = max(1, ids.BATCH // max(ev.k, 1))  # queries per batch
-        got = [(0, 0, 0)]
+        total = np.zeros(3, np.int64)  # tokens, found, absent
         for first in range(0, len(n), step):
             m = n[first : first + step]
             at = np.repeat(offsets[first : first + len(m)] - (np.cumsum(m) - m), m) + np.arange(int(m.sum()))
-            got.append(tally(known.find(arm.run.fingerprints[at])))
-        total, found, absent = (sum(x) for x in zip(*got, strict=True))
-        return total, found, absent
+            total += tally(known.find(arm.run.fingerprints[at]))
+        return int(total[0]), int(total[1]), int(total[2])
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(arm_tokens, ev.arms))

@@ -37,18 +37,11 @@ def _bits(n: int) -> int:
     return max(4, int(n * 4 - 1).bit_length())
 
 
-def slot_keys(fp: np.ndarray, n: int) -> np.ndarray:
-    """The keys of fingerprints `fp` in an index of `n` ids, rotated so that the home slot's bits
-    lead: sorted, they are in home-slot order."""
-    bits = np.uint64(_bits(n))
-    keys = _keys(fp)
-    return (keys << (_64 - bits)) | (keys >> bits)
-
-
 def by_slot(fp: np.ndarray) -> np.ndarray:
-    """The keys of fingerprints `fp`, sorted by home slot (their low bits) and then by the rest.
-    Equal fingerprints are adjacent."""
-    return np.sort(slot_keys(fp, len(fp)))
+    """The keys of fingerprints `fp`, rotated so that their home slot's bits lead, sorted: in
+    home-slot order, then by the rest. Equal fingerprints are adjacent."""
+    bits, keys = np.uint64(_bits(len(fp))), _keys(fp)
+    return np.sort((keys << (_64 - bits)) | (keys >> bits))
 
 
 @dataclass(frozen=True)
@@ -98,11 +91,6 @@ class IdIndex:
             return None
         return cls(table, mask)
 
-    def row_of(self, rows: np.ndarray, fp: np.ndarray) -> np.ndarray:
-        """The row (of `rows`, this index's `rows_at`) of each fingerprint of `fp` (int64; -1:
-        absent, the free slot its probe ended on)."""
-        return np.take(rows, self.ends(fp)).astype(np.int64)
-
     def rows_at(self, places: np.ndarray) -> np.ndarray:
         """Each slot's row, given each row's slot `places` (int32 below 2^31 rows; -1: a free
         slot): the first row where two rows share a slot (ids sharing a fingerprint)."""
@@ -125,11 +113,6 @@ class IdIndex:
         for first in range(0, len(fp), batch):
             out[first : first + batch] = self._probe(fp[first : first + batch])[0]
         return out
-
-    def slots(self, fp: np.ndarray) -> np.ndarray:
-        """The slot holding each fingerprint of `fp` (int64; -1: absent)."""
-        end = self.ends(fp)
-        return np.where(np.take(self.table, end) != _FREE, end, -1)
 
     def _probe(self, fp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each fingerprint's probe ends and whether its key is there."""
@@ -192,7 +175,7 @@ class CorpusIds:
             if self._rows is None:
                 places = self._places if self._places is not None else index.ends(self.fp)
                 self._rows = index.rows_at(places)
-        return index.row_of(self._rows, fp)
+        return np.take(self._rows, index.ends(fp)).astype(np.int64)  # unfound: a free slot's -1
 
     def __len__(self) -> int:
         return len(self.ids)
