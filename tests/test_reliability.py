@@ -23,7 +23,8 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.corpus import _cache_folder, open_corpus
+from triage.core.corpus import open_corpus
+from triage.core.corpus_cache import corpus_key, folder_of
 from triage.core.errors import InputError
 from triage.core.frozen import sha256_file
 from triage.core.manifest import from_manifest
@@ -528,31 +529,25 @@ CACHE_NAMES = [
 def test_corpus_cache_names_linked_to_the_frozen_file(ev, tmp_path, monkeypatch, how, names) -> None:
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     frozen = ev / LABELS
-    before, folder = fingerprint(frozen), _cache_folder(ev / CORPUS)
+    before, folder = fingerprint(frozen), folder_of(corpus_key(ev / CORPUS))
     for n in names:
         plant(folder / n, frozen, how)
-    try:
-        corpus = open_corpus(ev / CORPUS, small=0)
-    except (InputError, pa.ArrowException, OSError):
-        pass  # refused (see the strict xfail below: not always by name)
-    else:  # rebuilt over the planted names: plain files, neither of them the frozen file
-        assert len(corpus) == 725 and corpus.get(["driftwood/handbook-2023#009"])
-        for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow"):
-            assert not (folder / n).is_symlink() and not os.path.samefile(folder / n, frozen)
+    corpus = open_corpus(ev / CORPUS, small=0)
+    # rebuilt over the planted names (a link removed, never followed): plain files, none the frozen one
+    assert len(corpus) == 725 and corpus.get(["driftwood/handbook-2023#009"]) and corpus.notice is None
+    for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow"):
+        assert not (folder / n).is_symlink() and not os.path.samefile(folder / n, frozen)
     assert fingerprint(frozen) == before
 
 
 @pytest.mark.parametrize("how", HOW)
-def test_a_planted_cache_index_is_refused_by_name(ev, tmp_path, monkeypatch, how) -> None:
+def test_a_planted_cache_folder_with_its_manifest_is_never_used(ev, tmp_path, monkeypatch, how) -> None:
+    """Every cache name, the manifest's too, planted as the frozen file: none proves itself, so
+    the cache is built again and the frozen file is never written."""
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
-    folder = _cache_folder(ev / CORPUS)
-    for n in (
-        "chunks.arrow",
-        "index.arrow",
-        "tokens.arrow",
-        "table.arrow",
-        "places.arrow",
-    ):  # a whole folder planted
+    folder, before = folder_of(corpus_key(ev / CORPUS)), fingerprint(ev / LABELS)
+    for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow", "manifest.json"):
         plant(folder / n, ev / LABELS, how)
-    with pytest.raises(InputError, match="chunks.arrow|index.arrow|tokens.arrow|table.arrow|places.arrow"):
-        open_corpus(ev / CORPUS, small=0)
+    corpus = open_corpus(ev / CORPUS, small=0)
+    assert len(corpus) == 725 and corpus.get(["driftwood/handbook-2023#009"])
+    assert fingerprint(ev / LABELS) == before

@@ -362,6 +362,10 @@ def report(args: argparse.Namespace) -> int:
 
         judged = judge_floors(snapshot.ev, floors, args.gate)
         result = result.with_gate(gate_section(judged, args.gate), tuple(noise_checks(judged)))
+    for notice in dict.fromkeys(result.notices):
+        from triage.core.sanitize import visible
+
+        print(f"triage: notice: {visible(notice, newlines=False)}", file=sys.stderr)
     if args.format == "json":
         raw = getattr(sys.stdout, "buffer", None)  # none when stdout is replaced by a text stream
         if raw is None:

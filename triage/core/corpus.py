@@ -8,31 +8,27 @@ millisecond and the resident memory is only the pages touched.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import stat
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from triage.core import corpus_cache as cache
 from triage.core.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.errors import InputError
-from triage.core.files import Identity, protect, write_new
 from triage.core.ids import fingerprint
-from triage.core.lookup import CorpusIds, IdIndex, by_slot
+from triage.core.lookup import CorpusIds, IdIndex
 from triage.core.readers import Parsed
 from triage.core.shapes import Format, Role, detect, read_input
 from triage.core.words import token_estimates
 
-COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
+cache_dir = cache.cache_dir  # where the cache folders are
+
+COLUMNS = cache.COLUMNS
 SMALL = 64 << 20  # bytes: a corpus file under this size is simply read whole
 FEW = 64  # ids: up to this many, `get` searches the sorted ids one by one
 
@@ -44,18 +40,6 @@ class Chunk:
     text: str | None
     doc_id: str | None = None
     source_type: str | None = None
-
-
-def _normalise(table: pa.Table) -> pa.Table:
-    """The five contract columns, in order, as strings (null where the corpus lacks one)."""
-    cols = []
-    for name in COLUMNS:
-        cols.append(
-            single(table.column(name))
-            if name in table.column_names
-            else pa.nulls(table.num_rows, pa.string())
-        )
-    return pa.table(cols, names=COLUMNS)
 
 
 class Corpus:
@@ -83,6 +67,7 @@ class Corpus:
         self._batches = table.select(COLUMNS).to_batches()  # zero-copy views, in row order
         self._sorted = single(index.column("chunk_id"))
         self._rows = single(index.column("row")).to_numpy()
+        self.notice: str | None = None  # why the cache was not used, when it could not be
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -190,94 +175,11 @@ def sorted_index(ids: pa.Array) -> pa.Table:
     return pa.table({"chunk_id": ids.take(order), "row": pc.cast(order, pa.int64())})
 
 
-def cache_dir() -> Path:
-    """`$TRIAGE_CACHE/triage` when set, else the platform's user cache folder for triage
-    (`platformdirs`: `$XDG_CACHE_HOME/triage` or ~/.cache/triage on Linux, ~/Library/Caches/triage on
-    macOS, %LOCALAPPDATA%\\triage\\Cache on Windows)."""
-    base = os.environ.get("TRIAGE_CACHE")
-    if base:
-        return Path(base) / "triage"
-    from platformdirs import user_cache_dir  # installed with Textual; loaded only when needed
-
-    return Path(user_cache_dir("triage", appauthor=False))
-
-
-def _cache_folder(path: Path) -> Path:
-    st = path.stat()
-    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()
-    return cache_dir() / f"corpus-{hashlib.sha256(key).hexdigest()[:24]}"
-
-
-def _write_ipc(
-    target: Path, tables: Iterable[pa.Table], schema: pa.Schema, protected: frozenset[Identity]
-) -> None:
-    """Write record batches to `target` atomically, never through a link nor onto `protected`."""
-
-    def fill(f: BinaryIO) -> None:
-        with pa.ipc.new_file(f, schema) as writer:
-            for t in tables:
-                writer.write_table(t.cast(schema))
-
-    write_new(target, fill, protected)
-
-
-def _read_ipc(path: Path) -> pa.Table:
-    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
-
-
-def _build_cache(path: Path, folder: Path, progress: Callable[[float], None] | None) -> None:
-    """Stream the Parquet corpus, row group by row group, into an uncompressed IPC file, then
-    write beside it its sorted id index and each row's header token estimate (the report's cost
-    row reads them for a million top-k ids). Peak memory: one row group plus the ids."""
-    pf = pq.ParquetFile(path)
-    names = pf.schema_arrow.names
-    aliases = {k: v for k, v in ALIASES.items() if k in names and v not in names}
-    wanted = [c for c in names if c in COLUMNS or c in aliases]
-    folder.mkdir(parents=True, exist_ok=True)
-
-    def parts() -> Iterable[pa.Table]:
-        for i in range(pf.num_row_groups):
-            part = pf.read_row_group(i, columns=wanted)
-            part = part.rename_columns([aliases.get(c, c) for c in part.column_names])
-            yield _normalise(conform(Parsed(path, part), {"chunk_id": CORPUS["chunk_id"]}))
-            if progress:
-                progress((i + 1) / pf.num_row_groups)
-
-    protected = protect([path])
-    _write_ipc(folder / "chunks.arrow", parts(), pa.schema([(c, pa.string()) for c in COLUMNS]), protected)
-    chunks = _read_ipc(folder / "chunks.arrow")
-    ids = single(chunks.column("chunk_id"))
-    _write_ipc(
-        folder / "index.arrow",
-        [sorted_index(ids)],
-        pa.schema([("chunk_id", pa.string()), ("row", pa.int64())]),
-        protected,
-    )
-    tokens = pa.table({"header_tokens": token_estimates(chunks.column("header"))})
-    _write_ipc(folder / "tokens.arrow", [tokens], TOKENS, protected)
-    fp = fingerprint(ids)
-    placed = by_slot(fp)
-    unique_ids(Parsed(path, chunks), chunks, "chunk_id", adjacent=placed)  # rows as the file's
-    index = IdIndex.build(fp, placed)
-    _write_ipc(folder / "table.arrow", [pa.table({"key": index.table})], TABLE, protected)
-    _write_ipc(folder / "places.arrow", [pa.table({"slot": index.ends(fp)})], PLACES, protected)
-    for name in OLDER_FILES:  # a link planted under such a name is removed, never followed
-        with contextlib.suppress(OSError):  # best effort: what is left there is never read
-            (folder / name).unlink()
-
-
 def corpus_of(loaded: Parsed) -> Corpus:
     """A corpus given as a table (already in memory): checked as a corpus file is, one row per id."""
     table = conform(loaded, CORPUS, ALIASES)
     unique_ids(loaded, table, "chunk_id")
-    return Corpus(_normalise(table), loaded.path)
-
-
-TOKENS = pa.schema([("header_tokens", pa.int64())])
-TABLE = pa.schema([("key", pa.uint64())])  # `lookup.IdIndex.table`: each slot's key (0: free)
-PLACES = pa.schema([("slot", pa.int32())])  # each row's slot in that table
-CACHE_FILES = ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow")
-OLDER_FILES = ("ids.arrow", "slots.arrow")  # what an older triage kept there, no longer read
+    return Corpus(cache.normalise(table), loaded.path)
 
 
 def _mapped(path: Path, fmt: str | None, small: int) -> bool:
@@ -291,49 +193,31 @@ SPOT = 4096  # ids whose fingerprints are computed again when the cache's index 
 
 
 def cached_ids(path: Path, fmt: str | None = None) -> CorpusIds | None:
-    """The chunk ids of a corpus whose cache is built (memory-mapped, no decode), with their
-    fingerprint index and each id's slot in it (repeats were refused when it was built); None
-    when it has no complete cache, or its table is not these ids' index (checked whole, and
-    spot-checked by fingerprint; the file is then read instead, and a broken cache is named by
-    `open_corpus`)."""
+    """The chunk ids of a corpus whose cache is built and proves itself (`corpus_cache`: mapped,
+    no decode), with their fingerprint index and each id's slot in it (repeats were refused when
+    it was built); None when it has no such cache: the file is then read instead."""
     path = Path(path)
     if not _mapped(path, fmt, SMALL):
         return None
-    folder = _cache_folder(path)
-    if not all(_cached(folder / f) for f in CACHE_FILES):
-        return None
-    try:
-        chunks, table, places = (
-            _read_cached(folder / f) for f in ("chunks.arrow", "table.arrow", "places.arrow")
-        )
-    except InputError:
-        return None
-    return _slots(table, places, single(chunks.column("chunk_id")))
+    tables = cache.open_verified(path)
+    return None if tables is None else _known(tables)
 
 
-def _slots(table: pa.Table, places: pa.Table, chunk_ids: pa.Array) -> CorpusIds | None:
-    """`chunk_ids` with their index and each one's slot from the cache's table and places files,
-    if these are theirs: laid out as one (`IdIndex.of`) and finding SPOT ids spread over them at
-    their own places."""
-    if (
-        table.schema != TABLE
-        or places.schema != PLACES
-        or table.column(0).null_count
-        or places.column(0).null_count
-    ):
+def _known(tables: dict[str, pa.Table]) -> CorpusIds | None:
+    """The cache's ids with their index, if its table and places files lay out one
+    (`IdIndex.of`) that finds SPOT ids spread over them at their own places."""
+    chunk_ids = single(tables["chunks.arrow"].column("chunk_id"))
+    table, places = tables["table.arrow"], tables["places.arrow"]
+    if table.column(0).null_count or places.column(0).null_count:
         return None
     at = single(places.column("slot")).to_numpy()
     index = IdIndex.of(single(table.column("key")).to_numpy(), at, len(chunk_ids))
-    if index is None or not _consistent(chunk_ids, index, at):
+    if index is None:
+        return None
+    spread = np.arange(0, len(chunk_ids), max(1, len(chunk_ids) // SPOT))
+    if not np.array_equal(index.ends(fingerprint(chunk_ids.take(pa.array(spread)))), at[spread]):
         return None
     return CorpusIds(chunk_ids, index=index, places=at)
-
-
-def _consistent(chunk_ids: pa.Array, index: IdIndex, places: np.ndarray) -> bool:
-    """Whether the index finds SPOT ids spread over the corpus, by their fingerprints computed
-    now, at their own places: an index of another corpus fails."""
-    at = np.arange(0, len(chunk_ids), max(1, len(chunk_ids) // SPOT))
-    return np.array_equal(index.ends(fingerprint(chunk_ids.take(pa.array(at)))), places[at])
 
 
 def open_corpus(
@@ -347,50 +231,34 @@ def open_corpus(
 
     A file of fewer than `small` bytes (default `SMALL`) counts as small; a folder or glob of
     Parquet files, and every format but one Parquet file (`fmt`, or detected), is read into memory.
-    `progress(fraction)` is called while a cache is built (once per corpus file version). `known`:
-    the corpus ids as the evaluation read them: when they are the cache's, row for row, their
-    index serves the look-ups (one index for both), and the cache's is not read and checked."""
+    `progress(fraction)` is called while a cache is built (once per corpus version). A cache that
+    does not prove itself is built again; one that cannot be written means the corpus is read
+    directly, the same chunks, with `notice` saying so. `known`: the corpus ids as the evaluation
+    read them: when they are the cache's, row for row, their index serves the look-ups too."""
     path = Path(path)
     if not _mapped(path, fmt, SMALL if small is None else small):
-        loaded = read_input(path, Role.CORPUS, fmt)
-        return Corpus(_normalise(conform(loaded, CORPUS, ALIASES)), path)
-    folder = _cache_folder(path)
-    if not all(_cached(folder / f) for f in CACHE_FILES):  # a folder an older triage wrote lacks some
+        return _in_memory(path, fmt)
+    tables = cache.open_verified(path)
+    if tables is None:
         try:
-            _build_cache(path, folder, progress)
-        except (pa.ArrowException, OSError) as e:
-            raise InputError(path, f"cannot index the corpus: {e}") from None
-    chunks, index, tokens = (_read_cached(folder / n) for n in CACHE_FILES[:3])
-    chunk_ids = single(chunks.column("chunk_id"))
+            tables = cache.build(path, progress)
+        except cache.Unwritable as e:
+            return _in_memory(
+                path, fmt, f"the corpus cache cannot be used ({e}); the corpus is read directly"
+            )
+        except (pa.ArrowException, OSError) as e:  # the corpus file itself: named by the direct read
+            raise InputError(path, f"cannot be read as a Parquet corpus: {e}") from None
+    chunk_ids = single(tables["chunks.arrow"].column("chunk_id"))
     if known is None or not known.ids.equals(chunk_ids):  # one memory compare
-        table, places = (_read_cached(folder / n) for n in CACHE_FILES[3:])
-        known = _slots(table, places, chunk_ids)
-    if (
-        index.num_rows != chunks.num_rows
-        or index.column_names != ["chunk_id", "row"]
-        or tokens.num_rows != chunks.num_rows
-        or tokens.schema != TOKENS
-        or known is None
-    ):
-        raise InputError(
-            folder, "the corpus index does not match its chunks; remove this folder to rebuild it"
+        known = _known(tables)
+    if known is None:  # proved by its digests, yet not an index of its ids: never written by triage
+        return _in_memory(
+            path, fmt, f"the corpus cache for {path} is inconsistent; the corpus is read directly"
         )
-    return Corpus(chunks, path, index, single(tokens.column("header_tokens")).to_numpy(), known)
+    return Corpus(tables["chunks.arrow"], path, tables["index.arrow"], cache.header_tokens(tables), known)
 
 
-def _read_cached(path: Path) -> pa.Table:
-    try:
-        return _read_ipc(path)
-    except (pa.ArrowException, OSError) as e:
-        raise InputError(
-            path, f"is not a corpus index triage wrote ({e}); remove its folder to rebuild"
-        ) from None
-
-
-def _cached(path: Path) -> bool:
-    """A cache file triage wrote: present and a regular file (a link planted there is not trusted:
-    the build then refuses to write through it, by name)."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
+def _in_memory(path: Path, fmt: str | None, notice: str | None = None) -> Corpus:
+    corpus = corpus_of(read_input(path, Role.CORPUS, fmt))
+    corpus.notice = notice
+    return corpus

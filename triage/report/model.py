@@ -475,6 +475,9 @@ class Report:
     overlap: OverlapSection | None = None  # None: not asked for (the app's screens)
     cost: CostSection | None = None  # what the change cost (core/cost.py)
     answers: AnswersSection | None = None  # None: no run carries answer_correct
+    # What the reader should know that is not a number (the corpus read without its cache): on
+    # standard error and in the app, never in the JSON.
+    notices: tuple[str, ...] = field(default=(), metadata={"json": False})
 
     def with_gate(self, gate: GateSection, checks: tuple[Check, ...] = ()) -> Report:
         """With the gate's verdicts, and its own checks (floors that fire on noise) among the checks."""
@@ -529,7 +532,7 @@ _FIELDS: dict[type, tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]] = {}
 def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]:
     got = _FIELDS.get(cls)
     if got is None:
-        names = tuple(f.name for f in fields(cls))
+        names = tuple(f.name for f in fields(cls) if f.metadata.get("json", True))
         got = _FIELDS[cls] = (names, attrgetter(*names, *names[:1]))  # ≥ 2 names: always a tuple
     return got
 

@@ -249,6 +249,9 @@ class TriageApp(App[None]):
         self.session.corpus = message.corpus
         self.session.corpus_note = message.note or "ready"
         self.hints_ahead(self.session)  # with the corpus's text now
+        notice = message.corpus.notice if message.corpus is not None else None
+        if notice:  # the cache could not be used: the same chunks, read directly
+            self.notify(visible(notice), title="corpus cache", severity="information", markup=False)
         if message.note:
             # markup=False stops markup, not escape sequences: the note names a file path (data)
             self.notify(visible(message.note), title="corpus unavailable", severity="warning", markup=False)
