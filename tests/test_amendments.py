@@ -490,11 +490,43 @@ def test_a_chain_break_is_reported_with_its_seq(copy: Path) -> None:
     w.path.write_bytes(b"".join(line + b"\n" for i, line in enumerate(lines) if i != 1))
 
     records, problems = read_file(w.path)
-    assert [(p.kind, p.seq, p.offset) for p in problems] == [("chain", 3, len(lines[0]) + 1)]
-    assert "(seq 3)" in str(problems[0]) and "removed or changed" in str(problems[0])
-    assert [r.seq for r in records] == [1, 3, 4]  # the gap is reported; every surviving record proves itself
+    assert [(p.kind, p.seq, p.offset, p.before_seq, p.before) for p in problems] == [
+        ("chain", 3, len(lines[0]) + 1, 1, 0)
+    ]
+    assert "between seq 1 (byte 0) and seq 3" in str(problems[0]) and "neither" in str(problems[0])
+    assert [r.seq for r in records] == [4]  # the records on both sides of the break are disowned
     ev = evaluate(copy)
-    assert [r.seq for r in ev.labels.records] == [1, 3, 4]
+    assert [r.seq for r in ev.labels.records] == [4]
+
+
+def test_a_record_rewritten_and_resealed_in_the_middle_is_not_applied(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An edit with its own hash recomputed and its prev kept breaks the chain only at the next
+    line: the rewritten record is as suspect as that one, and neither is applied."""
+    from triage.cli.main import main
+    from triage.labels.records import canonical_hash
+
+    w = writer(copy)
+    append_adds(w, FOUR)
+    lines = lines_of(w.path)
+    forged = json.loads(lines[1])
+    forged["relevance"] = 0  # judged not relevant instead
+    forged.pop("hash")
+    forged["hash"] = canonical_hash(forged)
+    lines[1] = json.dumps(forged, ensure_ascii=False, sort_keys=True).encode()
+    w.path.write_bytes(b"".join(line + b"\n" for line in lines))
+    records, problems = read_file(w.path)
+    assert [r.seq for r in records] == [1, 4] and [p.kind for p in problems] == ["chain"]
+    ev = evaluate(copy)
+    assert all(r.relevance != 0 for r in ev.labels.records)  # the forged judgement is not in force
+    assert main(["labels", "verify", str(copy)]) == 1
+    out = capsys.readouterr().out
+    assert f"{w.path.name} at byte" in out and "between seq 2 (byte" in out and "and seq 3 (byte" in out
+    assert main(["report", "--format", "json", str(copy)]) == 0
+    checks = {c["code"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    chain = checks["labels.amendments_chain"]
+    assert chain["level"] == "error" and w.path.name in chain["message"] and "seq 2" in chain["message"]
 
 
 def test_a_file_written_against_other_frozen_labels_is_not_applied_unless_asked(

@@ -235,8 +235,8 @@ def test_a_verdict_line_removed_breaks_the_chain_and_is_said(copy: Path) -> None
     lines = lines_of(path)
     path.write_bytes(b"".join(x + b"\n" for i, x in enumerate(lines) if i != 1))
     records, problems = read_file(path)
-    assert [(p.kind, p.seq) for p in problems] == [(ProblemKind.CHAIN, 3)]
-    assert [r.seq for r in records] == [1, 3, 4]  # kept: its own hash holds
+    assert [(p.kind, p.seq, p.before_seq) for p in problems] == [(ProblemKind.CHAIN, 3, 1)]
+    assert [r.seq for r in records] == [4]  # both sides of the break disowned
 
 
 def test_a_bad_cause_costs_only_its_own_line(copy: Path) -> None:

@@ -11,6 +11,7 @@ import pyarrow as pa
 from triage.core import ids
 from triage.core.checks import ERROR, OK, SHOW, WARNING, Check, some
 from triage.core.evaluation import Evaluation
+from triage.labels.records import ProblemKind
 from triage.labels.state import LabelState
 
 
@@ -115,7 +116,19 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                 {"files": len(log.stale), "applied": log.applied_stale},
             )
         )
-    damaged = log.damage
+    broken = [p for p in log.damage if p.kind is ProblemKind.CHAIN]
+    if broken:
+        out.append(
+            Check(
+                ERROR,
+                "labels.amendments_chain",
+                f"the amendment chain is broken ({len(broken)} break{'s' if len(broken) != 1 else ''}), the records on both sides "
+                f"not applied (re-affirm them with a new judgement): "
+                f"{'; '.join(str(p) for p in broken[:SHOW])}",
+                {"count": len(broken), "files": sorted({p.file for p in broken})},
+            )
+        )
+    damaged = [p for p in log.damage if p.kind is not ProblemKind.CHAIN]
     if damaged:
         out.append(
             Check(

@@ -7,9 +7,13 @@ stored field but `hash`), and `prev` the sha256 of the previous complete line of
 its newline), so a session file is a chain. Reading keeps every good record and reports the rest:
 an unterminated last line (a crash mid-write) is skipped; a complete line that does not parse, fails
 the schema or whose `hash` does not match its content (an edit) is quarantined alone, with its file
-and byte offset; a record whose `prev` does not follow is kept when its own hash holds, and the gap
-before it is reported. A fragment completed by a later writer's newline (`repairs` names its
-offset) is reported as repaired, not as damage. Writing is `writer.py`; merging files is `log.py`.
+and byte offset. Where a record's `prev` (or `seq`) does not follow the line before it, the chain
+is broken there, and the record before the break is as suspect as the one after it (a line
+rewritten with its own hash recomputed breaks the chain only at the next line): neither is applied,
+and the break names both. The chain holds no secret: it shows that a file was changed between its
+lines, never that a whole file was not rewritten (an append at its end is not detectable either).
+A fragment completed by a later writer's newline (`repairs` names its offset) is reported as
+repaired, not as damage. Writing is `writer.py`; merging files is `log.py`.
 """
 
 from __future__ import annotations
@@ -85,9 +89,14 @@ class Record:
     hash: str | None = None  # sha256 of the canonical content; None only in records of old writers
     cause: Cause | None = None  # a verdict's cause; set exactly when op is verdict
     file: str = field(default="", compare=False)  # where it was read from (not stored)
+    file_offset: int = field(default=-1, compare=False)  # its line's byte offset there (not stored)
 
     def _body(self) -> dict[str, object]:
-        body = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("file", "hash")}
+        body = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("file", "file_offset", "hash")
+        }
         for optional in ("repairs", "resolves", "cause"):  # absent, not null: old records' hashes hold
             if body[optional] is None:
                 del body[optional]
@@ -135,10 +144,16 @@ class Problem:
     kind: ProblemKind
     message: str
     seq: int | None = None
+    before: int | None = None  # a broken chain: byte offset of the record before the break
+    before_seq: int | None = None
 
     def __str__(self) -> str:
         seq = f" (seq {self.seq})" if self.seq is not None else ""
         return f"{self.file} at byte {self.offset}{seq}: {self.message}"
+
+
+def _place(seq: int, offset: int) -> str:
+    return f"seq {seq} (byte {offset})"
 
 
 def canonical_hash(body: dict[str, object]) -> str:
@@ -319,13 +334,14 @@ class Scan:
 def scan(data: bytes, name: str) -> Scan:
     """Read one session file's bytes. The chain runs over every complete line: a line that is not a
     valid record (or is an edited one) is quarantined alone and the next record is checked against
-    it; a record whose `prev` does not follow a good line is kept if its own hash holds (the gap
-    before it is reported), and quarantined if it has no hash to prove itself (an old writer's)."""
+    it; where a record's `prev` does not follow a good record, both are disowned (not applied) and
+    the break is reported naming both."""
     records: list[Record] = []
     problems: list[Problem] = []
     last: bytes | None = None
     last_bad = False  # the line before was quarantined: a mismatch at the next one is explained
     last_seq = 0
+    last_offset = -1  # byte offset of the last good record kept
     lines, torn_at = _lines(data)
     for offset, raw in lines:
         want = line_hash(last) if last is not None else None
@@ -356,25 +372,33 @@ def scan(data: bytes, name: str) -> Scan:
                 if rec.prev != want
                 else f"seq {rec.seq}, expected {last_seq + 1}"
             )
-            if rec.hash is None:
-                problems.append(
-                    Problem(name, offset, ProblemKind.CHAIN, f"chain broken: {what}; quarantined", rec.seq)
-                )
-                last_seq = max(last_seq, rec.seq)
-                continue
+            # The line before is as suspect as this one (it may be the one rewritten, its own hash
+            # recomputed): neither is applied; a reviewer re-affirms them with a new judgement.
+            before = records.pop() if records and records[-1].file_offset == last_offset else None
+            both = (
+                f"between {_place(before.seq, last_offset)} and {_place(rec.seq, offset)}"
+                if before is not None
+                else f"at {_place(rec.seq, offset)}"
+            )
             problems.append(
                 Problem(
                     name,
                     offset,
                     ProblemKind.CHAIN,
-                    f"chain broken: {what} (a line before it was removed or changed); "
-                    "kept, its own hash holds",
+                    f"chain broken {both}: {what} (a line was removed, inserted or rewritten); "
+                    + ("neither record is applied" if before is not None else "not applied"),
                     rec.seq,
+                    None if before is None else last_offset,
+                    None if before is None else before.seq,
                 )
             )
+            last_seq = max(last_seq, rec.seq)
+            last_offset = offset
+            continue
         last_bad = False
         last_seq = max(last_seq, rec.seq)
-        records.append(replace(rec, file=name))
+        last_offset = offset
+        records.append(replace(rec, file=name, file_offset=offset))
     repaired = {r.repairs for r in records if r.repairs is not None}
     problems = [
         replace(
