@@ -120,7 +120,9 @@ def _verdicts_among(records: list[Record]) -> str:
 
 def export(snapshot: Snapshot, out: Path) -> int:
     """Frozen + amendments as a new label file: Parquet, or TREC qrels for .qrels/.txt/.trec."""
-    table = export_labels(snapshot.labels, out, snapshot.spec.inputs())
+    folder = snapshot.labels.log.folder
+    forbidden = snapshot.spec.forbidden(folder if folder != Path() else None)
+    table = export_labels(snapshot.labels, out, forbidden)
     not_relevant = int(pc.sum(pc.equal(table.column("relevance"), 0)).as_py() or 0)
     print(
         visible(

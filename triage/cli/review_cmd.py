@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from triage.core.errors import InputError
-from triage.core.files import Identity, protect, refuse_target
+from triage.core.files import Identity, refuse_target
 from triage.core.manifest import Spec
 from triage.core.sanitize import visible
 
@@ -32,12 +32,13 @@ def output_format(fmt: str | None, out: Path | None) -> str:
 
 
 def _protected(spec: Spec) -> frozenset[Identity]:
-    """Every input, the frozen labels, and each file of the amendment folder."""
+    """Every input and its sidecar name, the manifest, the frozen labels, and anything inside the
+    amendments folder (`Spec.forbidden`)."""
     from triage.labels.log import default_folder
 
     folder = spec.amendments or default_folder(spec.labels)
     review_files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
-    return protect([*spec.inputs(), spec.labels, *review_files])
+    return spec.forbidden(folder, review_files)
 
 
 def _check_out(out: Path, force: bool, protected: frozenset[Identity]) -> None:

@@ -31,27 +31,58 @@ def identity(path: Path, follow: bool = True) -> Identity | None:
     return st.st_dev, st.st_ino
 
 
-def protect(paths: Iterable[Path | None]) -> frozenset[Identity]:
-    """The identities of the files a write must never land on."""
-    return frozenset(i for p in paths if p is not None and (i := identity(p)) is not None)
+class Protected(frozenset[Identity]):
+    """The identities of the files a write must never land on (by device and inode: a link of any
+    kind counts), with the names it must never take (`names`: absolute, their folder's links
+    resolved; whether a file is there or not, as an input's sidecar name) and the folders nothing
+    is written into (`folders`: an amendments folder, a folder or glob given as an input)."""
+
+    names: frozenset[str] = frozenset()
+    folders: tuple[str, ...] = ()
+
+
+def place(path: Path) -> str:
+    """`path` as one spelling: its folder's links resolved, absolute, and the name kept as it is."""
+    path = Path(path)
+    return os.path.join(os.path.realpath(path.parent), path.name)
+
+
+def protect(
+    paths: Iterable[Path | None], names: Iterable[Path] = (), folders: Iterable[Path] = ()
+) -> Protected:
+    """What a write must never land on: the files `paths` (by identity and by name), the further
+    `names`, and anything inside `folders`."""
+    paths = [p for p in paths if p is not None]
+    out = Protected(i for p in paths if (i := identity(p)) is not None)
+    out.names = frozenset(place(p) for p in [*paths, *names])
+    out.folders = tuple(os.path.realpath(f) for f in folders)
+    return out
 
 
 def refuse_target(path: Path, protected: frozenset[Identity]) -> None:
-    """InputError naming `path` when writing there would follow a link or land on an input."""
+    """InputError naming `path` when writing there would follow a link or land on an input, or on
+    a name or in a folder the evaluation reads (`Protected`)."""
     try:
-        st = os.lstat(path)
+        st: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
-        return
-    if stat.S_ISLNK(st.st_mode):
+        st = None
+    if st is not None and stat.S_ISLNK(st.st_mode):
         onto = (
             " to an input of this evaluation (the frozen labels or a run)"
             if identity(path) in protected
             else ""
         )
         raise InputError(path, f"is a symbolic link{onto}; triage never writes through links")
-    if (st.st_dev, st.st_ino) in protected:
+    if st is not None and (st.st_dev, st.st_ino) in protected:
         raise InputError(path, "is an input of this evaluation (the frozen labels or a run); never written")
-    if not stat.S_ISREG(st.st_mode):
+    if isinstance(protected, Protected):
+        at = place(path)
+        inside = next((f for f in protected.folders if at.startswith(f.rstrip(os.sep) + os.sep)), None)
+        if inside is not None:
+            raise InputError(path, f"is inside {inside}, which is an input of this evaluation; never written")
+        if at in protected.names:
+            raise InputError(path, "is a name this evaluation reads (a sidecar, the manifest); never written")
+    if st is not None and not stat.S_ISREG(st.st_mode):
         raise InputError(path, "exists and is not a regular file; not written")
 
 

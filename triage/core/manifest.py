@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triage.core.errors import InputError
+from triage.core.files import Protected, protect
 from triage.core.readers import regular_file
 from triage.core.shapes import FORMATS, Format, is_pattern, members, sidecar_of
 from triage.core.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
@@ -58,6 +59,26 @@ class Spec:
         present = [m for p in [*given, self.manifest] if p is not None for m in members(p)]
         sidecars = [sidecar_of(p) for p in dict.fromkeys([*given, *present])]
         return present + [p for p in sidecars if p.exists()]
+
+    def forbidden(self, amendments: Path | None = None, also: list[Path] | None = None) -> Protected:
+        """Every place a command's output must never be written: each input file (by name, link
+        and device/inode), each input's sidecar name whether or not one exists, the manifest, and
+        anything inside an input folder, a glob's folder or `amendments` (the review files, whose
+        identities `also` adds: a hard link to one elsewhere)."""
+        tuned = self.holdout.tuned_docs if self.holdout else None
+        given = [p for p in (self.a.path, self.b.path, self.labels, self.corpus, self.queries, tuned) if p]
+        files = [*self.inputs(), *(also or [])]
+        folders = [p for p in given if p.is_dir()] + [_glob_folder(p) for p in given if is_pattern(p)]
+        names = [*given, *files, *(sidecar_of(p) for p in [*given, *files])]
+        if self.manifest is not None:
+            names.append(self.manifest)
+        return protect(files, names, [*folders, *([amendments] if amendments is not None else [])])
+
+
+def _glob_folder(path: Path) -> Path:
+    while is_pattern(path) and path.parent != path:
+        path = path.parent
+    return path
 
 
 def _check_k(k: object, where: Path | str) -> int | None:

@@ -122,8 +122,8 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
             Check(
                 ERROR,
                 "labels.amendments_chain",
-                f"the amendment chain is broken ({len(broken)} break{'s' if len(broken) != 1 else ''}), the records on both sides "
-                f"not applied (re-affirm them with a new judgement): "
+                f"the amendment chain is broken ({len(broken)} break{'s' if len(broken) != 1 else ''}), "
+                "the records on both sides not applied (re-affirm them with a new judgement): "
                 f"{'; '.join(str(p) for p in broken[:SHOW])}",
                 {"count": len(broken), "files": sorted({p.file for p in broken})},
             )

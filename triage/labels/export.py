@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from triage.core.files import protect, refuse_target, write_bytes, write_new
+from triage.core.files import Protected, refuse_target, write_bytes, write_new
 from triage.labels.state import LabelState
 
 QRELS_EXT = (".qrels", ".txt", ".trec")
@@ -37,13 +37,13 @@ def provenance(state: LabelState, table: pa.Table | None = None) -> dict[str, st
     }
 
 
-def export(state: LabelState, out: Path, inputs: list[Path]) -> pa.Table:
+def export(state: LabelState, out: Path, forbidden: Protected) -> pa.Table:
     """Write the effective judgements to `out` (Parquet, or qrels by extension), grade 0 (judged not
     relevant) included; the rows written. InputError when `out` (or its sidecar) is a link, an
-    input, or not a regular file."""
+    input or where one is read (`Spec.forbidden`), or not a regular file."""
     table = state.judged_table()
     meta = provenance(state, table)
-    protected = protect([state.frozen.path, *inputs])
+    protected = forbidden
     if out.suffix.lower() in QRELS_EXT:
         lines = [
             f"{q} 0 {c} {r}\n"
