@@ -432,6 +432,13 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"triage: error: {visible(e.message, newlines=False)}", file=sys.stderr)
         return EXIT_INPUT
+    except MemoryError:  # an input too large for this machine: named as an input problem, exit 2
+        print(
+            "triage: error: out of memory while reading the inputs (a file larger than this machine "
+            "can hold at once?)",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
     except KeyboardInterrupt:  # ctrl+c while loading: stop cleanly, no traceback
         print("triage: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

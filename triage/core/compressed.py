@@ -7,6 +7,8 @@ read as well (the bytes decide). xz and zip are named and refused.
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -45,13 +47,42 @@ def inner_suffix(path: Path) -> str:
     return path.suffix.lower()
 
 
+RATIO = 200  # decompressed bytes allowed per compressed byte (text inputs compress 5-50x)
+FLOOR = 256 << 20  # bytes: always allowed, however small the compressed file
+CEILING = 16 << 30  # bytes: never more, unless TRIAGE_MAX_DECOMPRESSED says so
+CHUNK = 16 << 20  # bytes read at a time
+
+
+def limit(path: Path) -> int:
+    """The most bytes `path` may decompress to: RATIO times its size, at least FLOOR and at most
+    CEILING; `TRIAGE_MAX_DECOMPRESSED` (bytes, or with a K, M, G or T suffix) replaces both."""
+    given = os.environ.get("TRIAGE_MAX_DECOMPRESSED", "").strip()
+    if given:
+        match = re.fullmatch(r"(\d+)\s*([KMGT]?)i?B?", given, re.IGNORECASE)
+        if match is None:
+            raise InputError("TRIAGE_MAX_DECOMPRESSED", f"{given!r} is not a size (as 4G or 500000000)")
+        return int(match[1]) << (10 * " KMGT".index(match[2].upper() or " "))
+    return min(CEILING, max(FLOOR, RATIO * path.stat().st_size))
+
+
 def decompress(path: Path, name: str) -> bytes:
-    """The whole decompressed content of `path` (Arrow codec `name`)."""
+    """The whole decompressed content of `path` (Arrow codec `name`), refused past `limit(path)`:
+    a small file that inflates to gigabytes (a decompression bomb) is named, never read whole."""
+    cap = limit(path)
+    parts, total = [], 0
     try:
         with pa.input_stream(str(path), compression=name) as stream:
-            data = stream.read()
+            while chunk := stream.read(CHUNK):
+                total += len(chunk)
+                if total > cap:
+                    raise InputError(
+                        path,
+                        f"decompresses to more than {cap:,} bytes ({RATIO}x its size, at most "
+                        f"{CEILING >> 30} GiB); set TRIAGE_MAX_DECOMPRESSED to read it",
+                    )
+                parts.append(chunk)
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot decompress ({name}; truncated or corrupt?): {e}") from None
-    if not data:
+    if not total:
         raise InputError(path, "is empty once decompressed")
-    return bytes(data)
+    return b"".join(parts)

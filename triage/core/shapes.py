@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.dataset as ds
 
+from triage.core.compressed import codec, decompress
 from triage.core.contract import LABEL_ALIASES, LONG_ALIASES
 from triage.core.errors import InputError
 from triage.core.long_runs import group_long
@@ -292,11 +293,10 @@ def read_dataset(path: Path, columns: list[str] | None = None) -> Parsed:
 
 def _text_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed by extension, without a UTF-8 BOM."""
-    regular_file(path)
+    name = codec(path, sniff(path))
     try:
-        with pa.input_stream(str(path), compression="detect") as f:
-            data = f.read()
-    except (pa.ArrowException, OSError) as e:
+        data = path.read_bytes() if name is None else decompress(path, name)  # bounded (`limit`)
+    except OSError as e:
         raise InputError(path, f"cannot be read: {e}") from None
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
