@@ -117,6 +117,7 @@ def open_evaluation(
     `label_state`: "amended" or "frozen", as `triage report --label-state`."""
     given = {"a": a, "b": b, "labels": labels, "queries": queries, "corpus": corpus}
     named = [r for r, v in given.items() if v is not None]
+    _check_arguments(manifest, names, k, meta, amendments, label_state, apply_stale)
     meta = meta or {}
     unknown = sorted(set(meta) - {"a", "b", "labels", "queries", "corpus"})
     if unknown:
@@ -173,6 +174,57 @@ def open_evaluation(
     )
     tables = Tables(**parsed) if parsed else FILES
     return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale, tables=tables))
+
+
+K_LIMIT = 2**63  # as the CLI's --k: a cut-off is a positive whole number below this
+
+
+def _check_arguments(
+    manifest: object,
+    names: object,
+    k: object,
+    meta: object,
+    amendments: object,
+    label_state: object,
+    apply_stale: object,
+) -> None:
+    """`open`'s arguments by the CLI's rules: TypeError for a value of the wrong kind, ValueError
+    for one out of range, each naming the argument."""
+    for arg, value in (("manifest", manifest), ("amendments", amendments)):
+        if value is not None and not isinstance(value, str | os.PathLike):
+            raise TypeError(f"{arg} must be a path (str or os.PathLike), not {type(value).__name__}")
+    if names is not None:
+        if not isinstance(names, tuple | list) or len(names) != 2:
+            raise TypeError(f"names must be a pair of arm names, as ('plain', 'headers'), not {names!r}")
+        if not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError(f"names must be two non-empty strings, not {names!r}")
+    if k is not None:
+        values = list(k) if isinstance(k, list | tuple) else [k]
+        if not values:
+            raise ValueError("k must be a positive whole number or a non-empty list of them, not []")
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int | np.integer):
+                raise TypeError(f"k must be a whole number or a list of them, not {type(v).__name__} {v!r}")
+            if not 1 <= int(v) < K_LIMIT:
+                raise ValueError(f"k must be a positive whole number below 2^63, not {int(v)}")
+        if len(set(int(v) for v in values)) != len(values):
+            raise ValueError(f"k names a cut-off twice: {list(values)}")
+    if meta is not None:
+        if not isinstance(meta, Mapping):
+            raise TypeError(f"meta must be a mapping of input to its metadata, not {type(meta).__name__}")
+        for role, value in meta.items():
+            if not isinstance(value, Mapping):
+                raise TypeError(
+                    f"meta[{role!r}] must be a mapping of metadata keys, not {type(value).__name__}"
+                )
+            if not all(isinstance(key, str) for key in value):
+                raise TypeError(f"meta[{role!r}]'s keys must be strings")
+    if not isinstance(label_state, str):
+        raise TypeError(f"label_state must be 'amended' or 'frozen', not {type(label_state).__name__}")
+    if label_state not in {m.value for m in LabelMode}:
+        raise ValueError(f"label_state must be 'amended' or 'frozen', not {label_state!r}")
+    if not isinstance(apply_stale, bool):
+        raise TypeError(f"apply_stale must be True or False, not {type(apply_stale).__name__}")
 
 
 @dataclass(frozen=True)
