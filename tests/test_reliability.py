@@ -25,7 +25,6 @@ from triage.cli.main import main
 from triage.core.bundled import bundled
 from triage.core.corpus import open_corpus
 from triage.core.corpus_cache import corpus_key, folder_of
-from triage.core.errors import InputError
 from triage.core.frozen import sha256_file
 from triage.core.manifest import from_manifest
 from triage.labels.records import ADD

@@ -12,8 +12,8 @@ is broken there, and the record before the break is as suspect as the one after 
 rewritten with its own hash recomputed breaks the chain only at the next line): neither is applied,
 and the break names both. The chain holds no secret: it shows that a file was changed between its
 lines, never that a whole file was not rewritten (an append at its end, or a cut at a line's end,
-is not detectable either). A fragment completed by a later writer's newline (`repairs` names its offset) is reported as
-repaired, not as damage. Writing is `writer.py`; merging files is `log.py`.
+is not detectable either). A fragment completed by a later writer's newline (`repairs` names its
+offset) is reported as repaired, not as damage. Writing is `writer.py`; merging files is `log.py`.
 """
 
 from __future__ import annotations
