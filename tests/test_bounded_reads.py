@@ -66,6 +66,7 @@ def test_a_compressed_input_past_its_ratio_is_named_not_read(ev, capsys, monkeyp
 def test_the_absolute_limit_holds_and_an_ordinary_file_is_read(ev, capsys, monkeypatch) -> None:
     plain = ev / "labels.qrels.gz"
     plain.write_bytes(gzip.compress((ev / "labels.qrels").read_bytes()))
+
     def numbers(got: tuple[int, str, str]) -> tuple[int, object, object]:
         body = json.loads(got[1])
         return got[0], body["arms"], body["paired"]
