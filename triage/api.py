@@ -199,7 +199,7 @@ def _check_arguments(
         if not all(isinstance(n, str) and n.strip() for n in names):
             raise ValueError(f"names must be two non-empty strings, not {names!r}")
     if k is not None:
-        values = list(k) if isinstance(k, list | tuple) else [k]
+        values: list[Any] = list(k) if isinstance(k, list | tuple) else [k]
         if not values:
             raise ValueError("k must be a positive whole number or a non-empty list of them, not []")
         for v in values:

@@ -52,9 +52,9 @@ def protect(
 ) -> Protected:
     """What a write must never land on: the files `paths` (by identity and by name), the further
     `names`, and anything inside `folders`."""
-    paths = [p for p in paths if p is not None]
-    out = Protected(i for p in paths if (i := identity(p)) is not None)
-    out.names = frozenset(place(p) for p in [*paths, *names])
+    given = [p for p in paths if p is not None]
+    out = Protected(i for p in given if (i := identity(p)) is not None)
+    out.names = frozenset(place(p) for p in [*given, *names])
     out.folders = tuple(os.path.realpath(f) for f in folders)
     return out
 
