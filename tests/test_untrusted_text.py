@@ -788,3 +788,20 @@ def test_text_report_shows_payloads_as_visible_tokens(evaluation: Path, capsys) 
         "[link='file:///",  # plan B of q1, cut to its column
     ]:
         assert literal in out, literal
+
+
+async def test_a_corpus_cache_that_cannot_be_written_is_a_notice_and_the_text_still_comes(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from triage.core import corpus as corpus_mod
+
+    monkeypatch.setattr(corpus_mod, "SMALL", 0)  # this small corpus goes through the cache
+    (tmp_path / "root").write_text("a file where the cache folder would be")
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "root"))
+    rows = [(c, h, t) for c, h, t in CHUNKS]
+    manifest = write_evaluation(tmp_path, table(("chunk_id", "header", "text"), rows), EVIL_DIR)
+    async with running(manifest) as (app, pilot):
+        assert app.session is not None
+        notice = await toast(pilot, app, "corpus cache")
+        check_screen(app, "read directly", widget=notice)
+        assert app.session.corpus is not None and len(app.session.corpus) == len(rows)
