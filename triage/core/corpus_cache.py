@@ -64,7 +64,7 @@ SCHEMAS = {
 MANIFEST = "manifest.json"
 OLDER_FILES = ("ids.arrow", "slots.arrow")  # what an older triage kept there, never read
 MAX_MANIFEST = 1 << 16  # bytes: a manifest is a few hundred
-WINDOW = 64 << 20  # bytes hashed at a time, their mapped pages then dropped
+WINDOW = 16 << 20  # bytes hashed at a time, their mapped pages then dropped
 
 
 class Unwritable(Exception):
