@@ -329,7 +329,7 @@ def _write(
     try:
         write_new(target, fill, protected)
     except InputError as e:
-        if e.path == target:  # the target was refused (a link or an input under its name)
+        if e.path == str(target):  # the target was refused (a link or an input under its name)
             raise Unwritable(e.message) from None
         raise
     except OSError as e:
