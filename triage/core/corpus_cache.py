@@ -151,10 +151,11 @@ def _identities(folder: Path) -> tuple:
 
 def _manifest(folder: Path, key: str) -> tuple[Identity, int, dict[str, dict], int] | None:
     """(identity, mtime, files, rows) of the folder's manifest, if it is one for `key`."""
-    raw = _read_regular(folder / MANIFEST, MAX_MANIFEST)
-    if raw is None:
+    got = _map(folder / MANIFEST)
+    if got is None or got[1].st_size > MAX_MANIFEST:
         return None
-    data, st = raw
+    with got[0] as mapped:
+        data, st = mapped[:], got[1]
     try:
         obj = json.loads(data)
     except ValueError:
@@ -171,37 +172,30 @@ def _manifest(folder: Path, key: str) -> tuple[Identity, int, dict[str, dict], i
     return (st.st_dev, st.st_ino), st.st_mtime_ns, obj["files"], obj["rows"]
 
 
-def _read_regular(path: Path, limit: int) -> tuple[bytes, os.stat_result] | None:
+def _map(path: Path) -> tuple[mmap.mmap, os.stat_result] | None:
+    """`path` mapped read-only with its stat, if it is a non-empty regular file reached without
+    following a link (the descriptor is closed; the mapping keeps the file)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
             return None
-        return os.read(fd, limit + 1), st
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ), st
+    except OSError:
+        return None
     finally:
         os.close(fd)
 
 
 def _verified(path: Path, entry: object, schema: pa.Schema) -> pa.Table | None:
     """The table in `path` if its bytes are those the manifest's `entry` records."""
-    if not isinstance(entry, dict) or type(entry.get("bytes")) is not int:
+    got = _map(path)
+    if got is None or not isinstance(entry, dict) or got[1].st_size != entry.get("bytes"):
         return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != entry["bytes"] or st.st_size == 0:
-            return None
-        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)  # the mapping keeps the file
+    mapped = got[0]
     if _digest(mapped) != entry.get("xxh3_64"):
         mapped.close()
         return None
@@ -227,16 +221,11 @@ def _digest(mapped: mmap.mmap) -> str:
 
 
 def _file_digest(path: Path) -> tuple[int, str]:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    try:
-        size = os.fstat(fd).st_size
-        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    finally:
-        os.close(fd)
-    try:
-        return size, _digest(mapped)
-    finally:
-        mapped.close()
+    got = _map(path)
+    if got is None:
+        raise OSError(f"{path}: not the regular file just written")
+    with got[0] as mapped:
+        return got[1].st_size, _digest(mapped)
 
 
 # -- building ------------------------------------------------------------------------------------
