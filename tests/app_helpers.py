@@ -6,7 +6,7 @@ import asyncio
 
 from textual.pilot import Pilot
 
-from triage.core.checks import PENDING_CORPUS
+from triage.core.checks.suite import PENDING_CORPUS
 
 
 async def wait_loaded(pilot: Pilot, corpus: bool = True) -> None:

@@ -11,8 +11,8 @@ import pytest
 
 from triage.core.bundled import sample_manifest
 from triage.core.evaluation import Evaluation, evaluate
-from triage.core.inputs import load_inputs
-from triage.core.manifest import from_manifest
+from triage.core.inputs.load import load_inputs
+from triage.core.inputs.manifest import from_manifest
 
 K = 5
 
@@ -170,7 +170,8 @@ class TextFiles:
     ids=lambda pc: "-".join(pc),
 )
 def text_files(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> TextFiles:
-    from triage.core import arrowtext, readers
+    from triage.core.inputs import arrowtext
+    from triage.core.inputs import readers
 
     files = TextFiles(*request.param)
     if files.path_kind == "lines":

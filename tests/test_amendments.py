@@ -25,8 +25,8 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.manifest import from_manifest
-from triage.core.paired import Outcome
+from triage.core.inputs.manifest import from_manifest
+from triage.core.measures.paired import Outcome
 from triage.labels import writer as amendments
 from triage.labels.records import ADD, RETRACT, Problem, Record, line_hash, read_file
 from triage.labels.state import LabelMode

@@ -308,7 +308,7 @@ def test_several_cut_offs_through_the_api_match_the_cli(capsys) -> None:
 def test_the_per_query_hints_are_the_reports_past_the_text_cap(from_tables: Comparison, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Text is read for the first TEXT_FLIPS flips in both; past them both give the hints that
     # need no text, so the table and the report never disagree, whatever the number of flips.
-    from triage.core import hints as hints_mod
+    from triage.core.views import hints as hints_mod
 
     monkeypatch.setattr(hints_mod, "TEXT_FLIPS", 3)
     by_id = {row["query_id"]: row["hints"] for row in from_tables.queries(hints=True).to_pylist()}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
-from triage.core.paired import Outcome
+from triage.core.measures.paired import Outcome
 from triage.ui.app import TriageApp
 from triage.ui.screens.chunk import ChunkScreen
 from triage.ui.screens.detail import DetailScreen, GoldPane

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 import triage.workspace.session as session_module
 from triage.core.bundled import bundled
-from triage.core.paired import Outcome
+from triage.core.measures.paired import Outcome
 from triage.report import cells as fmt
 from triage.ui.app import TriageApp
 from triage.ui.messages import Amended

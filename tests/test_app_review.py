@@ -12,7 +12,7 @@ from textual.widgets import Input, Static
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.paired import Outcome
+from triage.core.measures.paired import Outcome
 from triage.ui.app import TriageApp
 from triage.ui.screens.amendments import AmendmentsScreen
 from triage.ui.screens.detail import DetailScreen

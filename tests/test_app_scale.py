@@ -16,10 +16,10 @@ import numpy as np
 from rich.console import Console
 from textual.widgets import Static
 
-from triage.core.checks import PENDING_CORPUS
+from triage.core.checks.suite import PENDING_CORPUS
 from triage.core.evaluation import Evaluation
-from triage.core.manifest import from_manifest
-from triage.core.paired import Outcome
+from triage.core.inputs.manifest import from_manifest
+from triage.core.measures.paired import Outcome
 from triage.labels.state import LabelState
 from triage.workspace.detail import build_detail, judged_grades
 from triage.workspace.session import open_session
@@ -89,7 +89,7 @@ def test_flip_positions_and_the_regression_count_follow_each_new_version() -> No
 
 
 async def test_n_and_p_read_one_query_not_every_label_or_flip(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from triage.core import hints as hints_mod
+    from triage.core.views import hints as hints_mod
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen
     from triage.workspace import session as session_mod
@@ -238,7 +238,7 @@ async def test_back_on_the_overview_after_an_amendment_the_numbers_are_rebuilt_o
 
 
 def test_results_of_the_evaluation_outlive_the_corpus_check_and_the_report_does_not() -> None:
-    from triage.core.checks import check_corpus
+    from triage.core.checks.suite import check_corpus
     from triage.ui.screens.live import report, report_ready
 
     s = open_session(None)  # the corpus check deferred, as the app opens it
@@ -352,7 +352,7 @@ async def test_hints_that_come_in_under_the_detail_are_drawn_when_the_list_is_ba
 async def test_a_list_drawn_before_the_corpus_shows_its_text_hints_when_it_is_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import asyncio
 
-    from triage.core import corpus as corpus_mod
+    from triage.core.inputs import corpus as corpus_mod
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen
     from triage.ui.screens.lists import FlipsScreen

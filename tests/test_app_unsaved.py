@@ -96,7 +96,7 @@ async def test_quitting_with_everything_saved_does_not_ask() -> None:
 
 def test_the_refusal_shown_is_the_disks_not_the_queue_behind_it(refused: Path) -> None:
     """A second decision held behind the first refused one keeps the disk's words for the prompt."""
-    from triage.core.manifest import from_manifest
+    from triage.core.inputs.manifest import from_manifest
     from triage.labels.verdicts import Cause
     from triage.workspace.review import QUEUED
     from triage.workspace.session import Session

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from test_app_review import SIZE, open_q150, text_of
 
-from triage.core import hints
+from triage.core.views import hints
 from triage.core.bundled import bundled
-from triage.core.hints import Hint, HintKind
+from triage.core.views.hints import Hint, HintKind
 from triage.labels.records import read_file
 from triage.labels.verdicts import Cause
 from triage.ui.app import TriageApp

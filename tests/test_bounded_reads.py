@@ -1,5 +1,5 @@
 """Reads are bounded: a compressed input that inflates past its limit, memory running out and a
-Parquet column named twice are each exit 2 naming the file, never a traceback (core/compressed.py)."""
+Parquet column named twice are each exit 2 naming the file, never a traceback (core/inputs/compressed.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from triage.cli.main import main
-from triage.core import compressed
+from triage.core.inputs import compressed
 from triage.core.bundled import bundled
 
 
@@ -82,7 +82,7 @@ def test_the_absolute_limit_holds_and_an_ordinary_file_is_read(ev, capsys, monke
 
 
 def test_running_out_of_memory_while_reading_is_exit_2(ev, capsys, monkeypatch) -> None:
-    from triage.core import readers
+    from triage.core.inputs import readers
 
     def exhausted(*a: object, **k: object) -> None:
         raise MemoryError

@@ -15,20 +15,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triage.core import corpus as corpus_mod
-from triage.core import corpus_cache as cache
-from triage.core.corpus import open_corpus
+from triage.core.inputs import corpus as corpus_mod
+from triage.core.inputs import corpus_cache as cache
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation, evaluate
-from triage.core.gold import SLOTS, encode_gold, gold_hits
-from triage.core.ids import duplicate_rows, fingerprint, list_fingerprints
-from triage.core.inputs import load_inputs
-from triage.core.lookup import CorpusIds
-from triage.core.manifest import from_manifest
-from triage.core.readers import from_table, validate_text
-from triage.core.search import Searcher
-from triage.core.shapes import Role
-from triage.core.suggest import MIN_CHARS, THRESHOLD, near_duplicates
+from triage.core.ids.codes import duplicate_rows, fingerprint, list_fingerprints
+from triage.core.ids.index import CorpusIds
+from triage.core.inputs.corpus import open_corpus
+from triage.core.inputs.load import load_inputs
+from triage.core.inputs.manifest import from_manifest
+from triage.core.inputs.readers import from_table, validate_text
+from triage.core.inputs.shapes import Role
+from triage.core.measures.gold import SLOTS, encode_gold, gold_hits
+from triage.core.text.search import Searcher
+from triage.core.text.suggest import MIN_CHARS, THRESHOLD, near_duplicates
 
 # == ids.fingerprint =============================================================================
 
@@ -570,7 +570,7 @@ def test_the_cache_is_built_once_and_reused(tmp_path: Path, monkeypatch) -> None
 
 
 def test_the_caches_header_tokens_are_the_headers_counted_now(tmp_path: Path, monkeypatch) -> None:
-    from triage.core.words import token_estimate
+    from triage.core.text.words import token_estimate
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "chunks.parquet"
@@ -588,7 +588,7 @@ def test_the_caches_header_tokens_are_the_headers_counted_now(tmp_path: Path, mo
 
 
 def test_an_uncached_corpus_counts_each_header_once_when_first_asked(tmp_path: Path, monkeypatch) -> None:
-    from triage.core.words import token_estimate
+    from triage.core.text.words import token_estimate
 
     path = tmp_path / "chunks.parquet"
     write_corpus(path, n=30, row_group=4)
@@ -658,8 +658,8 @@ def test_the_files_an_older_triage_kept_are_removed_when_the_folder_is_built_aga
 
 
 def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path: Path, monkeypatch) -> None:
-    from triage.core import inputs
-    from triage.core.lookup import IdIndex
+    from triage.core.inputs import load as inputs
+    from triage.core.ids.index import IdIndex
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)  # this small file is mapped like a large one
@@ -759,7 +759,7 @@ def _reseal(folder: Path) -> None:
 def test_a_broken_index_in_the_cache_is_read_past_and_then_named(
     tmp_path: Path, monkeypatch, broken: str
 ) -> None:
-    from triage.core import inputs
+    from triage.core.inputs import load as inputs
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)
@@ -848,7 +848,7 @@ def test_a_mapped_corpus_never_gives_one_id_s_chunk_for_another(tmp_path: Path, 
 def test_an_index_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, monkeypatch) -> None:
     import shutil
 
-    from triage.core import inputs
+    from triage.core.inputs import load as inputs
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)
@@ -889,7 +889,7 @@ def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(
     shutil.copytree(bundled("sample_runs"), folder)
     manifest = folder / "triage.toml"  # without the tuning split: its doc ids are read from the file
     manifest.write_text(manifest.read_text().split("[holdout]")[0])
-    from triage.core import inputs
+    from triage.core.inputs import load as inputs
 
     reads: list[Path] = []
     read = inputs.read_input
@@ -917,7 +917,7 @@ def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(
     st.lists(st.text(max_size=12), max_size=200),
 )
 def test_an_id_index_holds_exactly_its_ids(corpus: list[str], asked: list[str]) -> None:
-    from triage.core.lookup import IdIndex
+    from triage.core.ids.index import IdIndex
 
     index = IdIndex.build(fingerprint(pa.array(corpus, pa.string())))
     values = asked + corpus[::3]
@@ -926,7 +926,7 @@ def test_an_id_index_holds_exactly_its_ids(corpus: list[str], asked: list[str]) 
 
 
 def test_an_id_index_probes_past_full_slots_and_keeps_repeated_keys() -> None:
-    from triage.core.lookup import IdIndex
+    from triage.core.ids.index import IdIndex
 
     # Keys built to share their low bits (the slot): one long probe chain; a key given twice; 0.
     keys = np.array([(i << 20) | 5 for i in range(1, 40)] + [7 << 20 | 5, 0], np.uint64)
@@ -937,7 +937,7 @@ def test_an_id_index_probes_past_full_slots_and_keeps_repeated_keys() -> None:
 
 
 def test_an_id_index_runs_past_its_last_home_slot_instead_of_wrapping() -> None:
-    from triage.core.lookup import IdIndex
+    from triage.core.ids.index import IdIndex
 
     # 8 keys whose home is the last slot (low bits all ones) and 3 at slot 0: the first run
     # spills past the end of the home slots, the second must not be taken for its continuation.
@@ -955,7 +955,7 @@ def test_an_id_index_runs_past_its_last_home_slot_instead_of_wrapping() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(max_size=6), max_size=120), st.lists(st.text(max_size=6), max_size=60))
 def test_corpus_ids_find_each_ids_first_row(corpus: list[str], asked: list[str]) -> None:
-    from triage.core.lookup import by_slot
+    from triage.core.ids.index import by_slot
 
     chunk_ids = pa.array(corpus, pa.string())
     first = {}
@@ -1011,7 +1011,7 @@ def test_the_universe_gives_every_row_its_query(tmp_path: Path, order_b: str) ->
     ],
 )
 def test_the_frozen_labels_keep_one_grade_a_pair(tmp_path: Path, rows: list[tuple[str, str, int]]) -> None:
-    from triage.core.frozen import load_frozen
+    from triage.core.inputs.frozen import load_frozen
 
     from conftest import write_parquet
 

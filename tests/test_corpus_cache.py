@@ -1,5 +1,5 @@
 """The corpus cache proves itself: whatever is done to its files, the report is the one a cache
-never touched gives, or the corpus is read directly and one notice says so (core/corpus_cache.py)."""
+never touched gives, or the corpus is read directly and one notice says so (core/inputs/corpus_cache.py)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from triage.cli.main import main
-from triage.core import corpus as corpus_mod
-from triage.core import corpus_cache as cache
+from triage.core.inputs import corpus as corpus_mod
+from triage.core.inputs import corpus_cache as cache
 from triage.core import files
 from triage.core.bundled import bundled
-from triage.core.corpus import open_corpus
+from triage.core.inputs.corpus import open_corpus
 
 NAMES = [*cache.SCHEMAS, cache.MANIFEST]
 

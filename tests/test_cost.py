@@ -1,4 +1,4 @@
-"""The cost row (core/cost.py) and answer accuracy (core/answers.py), on evaluations written here
+"""The cost row (core/views/cost.py) and answer accuracy (core/views/answers.py), on evaluations written here
 with each cause present and absent, and on the bundled sample."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import pyarrow as pa
 import pytest
 
 from triage.cli.main import main
-from triage.core.answers import answers
-from triage.core.checks import Level
-from triage.core.corpus import open_corpus
-from triage.core.cost import cost, cost_checks, grouped_percentiles
+from triage.core.checks.model import Level
 from triage.core.errors import InputError
-from triage.core.manifest import from_manifest
-from triage.core.words import token_estimate, token_estimates
+from triage.core.inputs.corpus import open_corpus
+from triage.core.inputs.manifest import from_manifest
+from triage.core.text.words import token_estimate, token_estimates
+from triage.core.views.answers import answers
+from triage.core.views.cost import cost, cost_checks, grouped_percentiles
 from triage.report.build import build
 from triage.workspace.detail import build_detail
 from triage.workspace.snapshot import open_snapshot

@@ -19,7 +19,7 @@ from test_sample import rows
 from triage.cli.main import main
 from triage.core.bundled import bundled, sample_spec
 from triage.core.evaluation import Evaluation, evaluate
-from triage.core.inputs import load_inputs
+from triage.core.inputs.load import load_inputs
 from triage.report.build import build
 from triage.workspace.snapshot import open_snapshot
 
@@ -299,7 +299,7 @@ def test_recall_at_depth_counts_the_gold_below_k(tmp_path: Path, capsys) -> None
 def test_several_cut_offs_at_once_equal_one_at_a_time(tmp_path: Path) -> None:
     """`judge_at` shares the best ranks, gains and ideal positions across ks: value for value what
     `judge` gives at each k alone (graded multi-gold, n_eligible, a query an arm lacks)."""
-    from triage.core.metrics import judge, judge_at
+    from triage.core.measures.metrics import judge, judge_at
 
     inputs = load_inputs(sample_spec())
     for ev in (frozen_evaluation(generated(tmp_path, n=1200, seed=3)), evaluate(inputs, inputs.frozen.table)):

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from triage.core.evaluation import Evaluation
-from triage.core.hints import PUSHED_BELOW, HintKind, hints_for, losing_arms
-from triage.core.manifest import from_manifest
+from triage.core.inputs.manifest import from_manifest
+from triage.core.views.hints import PUSHED_BELOW, HintKind, hints_for, losing_arms
 from triage.report.build import build
 from triage.report.model import dumps
 from triage.report.rows import COLUMNS, Flips, hint_dict

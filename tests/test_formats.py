@@ -111,7 +111,7 @@ def test_a_large_parquet_file_read_through_a_buffer_gives_the_same_report(
 ) -> None:
     # Files past readers.STREAM_BYTES are read through a small buffer: every file counts as large
     # here. The report is the same, and a truncated file is still named.
-    from triage.core import readers
+    from triage.core.inputs import readers
 
     whole = report(capsys, str(SAMPLE))
     monkeypatch.setattr(readers, "STREAM_BYTES", 0)

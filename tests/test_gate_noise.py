@@ -11,8 +11,8 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.floors import toml_key
-from triage.core.intervals import wilson_one
+from triage.core.gate.propose import toml_key
+from triage.core.measures.intervals import wilson_one
 
 import sample_story as story
 from conftest import write_evaluation

@@ -14,7 +14,7 @@ from test_app_review import SIZE, open_q150, text_of
 import triage.workspace.snapshot as snapshot_mod
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.sanitize import visible
+from triage.core.text.sanitize import visible
 from triage.ui.app import TriageApp
 
 from conftest import RUN_SCHEMA, manifest, write_parquet

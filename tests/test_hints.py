@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from triage.core.corpus import Corpus, open_corpus
 from triage.core.evaluation import Evaluation, evaluate
-from triage.core.hints import HintKind, hints_for
-from triage.core.inputs import load_inputs
-from triage.core.manifest import from_manifest
+from triage.core.inputs.corpus import Corpus, open_corpus
+from triage.core.inputs.load import load_inputs
+from triage.core.inputs.manifest import from_manifest
+from triage.core.views.hints import HintKind, hints_for
 
 from conftest import manifest, write_parquet
 
@@ -472,7 +472,7 @@ def test_the_report_lists_hints_and_drops_empty_columns(tmp_path: Path) -> None:
 def test_the_report_reads_text_for_the_first_flips_only(sample: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Past TEXT_FLIPS flips (in flip order) the report gives only the hints that need no text,
     # and their evidence says why; the flips before are read as before.
-    from triage.core import hints as hints_mod
+    from triage.core.views import hints as hints_mod
     from triage.report import build as build_mod
     from triage.workspace.snapshot import open_snapshot
 

@@ -13,7 +13,7 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.split import hashed_out
+from triage.core.inputs.split import hashed_out
 
 import sample_story as story
 from conftest import manifest, write_parquet

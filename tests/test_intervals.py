@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from triage.cli.main import main
-from triage.core.intervals import Z95, wilson, wilson_one
-from triage.core.slices import tenants
+from triage.core.measures.intervals import Z95, wilson, wilson_one
+from triage.core.views.slices import tenants
 from triage.report import cells
 from triage.ui.app import TriageApp
 from triage.ui.screens.slices import TenantsScreen

@@ -17,7 +17,7 @@ from textual.widgets import Static
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.manifest import from_manifest
+from triage.core.inputs.manifest import from_manifest
 from triage.report import cells, markdown
 from triage.report.build import build
 from triage.report.model import Report

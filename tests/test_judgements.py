@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from triage.core.bundled import bundled
-from triage.core.manifest import from_manifest
+from triage.core.inputs.manifest import from_manifest
 from triage.workspace.session import Session
 from triage.workspace.snapshot import open_snapshot
 

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.frozen import load_frozen
-from triage.core.manifest import from_manifest
+from triage.core.inputs.frozen import load_frozen
+from triage.core.inputs.manifest import from_manifest
 from triage.labels.agreement import agreement, cohen_kappa
 from triage.workspace.session import Session
 from triage.workspace.snapshot import open_snapshot

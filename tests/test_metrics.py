@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from triage.cli.main import main
-from triage.core.manifest import from_manifest
-from triage.core.paired import mcnemar_exact
+from triage.core.inputs.manifest import from_manifest
+from triage.core.measures.paired import mcnemar_exact
 from triage.workspace.snapshot import open_snapshot
 
 from conftest import RUN_SCHEMA, manifest, write_parquet

@@ -16,7 +16,7 @@ import pytest
 import pytrec_eval
 
 from triage.core.evaluation import Evaluation
-from triage.core.metrics import judge
+from triage.core.measures.metrics import judge
 
 from conftest import frozen_evaluation, manifest, write_parquet
 

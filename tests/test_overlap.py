@@ -1,4 +1,4 @@
-"""Query origin and lexical overlap (core/origin.py, core/overlap.py): the tokeniser against
+"""Query origin and lexical overlap (core/views/origin.py, core/checks/overlap.py): the tokeniser against
 `words.words`, the overlap against a plain-Python computation, the per-origin numbers against the
 same report on the filtered query set, the `queries.generated_like` threshold chosen from
 SciFact-like data, and both checks with their cause present and absent."""
@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 
 from triage.cli.main import main
-from triage.core.corpus import open_corpus
-from triage.core.manifest import from_manifest
-from triage.core.overlap import GENERATED_LIKE, overlap, spread, tokens
-from triage.core.words import shared, words
+from triage.core.checks.overlap import GENERATED_LIKE, overlap, spread, tokens
+from triage.core.inputs.corpus import open_corpus
+from triage.core.inputs.manifest import from_manifest
+from triage.core.text.words import shared, words
 
 from conftest import frozen_evaluation, manifest, write_parquet
 

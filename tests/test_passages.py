@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from triage.core.words import PASSAGE_WORDS, best_passages, passages, words
+from triage.core.text.words import PASSAGE_WORDS, best_passages, passages, words
 
 QUERY = "how long after a deploy can I still roll back without being asked to confirm"
 ANSWER = "Rollback: you can still roll back a deploy for 30 minutes without being asked to confirm."

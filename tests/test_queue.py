@@ -12,8 +12,8 @@ from textual.widgets import Static
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.corpus import open_corpus
-from triage.core.paired import Outcome
+from triage.core.inputs.corpus import open_corpus
+from triage.core.measures.paired import Outcome
 from triage.labels.records import ADD, RETRACT, read_file
 from triage.ui.app import TriageApp
 from triage.ui.screens.queue import QueueScreen

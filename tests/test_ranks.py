@@ -19,7 +19,7 @@ from test_oracle import as_run, generated, trec_inputs
 
 from triage.cli.main import main
 from triage.core.evaluation import Evaluation
-from triage.core.ranks import TIE, Ranks, ranks, win_tie_loss
+from triage.core.views.ranks import TIE, Ranks, ranks, win_tie_loss
 from triage.report import cells
 
 from conftest import frozen_evaluation, manifest, write_parquet

@@ -15,7 +15,7 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.manifest import from_manifest
+from triage.core.inputs.manifest import from_manifest
 from triage.labels.log import read_log
 from triage.labels.records import ADD, ProblemKind, parse, read_file
 from triage.labels.writer import Writer

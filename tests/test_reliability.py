@@ -23,10 +23,10 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.corpus import open_corpus
-from triage.core.corpus_cache import corpus_key, folder_of
-from triage.core.frozen import sha256_file
-from triage.core.manifest import from_manifest
+from triage.core.inputs.corpus import open_corpus
+from triage.core.inputs.corpus_cache import corpus_key, folder_of
+from triage.core.inputs.frozen import sha256_file
+from triage.core.inputs.manifest import from_manifest
 from triage.labels.records import ADD
 from triage.labels.writer import FrozenFileChanged, Writer
 from triage.workspace.session import Session

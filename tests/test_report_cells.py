@@ -13,9 +13,9 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled, sample_manifest
-from triage.core.checks import Level
-from triage.core.manifest import from_manifest
-from triage.core.paired import Outcome
+from triage.core.checks.model import Level
+from triage.core.inputs.manifest import from_manifest
+from triage.core.measures.paired import Outcome
 from triage.report import cells, markdown
 from triage.report.build import build
 from triage.report.model import Report, dumps

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from triage.cli.main import main
-from triage.core.hints import Hint, HintKind
+from triage.core.views.hints import Hint, HintKind
 from triage.labels.verdicts import Cause, Verdict, Verdicts
 from triage.report.review import ending, opening
 from triage.workspace.snapshot import Snapshot

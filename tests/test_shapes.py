@@ -18,10 +18,10 @@ import pytest
 from triage.cli.main import main
 from triage.core.bundled import bundled
 from triage.core.errors import InputError
-from triage.core.frozen import sha256_file
-from triage.core.long_runs import group_long
-from triage.core.readers import Parsed
-from triage.core.shapes import SHAPES, Format, Role, detect, read_input
+from triage.core.inputs.frozen import sha256_file
+from triage.core.inputs.long_runs import group_long
+from triage.core.inputs.readers import Parsed
+from triage.core.inputs.shapes import SHAPES, Format, Role, detect, read_input
 
 SAMPLE = bundled("sample_runs")
 LABEL_META = {"name": "sample gold v1", "created_at": "2026-10-20T11:30:00Z"}  # the sample's
@@ -261,7 +261,7 @@ def test_folders_of_parquet_shards_for_runs_labels_and_corpus(
     corpus = shards(pq.read_table(SAMPLE / "chunks.parquet"), tmp_path / "chunks", 5)
     manifest = evaluation(tmp_path, runs, labels, sample_meta(), corpus=corpus)
     assert comparable(_report(manifest)) == comparable(parquet_form)
-    from triage.core.manifest import from_manifest
+    from triage.core.inputs.manifest import from_manifest
 
     never_written = set(from_manifest(manifest).inputs())  # each shard, and the folder's sidecar
     assert {tmp_path / "labels" / f"part-{i:02d}.parquet" for i in range(3)} <= never_written
@@ -282,7 +282,7 @@ def test_format_named_in_the_manifest_wins(tmp_path: Path, parquet_form: dict) -
     assert comparable(_report(manifest)) == comparable(parquet_form)
     (tmp_path / "triage.toml").write_text(manifest.read_text().replace('"tsv"', '"excel"'))
     with pytest.raises(InputError, match=r"\[labels\].*format 'excel' is not one of parquet, "):
-        from triage.core.manifest import from_manifest
+        from triage.core.inputs.manifest import from_manifest
 
         from_manifest(tmp_path / "triage.toml")
 
@@ -368,7 +368,7 @@ def test_ambiguous_label_columns_are_refused(tmp_path: Path) -> None:
 def test_errors_in_a_shape_name_the_line_or_place(tmp_path: Path) -> None:
     tsv = tmp_path / "qrels.tsv"
     tsv.write_text("query-id\tcorpus-id\tscore\n\nq1\td1\t1\nq2\td2\tx\n")
-    from triage.core.frozen import load_frozen
+    from triage.core.inputs.frozen import load_frozen
 
     with pytest.raises(InputError) as e:
         load_frozen(tsv)
@@ -391,7 +391,7 @@ def test_errors_in_a_shape_name_the_line_or_place(tmp_path: Path) -> None:
     shards = tmp_path / "shards"
     parquet(pa.table({"query_id": ["q1"], "retrieved": [["d1"]]}), shards / "a.parquet")
     parquet(pa.table({"query_id": ["q2", "q1"], "retrieved": [["d2"], ["d3"]]}), shards / "b.parquet")
-    from triage.core.contract import RUN, conform, unique_ids
+    from triage.core.inputs.contract import RUN, conform, unique_ids
 
     loaded = read_input(shards, Role.RUN)
     with pytest.raises(InputError, match=r"b\.parquet row 2"):
@@ -401,7 +401,7 @@ def test_errors_in_a_shape_name_the_line_or_place(tmp_path: Path) -> None:
 
 
 def test_ranks_win_over_disagreeing_scores_and_the_rise_is_reported() -> None:
-    from triage.core.inputs import list_facts
+    from triage.core.inputs.load import list_facts
 
     rows = [
         {"query_id": "q1", "chunk_id": "a", "rank": 1, "score": 0.1},

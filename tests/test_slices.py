@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from triage.cli.main import main
-from triage.core.manifest import from_manifest
-from triage.core.slices import BANDS, all_slices, band, filter_shape, tenants
+from triage.core.inputs.manifest import from_manifest
+from triage.core.views.slices import BANDS, all_slices, band, filter_shape, tenants
 from triage.workspace.snapshot import open_snapshot
 
 import sample_story as story

@@ -13,8 +13,8 @@ from platformdirs import user_cache_dir
 
 from triage import __version__
 from triage.cli.main import main
-from triage.core.corpus import cache_dir
-from triage.core.sanitize import visible
+from triage.core.inputs.corpus import cache_dir
+from triage.core.text.sanitize import visible
 
 from conftest import manifest, write_parquet
 

@@ -697,7 +697,7 @@ async def test_unreadable_corpus_notice_is_literal(tmp_path: Path) -> None:
 async def test_a_corpus_that_fails_unexpectedly_leaves_a_notice_not_a_dead_worker(
     tmp_path: Path, monkeypatch
 ) -> None:
-    from triage.core import corpus as corpus_mod
+    from triage.core.inputs import corpus as corpus_mod
 
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise ValueError("Needed to copy 1 chunks with 1 nulls")  # as Arrow words one
@@ -793,7 +793,7 @@ def test_text_report_shows_payloads_as_visible_tokens(evaluation: Path, capsys) 
 async def test_a_corpus_cache_that_cannot_be_written_is_a_notice_and_the_text_still_comes(
     tmp_path: Path, monkeypatch
 ) -> None:
-    from triage.core import corpus as corpus_mod
+    from triage.core.inputs import corpus as corpus_mod
 
     monkeypatch.setattr(corpus_mod, "SMALL", 0)  # this small corpus goes through the cache
     (tmp_path / "root").write_text("a file where the cache folder would be")

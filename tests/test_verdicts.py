@@ -15,8 +15,8 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.hints import HintKind
-from triage.core.manifest import from_manifest
+from triage.core.inputs.manifest import from_manifest
+from triage.core.views.hints import HintKind
 from triage.labels import records as records_module
 from triage.labels.agreement import agreement
 from triage.labels.records import (

@@ -1,8 +1,8 @@
-"""Content words, highlights and the token estimate (triage/core/words.py)."""
+"""Content words, highlights and the token estimate (triage/core/text/words.py)."""
 
 from __future__ import annotations
 
-from triage.core.words import STOP, normal, shared, spans, token_estimate, words
+from triage.core.text.words import STOP, normal, shared, spans, token_estimate, words
 
 
 def test_stop_words_and_single_letters_are_not_content_words() -> None:

@@ -32,12 +32,12 @@ import pyarrow.compute as pc
 from triage.core.bundled import sample_spec
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.hints import flip_hint_table
-from triage.core.inputs import FILES, Tables
-from triage.core.manifest import ArmSpec, Spec, check_ks, from_manifest
-from triage.core.paired import Outcome
-from triage.core.readers import Parsed, from_table
-from triage.core.slices import DEFAULT_FLOOR
+from triage.core.inputs.load import FILES, Tables
+from triage.core.inputs.manifest import ArmSpec, Spec, check_ks, from_manifest
+from triage.core.inputs.readers import Parsed, from_table
+from triage.core.measures.paired import Outcome
+from triage.core.views.hints import flip_hint_table
+from triage.core.views.slices import DEFAULT_FLOOR
 from triage.labels.state import LabelMode
 from triage.report.build import build, report_corpus
 from triage.report.model import Report

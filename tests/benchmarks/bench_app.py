@@ -465,7 +465,7 @@ def _status_kib() -> dict[str, int]:
 
 def child_warm(data: Path) -> dict:
     """Build the corpus cache in TRIAGE_CACHE (the cold path of the corpus worker)."""
-    from triage.core.corpus import open_corpus
+    from triage.core.inputs.corpus import open_corpus
 
     t0 = time.perf_counter()
     corpus = open_corpus(data / "chunks.parquet")
@@ -500,7 +500,7 @@ def child_ids(data: Path, n: int, seed: int) -> dict:
 def child_corpus(data: Path, ids_file: Path) -> dict:
     """open_corpus on the warm cache, then corpus.get(ids) per query."""
     lists = json.loads(ids_file.read_text())["ids"]
-    from triage.core.corpus import open_corpus
+    from triage.core.inputs.corpus import open_corpus
 
     before = _status_kib()
     t0 = time.perf_counter()
@@ -547,9 +547,9 @@ def child_corpus(data: Path, ids_file: Path) -> dict:
 def _time_hints(data: Path, corpus: object) -> dict:
     """Cause hints for every flip of the evaluation: without the corpus (no text) and with it."""
     from triage.core.evaluation import evaluate
-    from triage.core.hints import hints_for
-    from triage.core.inputs import load_inputs
-    from triage.core.manifest import from_manifest
+    from triage.core.inputs.load import load_inputs
+    from triage.core.inputs.manifest import from_manifest
+    from triage.core.views.hints import hints_for
 
     inputs = load_inputs(from_manifest(data / "triage.toml"))
     ev = evaluate(inputs, inputs.frozen.table)
@@ -568,7 +568,7 @@ def _time_hints(data: Path, corpus: object) -> dict:
 
 
 def corpus_cache_dir() -> str:
-    from triage.core.corpus import cache_dir
+    from triage.core.inputs.corpus import cache_dir
 
     return str(cache_dir())
 
@@ -795,7 +795,7 @@ def child_search(data: Path, seed: int) -> dict:
 
     import pyarrow as pa
 
-    from triage.core.search import Searcher
+    from triage.core.text.search import Searcher
     from triage.workspace.session import open_session
 
     def keystrokes(searcher, needle: str) -> list[dict]:  # type: ignore[no-untyped-def]

@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from triage.core.bundled import bundled
-from triage.core.corpus import open_corpus
-from triage.core.manifest import from_manifest
+from triage.core.inputs.corpus import open_corpus
+from triage.core.inputs.manifest import from_manifest
 from triage.workspace.detail import build_detail
 from triage.workspace.session import Session
 from triage.workspace.snapshot import open_snapshot

@@ -32,7 +32,7 @@ REPO = HERE.parents[1]
 OURS = """
 import sys, time
 from pathlib import Path
-from triage.core import corpus_cache as cache
+from triage.core.inputs import corpus_cache as cache
 t = time.perf_counter()
 assert cache.open_verified(Path(sys.argv[1])) is not None
 print(time.perf_counter() - t)
@@ -41,7 +41,7 @@ FLOOR = """
 import sys, time, mmap, os
 import pyarrow as pa
 from pathlib import Path
-from triage.core import corpus_cache as cache
+from triage.core.inputs import corpus_cache as cache
 folder = cache.folder_of(cache.corpus_key(Path(sys.argv[1])))
 t = time.perf_counter()
 for name in cache.SCHEMAS:
@@ -51,7 +51,7 @@ print(time.perf_counter() - t)
 PEER = """
 import sys, time, hashlib, mmap, os
 from pathlib import Path
-from triage.core import corpus_cache as cache
+from triage.core.inputs import corpus_cache as cache
 folder = cache.folder_of(cache.corpus_key(Path(sys.argv[1])))
 t = time.perf_counter()
 for name in cache.SCHEMAS:
@@ -79,7 +79,7 @@ def main() -> int:
             [sys.executable, str(HERE / "make_bench.py"), "--out", args.data, "--corpus"], check=True
         )
     build = (
-        "from pathlib import Path; import sys; from triage.core.corpus import open_corpus; "
+        "from pathlib import Path; import sys; from triage.core.inputs.corpus import open_corpus; "
         "open_corpus(Path(sys.argv[1]))"
     )
     t = time.perf_counter()

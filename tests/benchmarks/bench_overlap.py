@@ -1,4 +1,4 @@
-"""Time the lexical overlap (core/overlap.py) at 100,000 queries: each with a ~12-word text and one
+"""Time the lexical overlap (core/checks/overlap.py) at 100,000 queries: each with a ~12-word text and one
 or two gold chunks of ~150 words in a 200,000-chunk corpus. Prints the seconds of `overlap`.
 
     PYTHONPATH=. python tests/benchmarks/bench_overlap.py [--queries N] [--data DIR]
@@ -14,11 +14,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from triage.core.corpus import open_corpus
+from triage.core.checks.overlap import overlap
 from triage.core.evaluation import evaluate
-from triage.core.inputs import load_inputs
-from triage.core.manifest import from_manifest
-from triage.core.overlap import overlap
+from triage.core.inputs.corpus import open_corpus
+from triage.core.inputs.load import load_inputs
+from triage.core.inputs.manifest import from_manifest
 
 
 def build(folder: Path, n: int) -> Path:

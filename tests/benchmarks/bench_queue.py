@@ -65,7 +65,7 @@ def ensure_data(data: Path, queries: int, chunks: int) -> None:
 
 
 def child_build(data: Path, out: Path) -> None:
-    from triage.core.corpus import open_corpus
+    from triage.core.inputs.corpus import open_corpus
     from triage.workspace.queue import JudgingQueue
     from triage.workspace.session import open_session
 
@@ -101,7 +101,7 @@ def child_build(data: Path, out: Path) -> None:
 
 
 def child_floor(data: Path, out: Path, n: int) -> None:
-    from triage.core.frozen import sha256_file
+    from triage.core.inputs.frozen import sha256_file
     from triage.labels.records import ADD
     from triage.labels.writer import Writer
 

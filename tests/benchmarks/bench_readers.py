@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow.csv as csv
 import pyarrow.json as pj
 
-from triage.core import readers
+from triage.core.inputs import readers
 
 
 def write_data(folder: Path, queries: int, depth: int) -> tuple[Path, Path, Path]:

@@ -219,8 +219,8 @@ def main() -> int:
     ap.add_argument("--amendments", type=int, default=10_000, help="amendment records to read (1.)")
     args = ap.parse_args()
     ensure_data(args.data, args.queries, args.chunks)
-    from triage.core.manifest import from_manifest
-    from triage.core.slices import tenants
+    from triage.core.inputs.manifest import from_manifest
+    from triage.core.views.slices import tenants
     from triage.labels.log import read_log
     from triage.labels.state import LabelState
     from triage.workspace.session import Session
@@ -263,7 +263,7 @@ def main() -> int:
         shutil.rmtree(folder / "labels.amendments")
 
         # 2. g → updated numbers and detail (core path)
-        from triage.core.corpus import open_corpus
+        from triage.core.inputs.corpus import open_corpus
 
         session = Session(snap, reviewer="bench")
         if spec.corpus:

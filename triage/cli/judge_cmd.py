@@ -13,12 +13,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.cli.labels_cmd import EXIT_NOT_SAVED, grade_text
-from triage.core.contract import LABELS, conform, single
 from triage.core.errors import InputError
-from triage.core.ids import absent_from, positions
-from triage.core.paired import Outcome
-from triage.core.readers import read_table
-from triage.core.sanitize import visible
+from triage.core.ids.codes import absent_from, positions
+from triage.core.inputs.contract import LABELS, conform, single
+from triage.core.inputs.readers import read_table
+from triage.core.measures.paired import Outcome
+from triage.core.text.sanitize import visible
 from triage.labels.agreement import agreement as reviewer_agreement
 from triage.labels.records import ADD, Record
 from triage.labels.state import Conflict, LabelState

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.sanitize import visible
+from triage.core.text.sanitize import visible
 from triage.labels.export import export as export_labels
 from triage.labels.records import RETRACT, ProblemKind, Record, read_file
 from triage.workspace.snapshot import Snapshot
@@ -134,8 +134,8 @@ def export(snapshot: Snapshot, out: Path) -> int:
 
 
 def suggest(snapshot: Snapshot, fmt: str) -> int:
-    from triage.core.corpus import open_corpus
-    from triage.core.suggest import THRESHOLD
+    from triage.core.inputs.corpus import open_corpus
+    from triage.core.text.suggest import THRESHOLD
     from triage.workspace.suggestions import suggestions_for
 
     spec = snapshot.spec

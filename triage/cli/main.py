@@ -104,7 +104,7 @@ def standard_errors(text: str) -> float:
 
 
 def _floor_arg(p: argparse.ArgumentParser) -> None:
-    from triage.core.slices import DEFAULT_FLOOR
+    from triage.core.views.slices import DEFAULT_FLOOR
 
     p.add_argument(
         "--floor", type=rate, default=DEFAULT_FLOOR, help=f"tenant hit-rate floor (default {DEFAULT_FLOOR})"
@@ -161,7 +161,7 @@ def report_parser() -> argparse.ArgumentParser:
         metavar="FLOORS.toml",
         help="exit 1 when B's hit rate falls below a floor of this file's [floors]",
     )
-    from triage.core.floors import MIN_N, SUGGEST_SE
+    from triage.core.gate.propose import MIN_N, SUGGEST_SE
 
     p.add_argument(
         "--suggest-floors",
@@ -301,7 +301,7 @@ def labels(args: argparse.Namespace) -> int:
 def spec_from(args: argparse.Namespace):  # -> Spec
     from triage.core.bundled import sample_spec
     from triage.core.errors import InputError
-    from triage.core.manifest import from_args, from_manifest
+    from triage.core.inputs.manifest import from_args, from_manifest
 
     paths = [Path(p) for p in args.paths]
     loose = [n for n in ("labels", "corpus", "queries") if getattr(args, n) is not None]
@@ -325,7 +325,7 @@ def spec_from(args: argparse.Namespace):  # -> Spec
 def _holdout(args: argparse.Namespace):  # -> Holdout | None
     """--holdout-fraction F (the hash rule) or --tuned-docs FILE; None: neither given."""
     from triage.core.errors import InputError
-    from triage.core.split import Holdout, Rule
+    from triage.core.inputs.split import Holdout, Rule
 
     if getattr(args, "holdout_fraction", None) is not None:
         return Holdout(Rule.HASH, fraction=args.holdout_fraction)
@@ -338,7 +338,7 @@ def _holdout(args: argparse.Namespace):  # -> Holdout | None
 
 
 def report(args: argparse.Namespace) -> int:
-    from triage.core.checks import Level
+    from triage.core.checks.model import Level
     from triage.labels.state import LabelMode
     from triage.report.build import build, gate_section
     from triage.report.model import dumps, write_json
@@ -346,7 +346,7 @@ def report(args: argparse.Namespace) -> int:
 
     floors = None
     if args.gate is not None:
-        from triage.core.gate import read_floors
+        from triage.core.gate.apply import read_floors
 
         floors = read_floors(args.gate)  # a bad gate file fails before any loading
     snapshot = open_snapshot(spec_from(args), args.k, LabelMode(args.label_state), args.apply_stale)
@@ -358,12 +358,12 @@ def report(args: argparse.Namespace) -> int:
 
         result = result.with_tenant_order(TenantOrder.LOWER_BOUND)
     if floors is not None:
-        from triage.core.gate import judge_floors, noise_checks
+        from triage.core.gate.apply import judge_floors, noise_checks
 
         judged = judge_floors(snapshot.ev, floors, args.gate)
         result = result.with_gate(gate_section(judged, args.gate), tuple(noise_checks(judged)))
     for notice in dict.fromkeys(result.notices):
-        from triage.core.sanitize import visible
+        from triage.core.text.sanitize import visible
 
         print(f"triage: notice: {visible(notice, newlines=False)}", file=sys.stderr)
     if args.format == "json":
@@ -391,7 +391,7 @@ def report(args: argparse.Namespace) -> int:
 
 def _suggest_floors(snapshot, se: float, min_n: int) -> int:  # snapshot: workspace Snapshot
     """Print the proposed FLOORS.toml on standard output (names escaped as TOML strings)."""
-    from triage.core.floors import floors_toml, suggest_floors
+    from triage.core.gate.propose import floors_toml, suggest_floors
 
     ev = snapshot.ev
     what = f"k = {ev.k}, labels {snapshot.labels.describe()}"
@@ -425,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     # parallel threads took twice as long at 1M queries x 100 ids (34 s against 18 s) and peaked
     # higher (9.3 against 8.0 GB).
     from triage.core.errors import InputError
-    from triage.core.sanitize import visible
+    from triage.core.text.sanitize import visible
 
     try:
         return command(args)

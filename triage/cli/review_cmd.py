@@ -18,8 +18,8 @@ from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.files import Identity, refuse_target
-from triage.core.manifest import Spec
-from triage.core.sanitize import visible
+from triage.core.inputs.manifest import Spec
+from triage.core.text.sanitize import visible
 
 HTML_SUFFIXES = (".html", ".htm")
 STDOUT = "-"
@@ -56,8 +56,8 @@ def _check_out(out: Path, force: bool, protected: frozenset[Identity]) -> None:
 
 def export(args: argparse.Namespace, spec: Spec) -> int:
     """Exit status 0 (written); InputError (exit 2) for a refused OUT or an unreadable input."""
-    from triage.core.corpus import open_corpus
     from triage.core.files import write_bytes
+    from triage.core.inputs.corpus import open_corpus
     from triage.labels.state import LabelMode
     from triage.report.review import Scope, build_review
     from triage.workspace.snapshot import open_snapshot

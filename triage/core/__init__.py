@@ -1,3 +1,14 @@
-"""The floor: the data contract, readers (label files included), ids, gold, metrics, paired, slices,
-checks, search, suggestions, untrusted-text sanitising and safe writes. Imports nothing above it,
-never Textual or Rich."""
+"""The floor: everything that reads files and computes numbers, in rooms that import downwards only
+(the import-linter contract "Core's rooms" in pyproject.toml, run by tests/test_layers.py):
+
+    gate        floors a report is held to, and floors proposed
+    views       slices, rank movements, cause hints, origin, cost, answers
+    checks      what was held still between the arms and the labels
+    evaluation  one evaluation for one label state (and `bundled`, the sample's spec)
+    measures    gold encoded, per-query metrics at k, the paired view, intervals
+    inputs      every input file, from bytes to contract-shaped Arrow tables
+    ids         strings encoded to integers once; membership in a large id column
+    text        untrusted text made safe, words, fuzzy search, near-duplicates
+    files       safe writes; errors: the one error class of bad input
+
+Imports nothing above it, never Textual or Rich."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from triage.core.manifest import Spec
+    from triage.core.inputs.manifest import Spec
 
 _PKG = Path(__file__).resolve().parent.parent  # the installed `triage` package
 
@@ -36,6 +36,6 @@ def data_dir() -> Path:
 def sample_spec() -> Spec:
     """The bundled sample, with its amendments kept in the user's data folder: never inside the
     installed package (a reinstall would lose them) nor in a checkout (git would see them)."""
-    from triage.core.manifest import from_manifest
+    from triage.core.inputs.manifest import from_manifest
 
     return replace(from_manifest(sample_manifest()), amendments=data_dir() / "sample.amendments")

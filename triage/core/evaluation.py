@@ -21,9 +21,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core import ids
 from triage.core.errors import InputError
-from triage.core.gold import (
+from triage.core.ids import codes
+from triage.core.inputs.load import Inputs, Run
+from triage.core.inputs.manifest import check_ks
+from triage.core.measures.gold import (
     KEY,
     Gold,
     Judged,
@@ -38,10 +40,8 @@ from triage.core.gold import (
     with_judged,
     with_query,
 )
-from triage.core.inputs import Inputs, Run
-from triage.core.intervals import wilson_one
-from triage.core.manifest import check_ks
-from triage.core.metrics import (
+from triage.core.measures.intervals import wilson_one
+from triage.core.measures.metrics import (
     GoldHits,
     GoldSets,
     Means,
@@ -52,7 +52,7 @@ from triage.core.metrics import (
     means,
     recall_at,
 )
-from triage.core.paired import Paired, flip_order, noise_band, outcome_codes, paired
+from triage.core.measures.paired import Paired, flip_order, noise_band, outcome_codes, paired
 
 
 @dataclass(frozen=True)
@@ -290,7 +290,7 @@ class Evaluation:
         """Each query's row in the queries file (-1 where the file lacks it; empty: no file)."""
         if self.queries is None:
             return np.zeros(0, np.int64)
-        return ids.encode(self.query_ids, self.queries.column("query_id")).astype(np.int64)
+        return codes.encode(self.query_ids, self.queries.column("query_id")).astype(np.int64)
 
     def queries_aligned(self, name: str, qs: np.ndarray | None = None) -> pa.Array | None:
         """A queries-file column with one value per query of `qs` (default: the universe), null
@@ -312,7 +312,7 @@ class Evaluation:
 
     def query_index(self, query_id: str) -> int:
         """Index of `query_id` in the universe, -1 if unknown."""
-        return int(ids.positions([query_id], self.query_ids)[0])
+        return int(codes.positions([query_id], self.query_ids)[0])
 
     def rejudged(self, q: int, pairs: list[tuple[str, int]], judged: list[str] | None = None) -> Evaluation:
         """A new evaluation in which query `q`'s gold is `pairs` (chunk id, grade ≥ 1) and its
@@ -442,7 +442,7 @@ def build_arm(
     """`row_query`: each run row's query index, when already known."""
     n = len(query_ids)
     if row_query is None:
-        row_query = ids.encode(run.table.column("query_id"), query_ids).astype(np.int64)
+        row_query = codes.encode(run.table.column("query_id"), query_ids).astype(np.int64)
     row = np.full(n, -1, np.int64)
     row[row_query] = np.arange(len(row_query))
     depth = np.zeros(n, np.int64)
@@ -482,7 +482,7 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
             same = len(hashed)
             hashed.append(c)
         source.append(same)
-    every, code = ids.coded_distinct(pa.chunked_array([x for h in hashed for x in h.chunks], pa.string()))
+    every, code = codes.coded_distinct(pa.chunked_array([x for h in hashed for x in h.chunks], pa.string()))
     ends = np.cumsum([len(h) for h in hashed], dtype=np.int64)
     starts = ends - np.array([len(h) for h in hashed], np.int64)
     of = [code[starts[j] : ends[j]] if j >= 0 else np.zeros(0, np.int64) for j in source]
@@ -496,7 +496,7 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     ks = choose_ks(inputs, k)
     judged_k = ks[0]
     with ThreadPoolExecutor(max_workers=1) as pool:  # two hashing passes at once, on two cores
-        chunks = pool.submit(ids.coded_distinct, gold.column("chunk_id"))
+        chunks = pool.submit(codes.coded_distinct, gold.column("chunk_id"))
         query_ids, (rows_a, rows_b), label_rows = universe(inputs)
         coded = chunks.result()
     frozen = inputs.frozen

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from triage.core import ids
-from triage.core.checks import ERROR, OK, SHOW, WARNING, Check, some
+from triage.core.checks.model import ERROR, OK, SHOW, WARNING, Check, some
 from triage.core.evaluation import Evaluation
+from triage.core.ids import codes
 from triage.labels.records import ProblemKind
 from triage.labels.state import LabelState
 
@@ -139,7 +139,7 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
             )
         )
     named = pa.array(sorted({r.query_id for r in adds}), pa.string())
-    unknown = named.filter(pa.array(ids.positions(named.to_pylist(), ev.query_ids) < 0)).to_pylist()
+    unknown = named.filter(pa.array(codes.positions(named.to_pylist(), ev.query_ids) < 0)).to_pylist()
     if unknown:
         out.append(
             Check(

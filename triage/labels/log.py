@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from triage.core.shapes import is_pattern
+from triage.core.inputs.shapes import is_pattern
 from triage.labels.records import Problem, ProblemKind, Record, read_file
 
 

@@ -19,7 +19,7 @@ from functools import cached_property
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.frozen import FrozenLabels
+from triage.core.inputs.frozen import FrozenLabels
 from triage.labels.log import Log
 from triage.labels.records import ADD, JUDGEMENT_OPS, RETRACT, VERDICT, Record
 from triage.labels.verdicts import Verdicts

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from triage.core.hints import HintKind
+from triage.core.views.hints import HintKind
 
 
 class Cause(StrEnum):
-    """A verdict's cause: every hint kind (`core.hints.HintKind`), or one of the last three."""
+    """A verdict's cause: every hint kind (`core.views.hints.HintKind`), or one of the last three."""
 
     SHORT_LIST = "short-list"
     PLAN_CHANGE = "plan-change"

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from triage.core.files import open_append, protect
-from triage.core.frozen import sha256_file
+from triage.core.inputs.frozen import sha256_file
 from triage.labels.records import VERDICT, Op, Record, line_hash, now, parse, scan, session_file_name
 from triage.labels.verdicts import Cause
 

@@ -11,17 +11,17 @@ import numpy as np
 import pyarrow as pa
 
 from triage import __version__
-from triage.core.checks import worst_first
-from triage.core.corpus import Corpus, open_corpus
+from triage.core.checks.holdout import held_out_means, query_split
+from triage.core.checks.model import worst_first
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.gate import Floor
-from triage.core.hints import flip_hint_table
-from triage.core.holdout import held_out_means, query_split
-from triage.core.metrics import Means, means
-from triage.core.paired import Outcome, Paired, noise_band, outcome_codes, paired
-from triage.core.ranks import WinTieLoss, ranks
-from triage.core.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
+from triage.core.gate.apply import Floor
+from triage.core.inputs.corpus import Corpus, open_corpus
+from triage.core.measures.metrics import Means, means
+from triage.core.measures.paired import Outcome, Paired, noise_band, outcome_codes, paired
+from triage.core.views.hints import flip_hint_table
+from triage.core.views.ranks import WinTieLoss, ranks
+from triage.core.views.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
 from triage.labels.state import LabelState
 from triage.report.costs import answers_section, cost_section
 from triage.report.model import (
@@ -145,7 +145,7 @@ def _win_tie_loss(w: WinTieLoss) -> WinTieLossRow:
 
 def _ranks(ev: Evaluation) -> RanksSection:
     """Wins, ties and losses on mrr@k and ndcg@k, the both-hit queries whose gold fell, and the
-    histogram of gold-rank changes (core/ranks.py)."""
+    histogram of gold-rank changes (core/views/ranks.py)."""
     x = ranks(ev)
     order, c = x.drops, x.changes
     at = pa.array(order)
@@ -404,7 +404,7 @@ def gate_section(floors: list[Floor], path: Path) -> GateSection:
 
 
 def _holdout(ev: Evaluation) -> HoldoutSection | None:
-    """The numbers on the held-out queries alone (core/holdout.py); None without a split."""
+    """The numbers on the held-out queries alone (core/checks/holdout.py); None without a split."""
     qs = query_split(ev)
     if qs is None:
         return None

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from triage.core.checks import Check, Level
-from triage.core.paired import Outcome
-from triage.core.sanitize import one_line
+from triage.core.checks.model import Check, Level
+from triage.core.measures.paired import Outcome
+from triage.core.text.sanitize import one_line
 from triage.report.model import (
     AnswerCellsRow,
     AnswersSection,
@@ -450,7 +450,7 @@ def distance_se(d: float | None) -> str:
     return f"{d:+.1f} SE".replace("-", "−")
 
 
-# -- held-out documents (core/holdout.py) ----------------------------------------------------------
+# -- held-out documents (core/checks/holdout.py) ----------------------------------------------------------
 
 HOLDOUT_HEAD = ["queries", "n", "A hit rate", "B hit rate", "B − A", "hit→miss", "miss→hit", "McNemar p"]
 
@@ -501,7 +501,7 @@ def holdout_summary(r: Report) -> str | None:
     )
 
 
-# -- rank movements among the scored queries (core/ranks.py) -------------------------------------
+# -- rank movements among the scored queries (core/views/ranks.py) -------------------------------------
 
 DROP_CAP = 25  # drops listed in text and Markdown (JSON lists all)
 HISTOGRAM_SPAN = 61  # a histogram spanning at most this many changes is drawn zero-filled
@@ -578,7 +578,7 @@ def histogram_line(h: RankHistogram) -> str:
     )
 
 
-# -- query origin and lexical overlap (core/origin.py, core/overlap.py) ---------------------------
+# -- query origin and lexical overlap (core/views/origin.py, core/checks/overlap.py) ----
 
 ORIGIN_HEAD = [
     "origin",
@@ -675,7 +675,7 @@ def overlap_unavailable(o: OverlapSection) -> str:
     return f"Lexical overlap unavailable: {o.reason}."
 
 
-# -- what the change cost, and the answers (core/cost.py, core/answers.py) ----------------------
+# -- what the change cost, and the answers (core/views/cost.py, core/views/answers.py) ----------------------
 
 COST_HEAD = ["figure", "A", "B", "B − A", "source A", "source B"]
 LATENCY_HEAD = ["slice", "n", "p50 A", "p50 B", "p95 A", "p95 B"]

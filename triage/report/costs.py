@@ -1,14 +1,14 @@
-"""The report's cost and answer-accuracy sections, from core/cost.py and core/answers.py."""
+"""The report's cost and answer-accuracy sections, from core/views/cost.py and core/views/answers.py."""
 
 from __future__ import annotations
 
 import math
 
-from triage.core.answers import AnswerCells, answers
-from triage.core.checks import Check
-from triage.core.corpus import Corpus
-from triage.core.cost import ArmCost, Figure, cost, cost_checks
+from triage.core.checks.model import Check
 from triage.core.evaluation import Evaluation
+from triage.core.inputs.corpus import Corpus
+from triage.core.views.answers import AnswerCells, answers
+from triage.core.views.cost import ArmCost, Figure, cost, cost_checks
 from triage.report.model import (
     AnswerCellsRow,
     AnswersSection,

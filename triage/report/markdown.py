@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from triage.core.sanitize import one_line
+from triage.core.text.sanitize import one_line
 from triage.report import cells
 from triage.report.model import Report
 

@@ -17,8 +17,8 @@ from typing import BinaryIO, Generic, TypeVar
 
 import numpy as np
 
-from triage.core.checks import Check
-from triage.core.paired import Outcome
+from triage.core.checks.model import Check
+from triage.core.measures.paired import Outcome
 from triage.report.rows import Drops, Flips, Rows
 
 SCHEMA = 1  # `to_json()["schema"]`: raised when a key changes name or meaning
@@ -86,7 +86,7 @@ class ArmSection:
     mrr: float | None
     ndcg: float | None
     noise_band: float | None  # one standard error of the hit rate, √(p(1−p)/n)
-    wilson_low: float | None  # Wilson 95% score interval of the hit rate (core/intervals.py)
+    wilson_low: float | None  # Wilson 95% score interval of the hit rate (core/measures/intervals.py)
     wilson_high: float | None
     judged_at_k: float | None  # mean share of the top k judged (gold or not relevant)
     unjudged_in_top_k: int  # unjudged ids in the top k, over the scored queries
@@ -259,7 +259,7 @@ class FloorRow:
 
 @dataclass(frozen=True)
 class HoldoutSection:
-    """The metrics on the held-out queries alone (core/holdout.py), beside the blend (`arms`)."""
+    """The metrics on the held-out queries alone (core/checks/holdout.py), beside the blend (`arms`)."""
 
     rule: str  # "hash" | "tuned_docs"
     fraction: float | None  # the hash rule's held-out fraction
@@ -312,7 +312,7 @@ class RankHistogram:
 
 @dataclass(frozen=True)
 class RanksSection:
-    """B against A per query beyond the flips (core/ranks.py)."""
+    """B against A per query beyond the flips (core/views/ranks.py)."""
 
     n: int  # scored queries compared
     mrr: WinTieLossRow
@@ -331,7 +331,7 @@ class Sourced:
 
 @dataclass(frozen=True)
 class ArmCostSection:
-    """One arm's cost (core/cost.py)."""
+    """One arm's cost (core/views/cost.py)."""
 
     n_chunks: Sourced
     latency_p50_ms: Sourced
@@ -399,7 +399,7 @@ class AnswersSection:
 
 @dataclass(frozen=True)
 class OriginRow:
-    """The headline numbers over the scored queries of one origin (core/origin.py)."""
+    """The headline numbers over the scored queries of one origin (core/views/origin.py)."""
 
     origin: str
     arms: ByArm[ArmMeans]
@@ -430,7 +430,7 @@ class Spread:
 
 @dataclass(frozen=True)
 class OverlapGroup:
-    """Lexical overlap of a group of queries with their gold (core/overlap.py)."""
+    """Lexical overlap of a group of queries with their gold (core/checks/overlap.py)."""
 
     group: str  # "all", "origin:<name>", "hits", "misses"
     body: Spread
@@ -473,7 +473,7 @@ class Report:
     origins: tuple[OriginRow, ...] = ()  # per query origin, largest first; empty: no origin column
     origin_quote: OriginQuote | None = None
     overlap: OverlapSection | None = None  # None: not asked for (the app's screens)
-    cost: CostSection | None = None  # what the change cost (core/cost.py)
+    cost: CostSection | None = None  # what the change cost (core/views/cost.py)
     answers: AnswersSection | None = None  # None: no run carries answer_correct
     # What the reader should know that is not a number (the corpus read without its cache): on
     # standard error and in the app, never in the JSON.

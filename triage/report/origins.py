@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 
-from triage.core.checks import Check
-from triage.core.corpus import Corpus
+from triage.core.checks.model import Check
+from triage.core.checks.overlap import GENERATED_LIKE, Overlap, overlap, overlap_checks, spread
 from triage.core.evaluation import Evaluation
-from triage.core.metrics import Means
-from triage.core.origin import OriginPart, origins, quote
-from triage.core.overlap import GENERATED_LIKE, Overlap, overlap, overlap_checks, spread
-from triage.core.paired import mcnemar_exact
+from triage.core.inputs.corpus import Corpus
+from triage.core.measures.metrics import Means
+from triage.core.measures.paired import mcnemar_exact
+from triage.core.views.origin import OriginPart, origins, quote
 from triage.report.model import (
     ArmMeans,
     ByArm,

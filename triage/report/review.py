@@ -3,7 +3,7 @@ reader needs to judge it, built once as a typed `Review` that the Markdown and H
 
 Per query: its text and slice fields, each gold chunk's heading path and opening lines, both arms'
 top k with what the labels say of each passage, the gold's rank and plan per arm, the hints
-(`core.hints.hints_for`) and the reviewers' verdicts. Above them: the label state, the checks that
+(`core.views.hints.hints_for`) and the reviewers' verdicts. Above them: the label state, the checks that
 are not ok, the paired table with McNemar's p, k and the arm names.
 
 Strings here are data as read (capped in length, never escaped): each renderer makes them visible
@@ -17,10 +17,10 @@ from enum import Enum
 from pathlib import Path
 
 from triage import __version__
-from triage.core.checks import Check, Level
-from triage.core.corpus import Corpus
-from triage.core.hints import Hint, HintKind, hints_for
-from triage.core.paired import Outcome
+from triage.core.checks.model import Check, Level
+from triage.core.inputs.corpus import Corpus
+from triage.core.measures.paired import Outcome
+from triage.core.views.hints import Hint, HintKind, hints_for
 from triage.labels.verdicts import Verdict
 from triage.report import cells
 from triage.report.build import build

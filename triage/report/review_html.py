@@ -1,7 +1,7 @@
 """The review as one self-contained HTML file: a small inline stylesheet, no script, no external
 resource (a Content-Security-Policy says so to the browser too), readable printed.
 
-Every data string is made visible (`core.sanitize.visible`) and then `html.escape`d, quotes too:
+Every data string is made visible (`core.text.sanitize.visible`) and then `html.escape`d, quotes too:
 no tag, entity or attribute from the data is ever interpreted.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 
-from triage.core.sanitize import visible
+from triage.core.text.sanitize import visible
 from triage.report import cells
 from triage.report.review import (
     NO_CORPUS,

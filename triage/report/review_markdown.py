@@ -1,6 +1,6 @@
 """The review as Markdown (CommonMark with GitHub tables), for pasting into a pull request.
 
-Every data string is first made visible (`core.sanitize.visible`: control and invisible characters
+Every data string is first made visible (`core.text.sanitize.visible`: control and invisible characters
 as tokens), then escaped so no Markdown or HTML in it is interpreted: backslash before each of
 \\ ` * _ [ ] < > # | ~ & $ @, before the colon of "://" and the dot of "www." (GitHub's bare
 links), and before a leading -, +, = or the dot of a leading "1."; line
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from triage.core.sanitize import visible
+from triage.core.text.sanitize import visible
 from triage.report import cells
 from triage.report.review import (
     NO_CORPUS,

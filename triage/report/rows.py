@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core import ids
-from triage.core.hints import FACTS, KINDS, FlipHints, Hint, HintTable, join_text
-from triage.core.paired import Outcome
+from triage.core.ids import codes
+from triage.core.measures.paired import Outcome
+from triage.core.views.hints import FACTS, KINDS, FlipHints, Hint, HintTable, join_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +264,7 @@ def _table_json(t: HintTable) -> pa.Array:
 def _escaped(values: pa.Array) -> np.ndarray:
     """The rows whose string needs escaping in JSON: it holds a quote, a backslash or a control
     character (a byte below 0x20; no byte of a longer UTF-8 sequence is). Found over the bytes."""
-    offsets, raw = ids.string_bytes(values)
+    offsets, raw = codes.string_bytes(values)
     odd = np.flatnonzero((raw < 0x20) | (raw == 0x22) | (raw == 0x5C))
     return np.unique(np.searchsorted(offsets, odd, side="right") - 1)
 

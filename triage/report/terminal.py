@@ -8,8 +8,8 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from triage.core.paired import Outcome
-from triage.core.sanitize import one_line
+from triage.core.measures.paired import Outcome
+from triage.core.text.sanitize import one_line
 from triage.report import cells
 from triage.report.model import Report
 

@@ -16,8 +16,8 @@ from textual.screen import Screen
 from triage.core.bundled import bundled
 from triage.core.errors import InputError
 from triage.core.evaluation import Cutoffs
-from triage.core.sanitize import visible
-from triage.core.slices import DEFAULT_FLOOR
+from triage.core.text.sanitize import visible
+from triage.core.views.slices import DEFAULT_FLOOR
 from triage.ui.collect import RestingCollector
 from triage.ui.frames import prompt_frames
 from triage.ui.messages import (
@@ -131,7 +131,7 @@ class TriageApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="corpus")
     def load_corpus(self, path: Path, fmt: str | None = None) -> None:
-        from triage.core.corpus import open_corpus
+        from triage.core.inputs.corpus import open_corpus
 
         def progress(fraction: float) -> None:
             self.post_message(CorpusProgress(fraction))
@@ -168,7 +168,7 @@ class TriageApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="corpus-check")
     def check_corpus(self, session: Session) -> None:
-        from triage.core.checks import check_corpus
+        from triage.core.checks.suite import check_corpus
 
         self.post_message(CorpusChecked(check_corpus(session.ev)))
 

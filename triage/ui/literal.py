@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from textual.content import Content, Span
 
-from triage.core.sanitize import DISPLAY_CAP, visible
-from triage.core.words import spans
+from triage.core.text.sanitize import DISPLAY_CAP, visible
+from triage.core.text.words import spans
 
 # A query's content word in a chunk's text: bold accent on the accent's muted background, so it
 # stands out in a header that is already drawn in the accent colour, in dark and light themes.
@@ -23,7 +23,7 @@ def plain(value: object, cap: int | None = DISPLAY_CAP) -> Content:
 
 def marked(value: object, query: Iterable[str], cap: int | None = DISPLAY_CAP, style: str = "") -> Content:
     """Data as literal text (as `plain`) with each word whose normal form is in `query` (content
-    words: `core.words.words` of the query text) in QUERY_WORD. The spans are found on the text as
+    words: `core.text.words.words` of the query text) in QUERY_WORD. The spans are found on the text as
     shown, after `visible` has replaced control characters with tokens. `style`: the whole text's."""
     shown = visible(value, cap)
     whole = [Span(0, len(shown), style)] if style and shown else []

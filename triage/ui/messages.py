@@ -9,9 +9,9 @@ from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 
-from triage.core.checks import Check
-from triage.core.corpus import Corpus
-from triage.core.sanitize import visible
+from triage.core.checks.model import Check
+from triage.core.inputs.corpus import Corpus
+from triage.core.text.sanitize import visible
 from triage.ui.literal import line
 from triage.workspace.review import Change
 from triage.workspace.session import Session

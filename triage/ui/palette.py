@@ -8,8 +8,8 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-from triage.core.paired import Outcome
-from triage.core.sanitize import one_line
+from triage.core.measures.paired import Outcome
+from triage.core.text.sanitize import one_line
 from triage.ui.messages import OpenQuery
 
 

@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from triage.core.sanitize import one_line
+from triage.core.text.sanitize import one_line
 
 
 @dataclass(frozen=True)

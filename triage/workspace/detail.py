@@ -1,7 +1,7 @@
 """Everything the detail screen shows about one query, assembled headless (no UI code here).
 
 Ranks are 1-based. A row's `other_rank` is where the same chunk sits in the other arm's stored
-list (None: absent). Token counts are the hints' estimate (`core.words.token_estimate`: 4 tokens
+list (None: absent). Token counts are the hints' estimate (`core.text.words.token_estimate`: 4 tokens
 per 3 whitespace words), so the gold pane and a `window` hint never disagree.
 """
 
@@ -12,11 +12,11 @@ from enum import Enum
 
 import numpy as np
 
-from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.paired import Outcome
-from triage.core.suggest import near_duplicates
-from triage.core.words import token_estimate
+from triage.core.inputs.corpus import Chunk, Corpus
+from triage.core.measures.paired import Outcome
+from triage.core.text.suggest import near_duplicates
+from triage.core.text.words import token_estimate
 from triage.workspace.snapshot import Snapshot
 
 MIN_ROWS = 10  # rows shown per arm: at least max(k, MIN_ROWS)
@@ -76,7 +76,7 @@ class ArmView:
     n_returned: int | None
     n_eligible: int | None
     rows: list[Row]  # the first max(k, 10), then any deeper row holding gold
-    graded: bool = False  # the run carries answer_correct (core/answers.py)
+    graded: bool = False  # the run carries answer_correct (core/views/answers.py)
     answer_correct: bool | None = None  # the harness's verdict on this query's answer (None: not graded)
 
     def inside(self, k: int) -> bool:

@@ -4,7 +4,7 @@ deciding it can change.
 Candidates are (query, chunk) pairs, each once however many arms retrieved it, that no judgement
 (frozen or in force) decides. Their order, in three tiers:
 
-1. near-duplicates of a gold chunk of that query (`core.suggest.near_duplicates`, the rule behind
+1. near-duplicates of a gold chunk of that query (`core.text.suggest.near_duplicates`, the rule behind
    the detail's `≈`), for the queries some arm misses: the likeliest missing labels. Bounded: the
    comparison runs for at most `NEAR_LIMIT` such queries (flips first), corpus look-ups batched per
    query; without a corpus this tier is empty, and `near_note` says so;
@@ -33,12 +33,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core import ids
-from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.gold import KEY, contains, pairs_of
-from triage.core.paired import Outcome
-from triage.core.suggest import near_duplicates
+from triage.core.ids import codes
+from triage.core.inputs.corpus import Chunk, Corpus
+from triage.core.measures.gold import KEY, contains, pairs_of
+from triage.core.measures.paired import Outcome
+from triage.core.text.suggest import near_duplicates
 from triage.workspace.review import Change
 from triage.workspace.session import Session
 from triage.workspace.snapshot import Snapshot
@@ -122,7 +122,7 @@ class Filters:
 def _top(arm: Arm, ev: Evaluation, vocab_parts: list[pa.Array]) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     """Every unjudged (query, rank, chunk id) of the arm's top k, an id listed twice once."""
     run = arm.run
-    row_query = ids.encode(run.table.column("query_id"), ev.query_ids).astype(np.int64)
+    row_query = codes.encode(run.table.column("query_id"), ev.query_ids).astype(np.int64)
     top = pc.list_slice(run.retrieved, 0, ev.k)
     if isinstance(top, pa.ChunkedArray):
         top = top.combine_chunks()
@@ -168,9 +168,9 @@ class JudgingQueue:
         parts: list[pa.Array] = []
         qa, ra, ca = _top(ev.a, ev, parts)
         qb, rb, cb = _top(ev.b, ev, parts)
-        vocabulary = ids.distinct(pa.chunked_array(parts, pa.string()))
-        code_a = ids.encode(ca, vocabulary).astype(np.int64)
-        code_b = ids.encode(cb, vocabulary).astype(np.int64)
+        vocabulary = codes.distinct(pa.chunked_array(parts, pa.string()))
+        code_a = codes.encode(ca, vocabulary).astype(np.int64)
+        code_b = codes.encode(cb, vocabulary).astype(np.int64)
         keys, inverse = np.unique(np.concatenate([qa * KEY + code_a, qb * KEY + code_b]), return_inverse=True)
         big = np.iinfo(np.int64).max
         rank_a = np.full(len(keys), big, np.int64)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from triage.core.paired import Outcome
+from triage.core.measures.paired import Outcome
 from triage.labels.log import default_folder
 from triage.labels.records import ADD, RETRACT, VERDICT, Record, reviewer_name
 from triage.labels.state import LabelState

@@ -17,14 +17,14 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from triage.core.checks import Check
-from triage.core.corpus import Corpus
+from triage.core.checks.model import Check
 from triage.core.evaluation import Cutoffs, Evaluation
-from triage.core.hints import FlipHints, Hint, flip_hint_table, hints_for
-from triage.core.manifest import Spec, from_manifest
-from triage.core.paired import Outcome
-from triage.core.search import Searcher
-from triage.core.slices import DEFAULT_FLOOR, Slice, Tenants, all_slices, tenants
+from triage.core.inputs.corpus import Corpus
+from triage.core.inputs.manifest import Spec, from_manifest
+from triage.core.measures.paired import Outcome
+from triage.core.text.search import Searcher
+from triage.core.views.hints import FlipHints, Hint, flip_hint_table, hints_for
+from triage.core.views.slices import DEFAULT_FLOOR, Slice, Tenants, all_slices, tenants
 from triage.labels.state import LabelState
 from triage.labels.verdicts import Cause, Verdicts
 from triage.workspace.detail import QueryDetail, build_detail

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from triage.core.checks import PENDING, Check, check_corpus, gold_checks, input_checks, worst_first
+from triage.core.checks.holdout import check_holdout
+from triage.core.checks.model import Check, worst_first
+from triage.core.checks.suite import PENDING, check_corpus, gold_checks, input_checks
 from triage.core.evaluation import Cutoffs, Evaluation, evaluate
-from triage.core.holdout import check_holdout
-from triage.core.inputs import FILES, Inputs, Tables, load_inputs
-from triage.core.manifest import Spec
+from triage.core.inputs.load import FILES, Inputs, Tables, load_inputs
+from triage.core.inputs.manifest import Spec
 from triage.labels.amendment_checks import check_amendments
 from triage.labels.log import default_folder, read_log
 from triage.labels.state import LabelMode, LabelState

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from triage.core.corpus import Corpus
-from triage.core.paired import Outcome
-from triage.core.suggest import Suggestion, near_duplicates
+from triage.core.inputs.corpus import Corpus
+from triage.core.measures.paired import Outcome
+from triage.core.text.suggest import Suggestion, near_duplicates
 from triage.workspace.detail import shown_ids
 from triage.workspace.snapshot import Snapshot
 

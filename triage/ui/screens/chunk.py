@@ -1,6 +1,6 @@
 """One chunk in full: id, document, heading path and body, scrollable, the query's content words
 highlighted. Long text is capped for display; `m` shows more. `w` jumps to the passage sharing the
-most query words (`core.words.passages`), again to the next best; `W` goes back."""
+most query words (`core.text.words.passages`), again to the next best; `W` goes back."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
-from triage.core.corpus import Chunk
-from triage.core.sanitize import DISPLAY_CAP, visible
-from triage.core.words import Passage, best_passages, normal, passages, spans, words
+from triage.core.inputs.corpus import Chunk
+from triage.core.text.sanitize import DISPLAY_CAP, visible
+from triage.core.text.words import Passage, best_passages, normal, passages, spans, words
 from triage.report import cells as fmt
 from triage.ui.keys import Keys
 from triage.ui.literal import heading, line, marked, plain

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from triage.core.corpus import Chunk
+from triage.core.inputs.corpus import Chunk
 from triage.labels.verdicts import Cause
 from triage.ui.ahead import Ahead
 from triage.ui.keys import Keys

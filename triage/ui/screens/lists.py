@@ -13,8 +13,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from triage.core.evaluation import Arm
-from triage.core.hints import FlipHints
-from triage.core.paired import Outcome
+from triage.core.measures.paired import Outcome
+from triage.core.views.hints import FlipHints
 from triage.labels.verdicts import Verdict
 from triage.report import cells
 from triage.ui.keys import Keys

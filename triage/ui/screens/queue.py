@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
-from triage.core.sanitize import visible
+from triage.core.text.sanitize import visible
 from triage.report import cells as fmt
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain

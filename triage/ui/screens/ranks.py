@@ -12,7 +12,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from triage.core import ids
+from triage.core.ids import codes
 from triage.report import cells
 from triage.report.model import RanksSection
 from triage.ui.keys import Keys
@@ -64,7 +64,7 @@ class RankDropsScreen(QueryList):
 
     def rows(self) -> np.ndarray:
         drops = report(self.session).ranks.drops
-        where = ids.encode(drops.columns["query_id"], self.session.ev.query_ids)
+        where = codes.encode(drops.columns["query_id"], self.session.ev.query_ids)
         return np.asarray(where, np.int64)
 
     def fill(self, cursor: int | None = None) -> None:

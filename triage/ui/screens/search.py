@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from triage.core.paired import Outcome
+from triage.core.measures.paired import Outcome
 from triage.ui.literal import line
 from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session

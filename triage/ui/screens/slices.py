@@ -14,8 +14,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from triage.core.paired import Outcome
-from triage.core.slices import FEW, Slice
+from triage.core.measures.paired import Outcome
+from triage.core.views.slices import FEW, Slice
 from triage.report import cells
 from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
 from triage.ui.keys import Keys

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from triage.core.sanitize import visible
+from triage.core.text.sanitize import visible
 from triage.ui.literal import line
 from triage.workspace.session import Session
 

@@ -33,7 +33,7 @@ def summary(arm: ArmView, k: int, movement: int | None) -> Content:
     if arm.side == "b" and movement is not None and movement != 0:
         moved = f"  ({'down' if movement > 0 else 'up'} {abs(movement)} from A)"
     answer: list[str | tuple[str, str]] = []
-    if arm.graded:  # the harness's verdict on the answer (core/answers.py), on a line of its own
+    if arm.graded:  # the harness's verdict on the answer (core/views/answers.py), on a line of its own
         said = {True: ("correct", "$text-success bold"), False: ("wrong", "$text-error bold")}
         verdict = said.get(arm.answer_correct) if arm.answer_correct is not None else None
         answer = [("answer ", "$text-muted"), verdict or "not graded"]

@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.css.styles import RulesMap
 from textual.widgets import Static
 
-from triage.core.words import words
+from triage.core.text.words import words
 from triage.report import cells as fmt
 from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from triage.core.hints import Hint
-from triage.core.paired import Outcome
+from triage.core.measures.paired import Outcome
+from triage.core.views.hints import Hint
 from triage.ui.literal import line
 from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import QueryDetail

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from triage.core.words import words
+from triage.core.text.words import words
 from triage.ui.literal import Part, heading, line, marked
 from triage.ui.widgets.detail.text import clip
 from triage.ui.widgets.redraw import OneLayout, redraw

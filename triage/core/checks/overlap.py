@@ -1,7 +1,7 @@
 """Lexical overlap of each query with its gold: how much of the query's wording the gold already holds.
 
 For one query and one gold chunk, the body overlap is the share of the query's distinct content
-words (core/words.py: stop words and one-letter words out, `'s` dropped, one plural ending folded)
+words (core/text/words.py: stop words and one-letter words out, `'s` dropped, one plural ending folded)
 that the chunk's body also holds; the heading-path overlap the same share against its `header`.
 A query with several gold chunks takes, for each of the two, the maximum over its gold chunks
 found in the corpus (the gold closest to the query's wording). Undefined (NaN) for a query with
@@ -20,11 +20,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.checks import OK, WARNING, Check
-from triage.core.corpus import Corpus
+from triage.core.checks.model import OK, WARNING, Check
 from triage.core.evaluation import Evaluation
-from triage.core.gold import KEY
-from triage.core.words import STOP
+from triage.core.inputs.corpus import Corpus
+from triage.core.measures.gold import KEY
+from triage.core.text.words import STOP
 
 _STOP = pa.array(sorted(STOP), pa.string())
 _ALNUM = r"\p{L}\p{N}"

@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core import ids
-from triage.core.metrics import GoldHits, GoldSets
+from triage.core.ids import codes
+from triage.core.measures.metrics import GoldHits, GoldSets
 
 KEY = np.int64(1 << 32)
 
@@ -33,8 +33,8 @@ class Gold:
 
     @cached_property
     def fingerprints(self) -> np.ndarray:
-        """`ids.fingerprint` of each vocabulary id (uint64), computed once for both arms."""
-        return ids.fingerprint(self.vocabulary)
+        """`codes.fingerprint` of each vocabulary id (uint64), computed once for both arms."""
+        return codes.fingerprint(self.vocabulary)
 
 
 def _sets(q: np.ndarray, code: np.ndarray, grade: np.ndarray, n: int) -> GoldSets:
@@ -55,21 +55,21 @@ def encode_gold(
     `frozen`: the frozen file's gold rows (a subset of `table`'s pairs). Rows of a query outside
     `query_ids` (an amendment naming an unknown query; reported by a check) are left out. `q`:
     each row's position in `query_ids` (int64), when already known; `coded`: the rows' chunk ids'
-    `ids.coded_distinct`, when already computed."""
+    `codes.coded_distinct`, when already computed."""
     same = table is frozen  # no amendment in force: the frozen pairs are these very rows
-    q = ids.encode(table.column("query_id"), query_ids).astype(np.int64) if q is None else q
+    q = codes.encode(table.column("query_id"), query_ids).astype(np.int64) if q is None else q
     known = q >= 0
     if not known.all():
         table, q, coded = table.filter(pa.array(known)), q[known], None  # coded over other rows
-    vocabulary, code = ids.coded_distinct(table.column("chunk_id")) if coded is None else coded
+    vocabulary, code = codes.coded_distinct(table.column("chunk_id")) if coded is None else coded
     grade = table.column("relevance").to_numpy().astype(np.int64)
     keys = q * KEY + code
     order = np.argsort(keys, kind="stable")
     if same:
         frozen_keys = keys[order]
     else:
-        fq = ids.encode(frozen.column("query_id"), query_ids).astype(np.int64)
-        fc = ids.encode(frozen.column("chunk_id"), vocabulary).astype(np.int64)
+        fq = codes.encode(frozen.column("query_id"), query_ids).astype(np.int64)
+        fc = codes.encode(frozen.column("chunk_id"), vocabulary).astype(np.int64)
         frozen_keys = np.sort(fq * KEY + fc)
     return Gold(vocabulary, keys[order], grade[order], _sets(q, code, grade, len(query_ids)), frozen_keys)
 
@@ -91,9 +91,9 @@ def gold_hits(
     fingerprint against every fingerprint of the row (integer compares, no string hashing), then
     the few equal fingerprints confirmed by exact string comparison. A query with more than SLOTS
     gold ids is looked up in a hash table of the gold vocabulary instead. `fp`: the lists'
-    `ids.list_fingerprints`, when already computed."""
+    `codes.list_fingerprints`, when already computed."""
     flat = lists.flatten()
-    fp = ids.list_fingerprints(lists) if fp is None else fp
+    fp = codes.list_fingerprints(lists) if fp is None else fp
     offsets = lists.offsets.to_numpy().astype(np.int64)
     offsets -= offsets[0]
     lengths = np.diff(offsets)
@@ -104,8 +104,8 @@ def gold_hits(
     vocab_fp = gold.fingerprints
     # Per candidate: its flat position, its row, the gold code and grade it may be.
     where_parts, row_parts, code_parts, grade_parts = [], [], [], []
-    rows = max(1, ids.BATCH // max(int(np.median(lengths)) if len(lengths) else 1, 1))
-    for r0 in range(0, len(lengths), rows):  # about ids.BATCH ids a batch: temporaries in the cache
+    rows = max(1, codes.BATCH // max(int(np.median(lengths)) if len(lengths) else 1, 1))
+    for r0 in range(0, len(lengths), rows):  # about codes.BATCH ids a batch: temporaries in the cache
         r1 = min(r0 + rows, len(lengths))
         lo = offsets[r0]
         part = fp[lo : offsets[r1]]
@@ -143,7 +143,7 @@ def gold_hits(
             grade_parts.append(s.grade[entry[row]])
     if many.any():  # rows whose query has more than SLOTS gold ids: a look-up of every id
         at = np.flatnonzero(np.repeat(many, lengths))
-        code = ids.encode(flat.take(pa.array(at)), gold.vocabulary).astype(np.int64)
+        code = codes.encode(flat.take(pa.array(at)), gold.vocabulary).astype(np.int64)
         at, code = at[code >= 0], code[code >= 0]
         row = np.searchsorted(offsets, at, side="right") - 1
         keys = row_query[row] * KEY + code
@@ -177,17 +177,17 @@ def gold_hits(
 def coded(chunk_ids: list[str], vocabulary: pa.Array) -> tuple[pa.Array, np.ndarray]:
     """Codes of a few `chunk_ids` in `vocabulary` (int64), the vocabulary grown by those it lacks:
     one scan of the vocabulary for the few ids, no hash table of it."""
-    codes = ids.positions(chunk_ids, vocabulary)
-    new = list(dict.fromkeys(c for c, code in zip(chunk_ids, codes.tolist(), strict=True) if code < 0))
+    found = codes.positions(chunk_ids, vocabulary)
+    new = list(dict.fromkeys(c for c, code in zip(chunk_ids, found.tolist(), strict=True) if code < 0))
     if new:
         start = len(vocabulary)
         vocabulary = pa.concat_arrays([vocabulary, pa.array(new, pa.string())])
         where = {c: start + i for i, c in enumerate(new)}
-        codes = np.array(
-            [code if code >= 0 else where[c] for c, code in zip(chunk_ids, codes.tolist(), strict=True)],
+        found = np.array(
+            [code if code >= 0 else where[c] for c, code in zip(chunk_ids, found.tolist(), strict=True)],
             np.int64,
         )
-    return vocabulary, codes
+    return vocabulary, found
 
 
 def with_query(gold: Gold, q: int, pairs: list[tuple[str, int]]) -> Gold:
@@ -282,10 +282,10 @@ class Judged:
 
 def encode_judged(table: pa.Table, query_ids: pa.Array) -> Judged:
     """`table`: (query_id, chunk_id) rows of every judgement in force, any grade."""
-    q = ids.encode(table.column("query_id"), query_ids).astype(np.int64)
+    q = codes.encode(table.column("query_id"), query_ids).astype(np.int64)
     keep = q >= 0
     chunks = table.column("chunk_id").filter(pa.array(keep)) if not keep.all() else table.column("chunk_id")
-    vocabulary, code = ids.coded_distinct(chunks)
+    vocabulary, code = codes.coded_distinct(chunks)
     return Judged(vocabulary, np.unique(q[keep] * KEY + code))
 
 
@@ -298,7 +298,7 @@ def _lookup(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> tuple[np.ndarray,
     """For each (q[i], chunks[i]): whether it is one of `pairs` (bool) and its pair key."""
     if len(pairs.keys) == 0 or len(q) == 0:
         return np.zeros(len(q), bool), np.zeros(len(q), np.int64)
-    code = ids.encode(chunks, pairs.vocabulary).astype(np.int64)
+    code = codes.encode(chunks, pairs.vocabulary).astype(np.int64)
     keys = q * KEY + code
     j = np.minimum(np.searchsorted(pairs.keys, keys), len(pairs.keys) - 1)
     return (code >= 0) & (pairs.keys[j] == keys), keys

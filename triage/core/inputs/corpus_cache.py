@@ -39,13 +39,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
-from triage.core.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.errors import InputError
 from triage.core.files import Identity, protect, write_bytes, write_new
-from triage.core.ids import fingerprint
-from triage.core.lookup import IdIndex, by_slot
-from triage.core.readers import Parsed
-from triage.core.words import token_estimates
+from triage.core.ids.codes import fingerprint
+from triage.core.ids.index import IdIndex, by_slot
+from triage.core.inputs.contract import ALIASES, CORPUS, conform, single, unique_ids
+from triage.core.inputs.readers import Parsed
+from triage.core.text.words import token_estimates
 
 FORMAT = 3  # the cache's layout; a folder of another format is never read
 COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.ids import fingerprint
-from triage.core.readers import Parsed
+from triage.core.ids.codes import fingerprint
+from triage.core.inputs.readers import Parsed
 
 ID, IDS, FLOATS, STR, INT, FLOAT = "id", "list of ids", "list of numbers", "text", "integer", "number"
 BOOL = "boolean (true/false, or 1/0)"

@@ -4,7 +4,7 @@ Keys (whichever columns exist): `plan` (arm B's plan, else A's), `selectivity` b
 `query_type`, `source_type`, `filter` shape (the attributes a filter names, values ignored),
 `language` and `origin` (where the query came from: real, generated, …). Per slice and arm: n,
 hit rate, recall, flips each way, short lists (n_returned < k), the noise band √(p(1−p)/n) and
-the Wilson 95% interval of the hit rate (core/intervals.py).
+the Wilson 95% interval of the hit rate (core/measures/intervals.py).
 Queries whose filter matched nothing (n_eligible = 0) are counted apart: they stay in n (so
 slices partition the scored queries) but not in the rates, since no retrieval could have found
 their gold.
@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.intervals import wilson
-from triage.core.paired import Outcome, noise_band
+from triage.core.measures.intervals import wilson
+from triage.core.measures.paired import Outcome, noise_band
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language", "origin")
 UNFILTERED = "unfiltered"

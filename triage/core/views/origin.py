@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow.compute as pc
 
 from triage.core.evaluation import Evaluation
-from triage.core.metrics import Means, means
-from triage.core.paired import Paired, paired
-from triage.core.slices import NONE
+from triage.core.measures.metrics import Means, means
+from triage.core.measures.paired import Paired, paired
+from triage.core.views.slices import NONE
 
 ORIGIN = "origin"
 REAL, GENERATED = "real", "generated"

@@ -1,7 +1,7 @@
 """Membership in a large id column (a corpus's 2M chunk ids) by fingerprint, without a string
 hash table: `IdIndex`, and `CorpusIds`, the corpus's ids with their index and rows.
 
-The ids' 64-bit fingerprints (`ids.fingerprint`: every byte and the length) go into an
+The ids' 64-bit fingerprints (`codes.fingerprint`: every byte and the length) go into an
 open-addressing table of about four slots an id; a look-up is a few integer gathers for all
 values at once. A value is present when its fingerprint is an indexed id's. Equal strings have
 equal fingerprints, so an id reported absent is absent; a different id taken for present needs a
@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core import ids
+from triage.core.ids import codes
 
 _FREE = np.uint64(0)  # a free slot; a fingerprint of 0 is stored and sought as 1
 _64 = np.uint64(64)
@@ -98,7 +98,7 @@ class IdIndex:
         rows[places[::-1]] = np.arange(len(places) - 1, -1, -1)  # the first row wins
         return rows
 
-    def contains(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
+    def contains(self, fp: np.ndarray, batch: int = codes.BATCH) -> np.ndarray:
         """Whether the value with each fingerprint of `fp` is among the ids (bool), `batch`
         values at a time (small temporaries)."""
         out = np.empty(len(fp), bool)
@@ -106,7 +106,7 @@ class IdIndex:
             out[first : first + batch] = self._probe(fp[first : first + batch])[1]
         return out
 
-    def ends(self, fp: np.ndarray, batch: int = ids.BATCH) -> np.ndarray:
+    def ends(self, fp: np.ndarray, batch: int = codes.BATCH) -> np.ndarray:
         """The slot where each fingerprint's probe ends (int64): the one holding it, else a free
         slot. `batch` values at a time."""
         out = np.empty(len(fp), np.int64)
@@ -156,7 +156,7 @@ class CorpusIds:
     @property
     def fp(self) -> np.ndarray:
         if self._fp is None:
-            self._fp = ids.fingerprint(self.ids)
+            self._fp = codes.fingerprint(self.ids)
         return self._fp
 
     @property
@@ -186,7 +186,7 @@ class CorpusIds:
 
     def missing(self, chunk_ids: pa.Array, fp: np.ndarray | None = None) -> pa.Array:
         """The distinct `chunk_ids` the corpus does not hold. `fp`: their fingerprints, when known."""
-        held = self.holds(ids.fingerprint(chunk_ids) if fp is None else fp)
+        held = self.holds(codes.fingerprint(chunk_ids) if fp is None else fp)
         return pc.unique(chunk_ids.filter(pa.array(~held))) if not held.all() else pa.array([], pa.string())
 
     def absent(self, chunk_ids: list[str]) -> list[str]:

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from triage.core.evaluation import Evaluation
-from triage.core.slices import all_slices
+from triage.core.views.slices import all_slices
 
 MIN_N = 30  # scored queries a slice needs to be gated: below it, one query moves the rate > 3%
 SUGGEST_SE = 3.0  # standard errors between B's hit rate and the proposed floor

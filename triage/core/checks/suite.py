@@ -3,55 +3,17 @@ that names its evidence. Checks never change a number; they say whether to trust
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.contract import single
+from triage.core.checks.model import ERROR, OK, SHOW, WARNING, Check, some
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.metrics import inconsistent_eligible
-
-
-class Level(StrEnum):
-    OK = "ok"
-    WARNING = "warning"
-    ERROR = "error"
-
-    @property
-    def rank(self) -> int:
-        """0 for the worst: checks are listed errors first."""
-        return (Level.ERROR, Level.WARNING, Level.OK).index(self)
-
-
-OK, WARNING, ERROR = Level.OK, Level.WARNING, Level.ERROR
-SHOW = 5  # ids named in one message
-
-
-@dataclass(frozen=True)
-class Check:
-    """`facts`: what the message says, as values a program can read (counts, flags)."""
-
-    level: Level
-    code: str
-    message: str
-    facts: Mapping[str, object] = field(default_factory=dict)
-
-
-def worst_first(checks: list[Check]) -> list[Check]:
-    return sorted(checks, key=lambda c: c.level.rank)
-
-
-def some(values: list[str], total: int | None = None) -> str:
-    """The first SHOW of `values`, and how many more."""
-    total = len(values) if total is None else total
-    shown = ", ".join(values[:SHOW])
-    return shown + (f", … (+{total - SHOW})" if total > SHOW else "")
+from triage.core.inputs.contract import single
+from triage.core.measures.metrics import inconsistent_eligible
 
 
 def check_k(ev: Evaluation) -> list[Check]:

@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.contract import FLOAT, ID, INT, conform, single
 from triage.core.errors import InputError
-from triage.core.readers import Parsed
+from triage.core.inputs.contract import FLOAT, ID, INT, conform, single
+from triage.core.inputs.readers import Parsed
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ The rules are defined in README "Cause hints"; in short, for query q and the arm
 - the losing arm is the one whose best gold rank is worse (absent counts as worst), B on a tie:
   for a flip, the arm that missed;
 - the reference gold g is the gold id the other arm W ranked best (else the best-graded gold);
-- words are content words (`triage.core.words`); tokens are `token_estimate` (4 per 3 words).
+- words are content words (`triage.core.text.words`); tokens are `token_estimate` (4 per 3 words).
 
 Hints come in the fixed order of `HintKind` (most specific first). The per-query facts (list
 lengths, plans, ranks) are numpy over every asked query at once; text rules read the corpus only
@@ -23,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.corpus import Chunk, Corpus
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.suggest import near_duplicates
-from triage.core.words import TOKENS_PER_WORD, shared, token_estimate, word_count, words
+from triage.core.inputs.corpus import Chunk, Corpus
+from triage.core.text.suggest import near_duplicates
+from triage.core.text.words import TOKENS_PER_WORD, shared, token_estimate, word_count, words
 
 MIN_SHARED = 2  # misleading-path: query words the gold's body must share (all of a shorter query's)
 PUSHED_BELOW = 2  # pushed-out: the best gold rank is in k+1 .. PUSHED_BELOW·k

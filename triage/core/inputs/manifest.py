@@ -11,9 +11,9 @@ from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect
-from triage.core.readers import regular_file
-from triage.core.shapes import FORMATS, Format, is_pattern, members, sidecar_of
-from triage.core.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
+from triage.core.inputs.readers import regular_file
+from triage.core.inputs.shapes import FORMATS, Format, is_pattern, members, sidecar_of
+from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 
 MANIFEST = "triage.toml"
 _KEYS = {
@@ -50,7 +50,7 @@ class Spec:
     labels_format: str | None = None  # `shapes.Format` values named in the manifest; None: detected
     corpus_format: str | None = None
     queries_format: str | None = None
-    holdout: Holdout | None = None  # the tuning split ([holdout]; core/split.py); None: not named
+    holdout: Holdout | None = None  # the tuning split ([holdout]; core/inputs/split.py); None: not named
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""

@@ -14,8 +14,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core import ids
-from triage.core.contract import (
+from triage.core.errors import InputError
+from triage.core.ids import codes
+from triage.core.ids.index import CorpusIds, by_slot
+from triage.core.inputs.contract import (
     ALIASES,
     CORPUS,
     QUERIES,
@@ -25,14 +27,12 @@ from triage.core.contract import (
     single,
     unique_ids,
 )
-from triage.core.corpus import Corpus, cached_ids, corpus_of
-from triage.core.errors import InputError
-from triage.core.frozen import FrozenLabels, frozen_of, load_frozen
-from triage.core.lookup import CorpusIds, by_slot
-from triage.core.manifest import ArmSpec, Spec
-from triage.core.readers import Parsed
-from triage.core.shapes import Role, read_input
-from triage.core.split import DocSplit, split_of
+from triage.core.inputs.corpus import Corpus, cached_ids, corpus_of
+from triage.core.inputs.frozen import FrozenLabels, frozen_of, load_frozen
+from triage.core.inputs.manifest import ArmSpec, Spec
+from triage.core.inputs.readers import Parsed
+from triage.core.inputs.shapes import Role, read_input
+from triage.core.inputs.split import DocSplit, split_of
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ListFacts:
 
 
 def list_facts(table: pa.Table, fp: np.ndarray | None = None) -> ListFacts:
-    """`fp`: the lists' `ids.list_fingerprints`, when already computed."""
+    """`fp`: the lists' `codes.list_fingerprints`, when already computed."""
     lists = single(table.column("retrieved"))
     rises = np.zeros(0, np.int64)
     if "scores" in table.column_names:
@@ -60,13 +60,13 @@ def list_facts(table: pa.Table, fp: np.ndarray | None = None) -> ListFacts:
         starts = starts[(starts > 0) & (starts < len(values))]
         up[starts - 1] = False  # a row's first score follows another row's last: not a rise
         rises = np.unique(np.searchsorted(offsets, np.flatnonzero(up) + 1, side="right") - 1)
-    return ListFacts(ids.duplicate_rows(lists, fp=fp), rises)
+    return ListFacts(codes.duplicate_rows(lists, fp=fp), rises)
 
 
 @dataclass(frozen=True)
 class Run:
     """One arm as stored: a row per query; `k` is the cut-off its metadata records (None: unsaid).
-    `fingerprints`: `ids.list_fingerprints` of the retrieved lists, computed once (uint64, 8 bytes
+    `fingerprints`: `codes.list_fingerprints` of the retrieved lists, computed once (uint64, 8 bytes
     an id) for both the duplicate screen and the gold look-up."""
 
     name: str
@@ -118,7 +118,7 @@ def run_of(loaded: Parsed, name: str, named: bool = True) -> Run:
         if k_int < 1:
             raise InputError(path, f"metadata k = {k_int} must be at least 1")
     name = name if named else loaded.meta.get("name") or name
-    fp = ids.list_fingerprints(single(table.column("retrieved")))
+    fp = codes.list_fingerprints(single(table.column("retrieved")))
     return Run(name, loaded, table, None if k is None else k_int, list_facts(table, fp), fp)
 
 
@@ -152,7 +152,7 @@ def load_corpus_docs(
     loaded = read_input(path, Role.CORPUS, fmt, columns=["chunk_id", "_id", *(["doc_id"] if docs else [])])
     table = conform(loaded, wanted, ALIASES)
     chunk_ids = single(table.column("chunk_id"))
-    fp = ids.fingerprint(chunk_ids)
+    fp = codes.fingerprint(chunk_ids)
     placed = by_slot(fp)  # the index's layout order, in which equal ids are adjacent
     unique_ids(loaded, table, "chunk_id", adjacent=placed)
     doc_ids = single(table.column("doc_id")) if "doc_id" in table.column_names else None

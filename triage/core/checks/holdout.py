@@ -1,4 +1,4 @@
-"""Held-out queries: those whose every gold chunk comes from a held-out document (core/split.py).
+"""Held-out queries: those whose every gold chunk comes from a held-out document (core/inputs/split.py).
 
 Per scored query, from its gold in force (amendments included): *tuned* when any gold chunk's
 document may have been tuned on, *held out* when every gold chunk's document is held out,
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow.compute as pc
 
-from triage.core.checks import OK, WARNING, Check, some
+from triage.core.checks.model import OK, WARNING, Check, some
 from triage.core.evaluation import Evaluation
-from triage.core.metrics import Means, means
-from triage.core.paired import Paired, paired
-from triage.core.split import DocSplit
+from triage.core.inputs.split import DocSplit
+from triage.core.measures.metrics import Means, means
+from triage.core.measures.paired import Paired, paired
 
 UNKNOWN, HELD_OUT, TUNED = 0, 1, 2  # a gold chunk's document
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.readers import regular_file
+from triage.core.inputs.readers import regular_file
 
 DEFAULT_FRACTION = 0.2  # the held-out fifth
 

@@ -24,11 +24,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core import ids
-from triage.core.checks import ERROR, OK, WARNING, Check
-from triage.core.corpus import Corpus
+from triage.core.checks.model import ERROR, OK, WARNING, Check
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.slices import KEYS, NONE, key_values, slice_order
+from triage.core.ids import codes
+from triage.core.inputs.corpus import Corpus
+from triage.core.views.slices import KEYS, NONE, key_values, slice_order
 
 QUANTILES = (50.0, 95.0)  # latency percentiles reported
 META_NUMBERS = ("index_bytes", "ingest_seconds", "embed_input_tokens_mean")  # read where recorded
@@ -147,7 +147,7 @@ def _top_k_tokens(ev: Evaluation, corpus: Corpus) -> list[tuple[int, int, int]]:
     many were found and how many were absent. The arms in two threads.
 
     By the runs' id fingerprints in the corpus ids' fingerprint table (`lookup.IdIndex`), about
-    `ids.BATCH` ids at a time, when the evaluation's corpus ids are this corpus's, row for row
+    `codes.BATCH` ids at a time, when the evaluation's corpus ids are this corpus's, row for row
     (the usual case: one file); else by one look-up of the ids (`Corpus.rows_of`)."""
     known = ev.inputs.corpus
     same = known is not None and known.ids.equals(corpus.ids)  # one memory compare
@@ -163,7 +163,7 @@ def _top_k_tokens(ev: Evaluation, corpus: Corpus) -> list[tuple[int, int, int]]:
         offsets = lists.offsets.to_numpy().astype(np.int64)
         offsets -= offsets[0]
         n = np.minimum(np.diff(offsets), ev.k)
-        step = max(1, ids.BATCH // max(ev.k, 1))  # queries per batch
+        step = max(1, codes.BATCH // max(ev.k, 1))  # queries per batch
         total = np.zeros(3, np.int64)  # tokens, found, absent
         for first in range(0, len(n), step):
             m = n[first : first + step]

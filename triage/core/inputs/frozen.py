@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from triage.core import ids
-from triage.core.contract import LABELS, conform, single
 from triage.core.errors import InputError
-from triage.core.readers import Parsed
-from triage.core.shapes import Role, members, read_input
+from triage.core.ids import codes
+from triage.core.inputs.contract import LABELS, conform, single
+from triage.core.inputs.readers import Parsed
+from triage.core.inputs.shapes import Role, members, read_input
 
 
 def sha256_file(path: Path) -> str:
@@ -96,7 +96,7 @@ def frozen_of(loaded: Parsed, sha256: str | None = None) -> FrozenLabels:
     gold = table.filter(pc.greater(rel, 0))
     # Distinct pair fingerprints mean distinct pairs: only a file with a repeated fingerprint is
     # grouped by its strings (a hash table of every pair) to find and merge the repeats.
-    pair_fp = np.sort(ids.fingerprint(judged) * _PAIR ^ ids.fingerprint(single(table.column("chunk_id"))))
+    pair_fp = np.sort(codes.fingerprint(judged) * _PAIR ^ codes.fingerprint(single(table.column("chunk_id"))))
     unique = not (pair_fp[1:] == pair_fp[:-1]).any()
     dups: list[tuple[str, str]] = []
     if not unique:

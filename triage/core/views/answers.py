@@ -8,7 +8,7 @@
 
 Answer accuracy is the share correct; beside the hit rate it is compared on the paired queries
 (scored, with `answer_correct` known in both arms), with each arm's Wilson 95% interval
-(core/intervals.py) and McNemar's exact p on the discordant answers, as the hit rate is.
+(core/measures/intervals.py) and McNemar's exact p on the discordant answers, as the hit rate is.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.intervals import wilson_one
-from triage.core.paired import mcnemar_exact
+from triage.core.measures.intervals import wilson_one
+from triage.core.measures.paired import mcnemar_exact
 
 COLUMN = "answer_correct"
 

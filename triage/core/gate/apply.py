@@ -17,11 +17,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from triage.core.checks import OK, WARNING, Check
+from triage.core.checks.model import OK, WARNING, Check
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
-from triage.core.readers import regular_file
-from triage.core.slices import BANDS, KEYS, Slice, slices
+from triage.core.inputs.readers import regular_file
+from triage.core.views.slices import BANDS, KEYS, Slice, slices
 
 NOISE_SE = 2.0  # a floor nearer B's hit rate than this many standard errors fires on noise
 

@@ -20,11 +20,11 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.dataset as ds
 
-from triage.core.compressed import codec, decompress
-from triage.core.contract import LABEL_ALIASES, LONG_ALIASES
 from triage.core.errors import InputError
-from triage.core.long_runs import group_long
-from triage.core.readers import (
+from triage.core.inputs.compressed import codec, decompress
+from triage.core.inputs.contract import LABEL_ALIASES, LONG_ALIASES
+from triage.core.inputs.long_runs import group_long
+from triage.core.inputs.readers import (
     JSONL_EXT,
     PARQUET_EXT,
     Parsed,
