@@ -13,6 +13,13 @@ p_o = (a + d) / n, p_e = ((a + b)(a + c) + (c + d)(b + d)) / n², κ = (p_o − 
 κ is undefined when n = 0 (nothing both judged) or p_e = 1 (both gave one and the same class
 only: agreement by chance is already certain). Computed in exact fractions: one reviewer pair at a
 time, nothing here is large.
+
+Grades are compared too, by Cohen's weighted kappa with linear weights over the grades either
+reviewer gave on the shared pairs, g_1 < … < g_m: with o_ij the share of pairs the first graded
+g_i and the second g_j, e_ij the product of the two marginal shares and w_ij = |i − j| / (m − 1),
+κ_w = 1 − Σ w·o / Σ w·e. Two reviewers who grade one pair 1 and 2 agree it is relevant (κ counts
+it as agreement) and differ in grade (κ_w counts it as a partial disagreement). κ_w is undefined
+when n = 0 or Σ w·e = 0 (one grade only). With two grades it equals κ.
 """
 
 from __future__ import annotations
@@ -33,6 +40,32 @@ class Kappa:
     p_e: Fraction | None
     value: Fraction | None
     reason: str = ""
+
+
+def weighted_kappa(pairs: list[tuple[int, int]]) -> Kappa:
+    """Linear-weighted κ of (first grade, second grade) pairs; `p_o`, `p_e` are the weighted
+    observed and chance disagreements (Σ w·o, Σ w·e)."""
+    n = len(pairs)
+    if n == 0:
+        return Kappa(None, None, None, "no pairs both judged")
+    grades = sorted({g for pair in pairs for g in pair})
+    if len(grades) == 1:
+        return Kappa(Fraction(0), Fraction(0), None, f"both reviewers gave one grade only ({grades[0]})")
+    at = {g: i for i, g in enumerate(grades)}
+    m = len(grades) - 1
+    first = [0] * len(grades)
+    second = [0] * len(grades)
+    observed = Fraction(0)
+    for one, two in pairs:
+        first[at[one]] += 1
+        second[at[two]] += 1
+        observed += Fraction(abs(at[one] - at[two]), m)
+    observed /= n
+    chance = sum(
+        (Fraction(abs(i - j), m) * first[i] * second[j] for i in range(len(grades)) for j in range(len(grades))),
+        Fraction(0),
+    ) / (n * n)
+    return Kappa(observed, chance, 1 - observed / chance)
 
 
 def cohen_kappa(a: int, b: int, c: int, d: int) -> Kappa:
@@ -88,6 +121,20 @@ class Agreement:
     @property
     def kappa(self) -> Kappa:
         return cohen_kappa(*self.table)
+
+    @property
+    def weighted(self) -> Kappa:
+        """Linear-weighted κ over the grades of the pairs both judged."""
+        return weighted_kappa([(s.first.relevance, s.second.relevance) for s in self.shared])
+
+    @property
+    def grade_differences(self) -> int:
+        """Pairs both judged relevant at different grades."""
+        return sum(
+            1
+            for s in self.shared
+            if s.first.relevance >= 1 and s.second.relevance >= 1 and s.first.relevance != s.second.relevance
+        )
 
 
 def latest_by_reviewer(state: LabelState) -> dict[str, dict[tuple[str, str], Record]]:

@@ -26,9 +26,9 @@ from triage.labels.verdicts import Verdicts
 
 
 @dataclass(frozen=True)
-class Conflict:
-    """Two or more reviewers whose judgements in force on one pair disagree (each reviewer's
-    latest, unsettled); resolved by a later judgement naming them (`resolves`)."""
+class Split:
+    """Two or more reviewers whose latest unsettled judgements in force on one pair give different
+    grades; settled by a later judgement naming them (`resolves`)."""
 
     query_id: str
     chunk_id: str
@@ -39,6 +39,20 @@ class Conflict:
         return {r.reviewer: r.relevance for r in self.judgements}
 
 
+class Conflict(Split):
+    """Reviewers disagree on whether the pair answers the query: one relevant (grade ≥ 1), another
+    not relevant (0). Until resolved the pair keeps its frozen state (unjudged)."""
+
+
+class GradeDifference(Split):
+    """Reviewers agree the pair is relevant and differ only in grade (1 against 2, …): the pair is
+    gold in force at the lowest grade given (`GRADE_RULE`), and the difference is listed, not a
+    conflict."""
+
+
+GRADE_RULE = "the lowest grade any agreeing reviewer gave"
+
+
 @dataclass
 class _Index:
     """The judgements in force, by pair, and what decides each pair (see `LabelState.decided`).
@@ -46,29 +60,38 @@ class _Index:
     Per pair the frozen file leaves unjudged: the judgements in force are grouped by reviewer,
     each reviewer's latest counting; a judgement naming others in `resolves` settles them. When
     the reviewers' latest unsettled grades agree, the latest decides; when they differ, the pair
-    is a conflict, and until a judgement resolves it the pair keeps its frozen state (unjudged): a
-    rule that favours neither arm."""
+    is a conflict only when one says relevant (≥ 1) and another not relevant (0): until a judgement
+    resolves it the pair keeps its frozen state (unjudged), a rule that favours neither arm. When
+    all say relevant and differ in grade, the lowest grade decides (of those, the latest record),
+    and the pair is listed in `differences`."""
 
     in_force: tuple[Record, ...]
     by_pair: dict[tuple[str, str], list[Record]]
     decided: dict[tuple[str, str], Record]
     conflicts: dict[tuple[str, str], Conflict]
+    differences: dict[tuple[str, str], GradeDifference] = field(default_factory=dict)
 
     def settle(self, pair: tuple[str, str]) -> None:
         """Decide `pair` again from its judgements in force."""
         self.decided.pop(pair, None)
         self.conflicts.pop(pair, None)
+        self.differences.pop(pair, None)
         records = self.by_pair.get(pair, [])
         settled = {i for r in records for i in (r.resolves or ())}
         latest: dict[str, Record] = {}
         for r in records:
             if r.id not in settled:
                 latest[r.reviewer] = r
-        if len({r.relevance for r in latest.values()}) > 1:
-            self.conflicts[pair] = Conflict(pair[0], pair[1], tuple(latest.values()))
-        elif latest:
-            order = {r.id: i for i, r in enumerate(records)}
-            self.decided[pair] = max(latest.values(), key=lambda r: order[r.id])
+        if not latest:
+            return
+        judgements = tuple(latest.values())
+        if len({r.relevance >= 1 for r in judgements}) > 1:
+            self.conflicts[pair] = Conflict(pair[0], pair[1], judgements)
+            return
+        if len({r.relevance for r in judgements}) > 1:
+            self.differences[pair] = GradeDifference(pair[0], pair[1], judgements)
+        order = {r.id: i for i, r in enumerate(records)}
+        self.decided[pair] = min(judgements, key=lambda r: (r.relevance, -order[r.id]))
 
     def plus(self, record: Record, frozen_pairs: frozenset[tuple[str, str]]) -> _Index:
         """A new index with `record` applied (this one is left as it is)."""
@@ -82,7 +105,9 @@ class _Index:
             in_force = tuple(r for r in self.in_force if r.id != record.retracts)
             target = gone
         pair = (target.query_id, target.chunk_id)
-        out = _Index(in_force, dict(self.by_pair), dict(self.decided), dict(self.conflicts))
+        out = _Index(
+            in_force, dict(self.by_pair), dict(self.decided), dict(self.conflicts), dict(self.differences)
+        )
         if pair in frozen_pairs:
             return out
         now = [r for r in self.by_pair.get(pair, []) if r.id != target.id]
@@ -200,7 +225,13 @@ class LabelState:
 
     @property
     def conflicts(self) -> list[Conflict]:
+        """Pairs one reviewer judges relevant and another not relevant, unresolved."""
         return list(self._judged[1].values())
+
+    @property
+    def grade_differences(self) -> list[GradeDifference]:
+        """Pairs every reviewer judges relevant, at different grades: gold at the lowest grade."""
+        return list(self._index.differences.values())
 
     @cached_property
     def added(self) -> dict[tuple[str, str], Record]:
