@@ -2,7 +2,8 @@
 deciding it can change.
 
 Candidates are (query, chunk) pairs, each once however many arms retrieved it, that no judgement
-(frozen or in force) decides. Their order, in three tiers:
+(frozen or in force) decides. One query's candidates come together: queries by the best tier any of
+their candidates has (then flips first, in flip order), and within a query by tier. The tiers:
 
 1. near-duplicates of a gold chunk of that query (`core.text.suggest.near_duplicates`, the rule behind
    the detail's `≈`), for the queries some arm misses: the likeliest missing labels. Bounded: the
@@ -140,6 +141,38 @@ def _top(arm: Arm, ev: Evaluation, vocab_parts: list[pa.Array]) -> tuple[np.ndar
     return q[keep], rank[keep], flat.take(where)
 
 
+def _grouped_order(
+    q: np.ndarray,
+    tier: np.ndarray,
+    prio: np.ndarray,
+    from_b: np.ndarray,
+    rank_a: np.ndarray,
+    rank_b: np.ndarray,
+    best: np.ndarray,
+) -> np.ndarray:
+    """The queue's order: one query's candidates together, a query never coming back once the queue
+    has moved on. Queries by their best (lowest) tier, then in query order (`prio`); within one
+    query, tier 1 by best rank, then tier 2 taken from A's and B's results in turn (each arm's by
+    its rank: a, b, a, b, … while both have some), tier 3 by best rank."""
+    n = len(q)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    query_tier = np.full(int(q.max()) + 1, 3, np.int8)
+    np.minimum.at(query_tier, q, tier)
+    # each tier-2 candidate's place among its query's candidates from the same arm, by rank
+    own_rank = np.where(from_b, rank_b, rank_a)
+    turn = np.zeros(n, np.int64)
+    two = np.flatnonzero(tier == 2)
+    if len(two):
+        group = q[two] * 2 + from_b[two]
+        by = two[np.lexsort((own_rank[two], group))]
+        g = q[by] * 2 + from_b[by]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        place = np.arange(len(by)) - np.repeat(starts, np.diff(np.r_[starts, len(by)]))
+        turn[by] = 2 * place + from_b[by]
+    return np.lexsort((best, turn, tier, prio[q], query_tier[q]))
+
+
 class JudgingQueue:
     """The candidates of one session, and where the reviewer is among them."""
 
@@ -195,18 +228,7 @@ class JudgingQueue:
         self.near_note, near = self._near(ev, corpus, q, code, tier, prio, some_miss, near_limit)
         tier[near] = 1
 
-        t1 = np.flatnonzero(tier == 1)
-        t1 = t1[np.lexsort((best[t1], prio[q[t1]]))]
-        t2 = np.flatnonzero(tier == 2)
-        t2a, t2b = t2[~from_b[t2]], t2[from_b[t2]]
-        t2a = t2a[np.lexsort((rank_a[t2a], prio[q[t2a]]))]
-        t2b = t2b[np.lexsort((rank_b[t2b], prio[q[t2b]]))]
-        turn = np.concatenate([2 * np.arange(len(t2a)), 2 * np.arange(len(t2b)) + 1])
-        t2 = np.concatenate([t2a, t2b])[np.argsort(turn, kind="stable")]
-        t3 = np.flatnonzero(tier == 3)
-        t3 = t3[np.lexsort((prio[q[t3]], best[t3]))]
-        order = np.concatenate([t1, t2, t3])
-
+        order = _grouped_order(q, tier, prio, from_b, rank_a, rank_b, best)
         self.q = q[order]
         self.code = code[order]
         self.tier = tier[order]
