@@ -331,11 +331,14 @@ def build(
     corpus: Corpus | None | Literal["open"] = "open",
     cost_corpus: Corpus | None | Literal["same"] = "same",
     flips: bool = True,
+    overlap_corpus: Corpus | None | Literal["same", "skip"] = "same",
 ) -> Report:
     """The report of `snapshot`. `corpus`: the chunks the flips' text hints read; "open" opens the
     one the spec names; None gives only the hints that need no text. `cost_corpus`: the chunks
     the cost section reads heading paths from ("same": `corpus`'s). `flips`: False leaves the
-    flip rows out (the app's screens list flips from the session, not from the report)."""
+    flip rows out (the app's screens list flips from the session, not from the report).
+    `overlap_corpus`: the chunks the lexical overlap and its checks read ("same": `corpus`'s, when
+    one is asked for; "skip": not measured, no check: the app's corpus is still loading)."""
     ev = snapshot.ev
     chunks = report_corpus(snapshot) if corpus == "open" else corpus
     cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
@@ -346,8 +349,10 @@ def build(
     by_origin, origin_quote = origin_sections(ev)
     checks = list(snapshot.checks)
     overlap = None
-    if corpus == "open" or corpus is not None:  # the app's screens pass None: not asked for
-        overlap, overlap_checks = overlap_section(ev, chunks)
+    if overlap_corpus == "same" and corpus is None:  # not asked for
+        overlap_corpus = "skip"
+    if overlap_corpus != "skip":
+        overlap, overlap_checks = overlap_section(ev, chunks if overlap_corpus == "same" else overlap_corpus)
         checks = worst_first(checks + overlap_checks)
     return Report(
         triage=__version__,

@@ -7,6 +7,7 @@ text in them (ids, names, plans) is escaped or made visible by whoever draws the
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from triage.core.checks.model import Check, Level
@@ -138,7 +139,7 @@ def check_rows(checks: Iterable[Check], compact: bool = False) -> list[list[str]
     passing = [c for c in checks if c.level is Level.OK]
     rows = [[str(c.level), c.code, c.message] for c in checks if not (compact and c.level is Level.OK)]
     if compact and passing:
-        codes = ", ".join(dict.fromkeys(c.code for c in passing))
+        codes = ", ".join(f"{c} ×{n}" if n > 1 else c for c, n in Counter(c.code for c in passing).items())
         rows.append([str(Level.OK), f"{len(passing)} checks", codes])
     return rows
 

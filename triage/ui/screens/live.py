@@ -12,13 +12,22 @@ from triage.workspace.session import Session
 
 
 def report(session: Session) -> Report:
-    """The report of the session's current snapshot, built once per version and corpus state,
-    without its flip rows (the screens list flips, and read their hints, from the session); the
-    cost section's heading paths from the corpus once it is loaded."""
+    """The report of the session's current snapshot, built once per version and corpus state, with
+    every check the report has (the lexical overlap's once the corpus is settled), without its flip
+    rows (the screens list flips, and read their hints, from the session); the cost section's
+    heading paths from the corpus once it is loaded."""
     chunks = session.corpus  # read once: the name says what the report was built with
     return session.cached(
         _name(chunks is not None),
-        lambda snapshot: build(snapshot, session.floor, corpus=None, cost_corpus=chunks, flips=False),
+        lambda snapshot: build(
+            snapshot,
+            session.floor,
+            corpus=None,
+            cost_corpus=chunks,
+            flips=False,
+            # the report's overlap checks too, once the corpus is settled (loaded, or none)
+            overlap_corpus=chunks if snapshot.corpus_checks is not None else "skip",
+        ),
     )
 
 
