@@ -300,3 +300,28 @@ async def test_a_stale_prepare_result_never_reaches_the_tenants_or_slices_screen
             ["│", "A", "miss", "│", "40", "│", "36", "│"],
         ]
         assert returned and not any(v is s for v in returned for s in stale_values)
+
+
+async def test_without_a_corpus_the_hint_line_says_so_once(tmp_path: Path) -> None:
+    copy = Path(shutil.copytree(bundled("sample_runs"), tmp_path / "sample"))
+    manifest = copy / "triage.toml"
+    manifest.write_text(manifest.read_text().replace('[corpus]\npath = "chunks.parquet"\n', ""))
+    app = TriageApp(copy)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("f")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.press("enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        seen = 0
+        for _ in range(6):  # every regression's hint line
+            screen = app.screen
+            assert isinstance(screen, DetailScreen)
+            text = str(screen.query_one("HintLine", Static).render())
+            assert text.count("text causes not examined") <= 1, text
+            seen += "no corpus: text causes not examined" in text
+            await pilot.press("n")
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+        assert seen >= 1  # the note is there to be said once

@@ -62,8 +62,10 @@ class HintLine(OneLayout, Static):
     """The likely cause of the loss: the first hint's kind and evidence, then the other kinds."""
 
     def show(self, hints: tuple[Hint, ...], note: str) -> None:
-        """`note`: why text hints are missing (no corpus, or not loaded yet); empty when not."""
-        later = f"  ({note})" if note else ""
+        """`note`: why text hints are missing (no corpus, or not loaded yet); empty when not. Said
+        once: not again when a hint's evidence already says it."""
+        said = any(note in h.evidence for h in hints)
+        later = f"  ({note})" if note and not said else ""
         if not hints:
             redraw(self, line(("hint  ", "bold"), ("none: no rule explains it" + later, "$text-muted")))
             return
