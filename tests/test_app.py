@@ -198,3 +198,23 @@ async def test_small_terminal_still_reads() -> None:
         assert screen.query_one("#list-b", VirtualTable).size.height >= 3
         await pilot.press("n")
         assert "regression 2 of 6" in text_of(screen, "#detail-title")
+
+
+async def test_the_palette_finds_themes_by_name_and_switches() -> None:
+    app = TriageApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert app.current_theme.dark
+        await pilot.press("ctrl+p")
+        await pilot.press(*"light")
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not app.current_theme.dark and "light" in app.theme
+        await pilot.press("ctrl+p")
+        await pilot.press(*"dark")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.current_theme.dark

@@ -30,7 +30,7 @@ from triage.ui.messages import (
     OpenQuery,
     SessionReady,
 )
-from triage.ui.palette import QueryCommands
+from triage.ui.palette import QueryCommands, ThemeCommands
 from triage.ui.screens.overview import OverviewScreen
 from triage.workspace.session import Session, Source, flip_label, open_session
 from triage.workspace.snapshot import Snapshot
@@ -39,7 +39,7 @@ from triage.workspace.snapshot import Snapshot
 class TriageApp(App[None]):
     CSS_PATH = str(bundled("styles") / "triage.tcss")
     TITLE = "triage"
-    COMMANDS = App.COMMANDS | {QueryCommands}
+    COMMANDS = App.COMMANDS | {QueryCommands, ThemeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit", id="quit"),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),

@@ -1,4 +1,4 @@
-"""Command palette: jump to a query by id or text."""
+"""Command palette: jump to a query by id or text; switch the theme by its name ("light", "dark")."""
 
 from __future__ import annotations
 
@@ -49,3 +49,30 @@ class QueryCommands(Provider):
                 text=text,
                 help="open query",
             )
+
+
+class ThemeCommands(Provider):
+    """Every theme by name: typing "light" finds the light ones, "dark" the dark ones."""
+
+    def _themes(self) -> list[tuple[str, str]]:
+        """(theme name, the hit's text) for every theme the app has, dark or light said."""
+        themes = self.app.available_themes
+        return [
+            (name, f"theme {name} ({'dark' if t.dark else 'light'})") for name, t in sorted(themes.items())
+        ]
+
+    def _switch(self, name: str) -> None:
+        self.app.theme = name
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, text in self._themes():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(text),
+                    partial(self._switch, name),
+                    text=text,
+                    help="switch to it",
+                )
