@@ -325,3 +325,23 @@ async def test_without_a_corpus_the_hint_line_says_so_once(tmp_path: Path) -> No
             await pilot.app.workers.wait_for_complete()
             await pilot.pause()
         assert seen >= 1  # the note is there to be said once
+
+
+async def test_the_ranked_lists_text_gets_the_width_that_is_left() -> None:
+    from triage.ui.widgets.detail.ranked import RankedTable
+
+    app = TriageApp()
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("f")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.press("enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        for table in app.screen.query(RankedTable):
+            titles = [c.title for c in table.columns]
+            widths = dict(zip(titles, table._widths(table.size.width), strict=True))
+            used = sum(widths.values()) + len(widths)
+            assert used <= table.size.width + 1  # nothing pushed off the edge
+            assert widths["text"] >= 2 * widths["header"] - 1 and widths["text"] >= 15, widths
+            assert table.size.width - used <= 2  # the text takes what is left

@@ -27,8 +27,9 @@ from triage.core.text.sanitize import one_line
 @dataclass(frozen=True)
 class Column:
     title: str
-    width: int  # cells; 0 = take the remaining width
+    width: int  # cells; 0 = a share of the remaining width
     right: bool = False
+    share: int = 1  # a width-0 column's share of the remaining width, against the others' shares
 
 
 RowFn = Callable[[int], Sequence[object]]
@@ -160,8 +161,13 @@ class VirtualTable(ScrollView, can_focus=True):
     def _widths(self, width: int) -> list[int]:
         fixed = sum(c.width + 1 for c in self.columns if c.width)
         flexible = [c for c in self.columns if not c.width]
-        rest = max(8, width - fixed - len(flexible)) // max(1, len(flexible))
-        return [c.width or rest for c in self.columns]
+        rest = max(8 * len(flexible), width - fixed - len(flexible))
+        shares = sum(c.share for c in flexible) or 1
+        out = [c.width or max(1, rest * c.share // shares) for c in self.columns]
+        if flexible:  # what rounding left over goes to the last flexible column
+            last = max(i for i, c in enumerate(self.columns) if not c.width)
+            out[last] += rest - sum(out[i] for i, c in enumerate(self.columns) if not c.width)
+        return out
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # The widget's style walks its ancestors (backgrounds): read once per paint, not per line.

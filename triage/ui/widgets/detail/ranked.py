@@ -20,7 +20,8 @@ COLUMNS = [
     Column("chunk", 18),
     Column("other", 5, right=True),
     Column("score", 7, right=True),
-    Column("header │ text", 0),
+    Column("header", 0, share=1),  # the heading path's last part: a third of what is left
+    Column("text", 0, share=2),  # the body: the rest
 ]
 
 
@@ -86,10 +87,9 @@ class RankedList(OneLayout, Vertical):
             score = "" if r.score is None else f"{r.score:.4f}"
             other_rank = "–" if r.other_rank is None else str(r.other_rank)
             if r.chunk is None:
-                body = "(" + corpus_note + ")"
-            else:
-                body = f"{short_header(r.chunk.header, keep=1)} │ {clip(r.chunk.text, SNIPPET)}"
-            return [r.rank, mark(r, d), r.chunk_id, other_rank, score, body]
+                return [r.rank, mark(r, d), r.chunk_id, other_rank, score, "", "(" + corpus_note + ")"]
+            header = short_header(r.chunk.header, keep=1).removeprefix("… > ")
+            return [r.rank, mark(r, d), r.chunk_id, other_rank, score, header, clip(r.chunk.text, SNIPPET)]
 
         def tag(i: int) -> str | None:
             judged = rows[i].judgement
