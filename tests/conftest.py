@@ -170,8 +170,7 @@ class TextFiles:
     ids=lambda pc: "-".join(pc),
 )
 def text_files(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> TextFiles:
-    from triage.core.inputs import arrowtext
-    from triage.core.inputs import readers
+    from triage.core.inputs import arrowtext, readers
 
     files = TextFiles(*request.param)
     if files.path_kind == "lines":

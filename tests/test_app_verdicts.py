@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_app_review import SIZE, open_q150, text_of
 
-from triage.core.views import hints
 from triage.core.bundled import bundled
+from triage.core.views import hints
 from triage.core.views.hints import Hint, HintKind
 from triage.labels.records import read_file
 from triage.labels.verdicts import Cause

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from triage.cli.main import main
-from triage.core.inputs import compressed
 from triage.core.bundled import bundled
+from triage.core.inputs import compressed
 
 
 @pytest.fixture

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triage.core.inputs import corpus as corpus_mod
-from triage.core.inputs import corpus_cache as cache
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation, evaluate
 from triage.core.ids.codes import duplicate_rows, fingerprint, list_fingerprints
 from triage.core.ids.index import CorpusIds
+from triage.core.inputs import corpus as corpus_mod
+from triage.core.inputs import corpus_cache as cache
 from triage.core.inputs.corpus import open_corpus
 from triage.core.inputs.load import load_inputs
 from triage.core.inputs.manifest import from_manifest
@@ -658,8 +658,8 @@ def test_the_files_an_older_triage_kept_are_removed_when_the_folder_is_built_aga
 
 
 def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path: Path, monkeypatch) -> None:
-    from triage.core.inputs import load as inputs
     from triage.core.ids.index import IdIndex
+    from triage.core.inputs import load as inputs
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)  # this small file is mapped like a large one

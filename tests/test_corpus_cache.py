@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from triage.cli.main import main
-from triage.core.inputs import corpus as corpus_mod
-from triage.core.inputs import corpus_cache as cache
 from triage.core import files
 from triage.core.bundled import bundled
+from triage.core.inputs import corpus as corpus_mod
+from triage.core.inputs import corpus_cache as cache
 from triage.core.inputs.corpus import open_corpus
 
 NAMES = [*cache.SCHEMAS, cache.MANIFEST]

@@ -14,9 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from triage.core.inputs import arrowtext
-from triage.core.inputs import readers
 from triage.core.errors import InputError
+from triage.core.inputs import arrowtext, readers
 
 from conftest import TextFiles, write_compressed
 

@@ -62,7 +62,11 @@ def weighted_kappa(pairs: list[tuple[int, int]]) -> Kappa:
         observed += Fraction(abs(at[one] - at[two]), m)
     observed /= n
     chance = sum(
-        (Fraction(abs(i - j), m) * first[i] * second[j] for i in range(len(grades)) for j in range(len(grades))),
+        (
+            Fraction(abs(i - j), m) * first[i] * second[j]
+            for i in range(len(grades))
+            for j in range(len(grades))
+        ),
         Fraction(0),
     ) / (n * n)
     return Kappa(observed, chance, 1 - observed / chance)

@@ -21,9 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from triage.core.inputs import arrowtext
-from triage.core.ids import codes as ids
 from triage.core.errors import InputError
+from triage.core.ids import codes as ids
+from triage.core.inputs import arrowtext
 from triage.core.inputs.compressed import codec, decompress, inner_suffix
 
 PARQUET_EXT = {".parquet", ".pq", ".parq"}
