@@ -218,3 +218,29 @@ async def test_the_palette_finds_themes_by_name_and_switches() -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert app.current_theme.dark
+
+
+async def test_a_key_pressed_while_loading_is_kept_and_applied_once_loaded(monkeypatch) -> None:
+    import threading
+
+    import triage.ui.app as app_module
+
+    gate = threading.Event()
+    real = app_module.open_session
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        gate.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "open_session", slow)
+    app = TriageApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.session is None
+        await pilot.press("f")
+        await pilot.pause()
+        assert any("opens once the evaluation has loaded" in str(n.message) for n in app._notifications)
+        gate.set()
+        await wait_loaded(pilot)
+        await pilot.pause()
+        assert isinstance(app.screen, FlipsScreen)  # the key was applied, not lost

@@ -35,6 +35,18 @@ from triage.ui.screens.overview import OverviewScreen
 from triage.workspace.session import Session, Source, flip_label, open_session
 from triage.workspace.snapshot import Snapshot
 
+# the keys that open a screen of the loaded evaluation: action -> what the notice calls it
+SCREENS = {
+    "flips": "flips",
+    "all": "all queries",
+    "overview": "overview",
+    "tenants": "tenants",
+    "slices": "slices",
+    "amendments": "amendments",
+    "queue": "judging queue",
+    "ranks": "rank drops",
+}
+
 
 class TriageApp(App[None]):
     CSS_PATH = str(bundled("styles") / "triage.tcss")
@@ -68,6 +80,7 @@ class TriageApp(App[None]):
         self.floor = floor
         self.session: Session | None = None
         self.load_failed = False  # then only the keys that still work are offered (q, ?)
+        self.pending: str | None = None  # a screen's key pressed while loading: opened once loaded
         self.collector = RestingCollector()  # full garbage collections while the keys rest
 
     async def action_quit(self) -> None:
@@ -202,6 +215,9 @@ class TriageApp(App[None]):
         assert isinstance(overview, OverviewScreen)
         overview.show(message.session)
         self.refresh_bindings()
+        if self.pending is not None:  # the key pressed while loading, applied now
+            self.call_after_refresh(self.run_action, self.pending)
+            self.pending = None
         self.call_after_refresh(_freeze_garbage)
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
@@ -234,6 +250,9 @@ class TriageApp(App[None]):
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.load_failed = True
+        if self.pending is not None:
+            self.notify(f"{self.pending}: not opened, the evaluation did not load", severity="warning")
+            self.pending = None
         self.refresh_bindings()
         overview = self.screen_stack[0]
         assert isinstance(overview, OverviewScreen)
@@ -268,12 +287,19 @@ class TriageApp(App[None]):
 
     # -- navigation ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if (
-            action in ("flips", "all", "amendments", "tenants", "slices", "overview", "queue", "ranks")
-            and self.session is None
-        ):
-            return False if self.load_failed else None  # hidden after a failed load, disabled until loaded
-        return True
+        if action in SCREENS and self.session is None and self.load_failed:
+            return False  # hidden after a failed load: only q and ? still work
+        return True  # while loading, a screen's key is kept (`_loaded`) and applied once loaded
+
+    def _loaded(self, action: str) -> bool:
+        """Whether the evaluation is loaded; if it is still loading, `action` is kept (the last key
+        wins), applied once it has loaded, and a notice says so: a key is never lost."""
+        if self.session is not None:
+            return True
+        if not self.load_failed:
+            self.pending = action
+            self.notify(f"{SCREENS[action]}: opens once the evaluation has loaded", timeout=3)
+        return False
 
     def _to_base(self) -> None:
         while len(self.screen_stack) > 1:
@@ -285,7 +311,7 @@ class TriageApp(App[None]):
     def _top(self, name: str) -> None:
         """Show one of the top-level screens over the overview. Each is built once and kept
         (installed), so it opens at once the next time, where the reader left it."""
-        if self.session is None:
+        if not self._loaded(name):
             return
         self._to_base()
         self._install(name)
@@ -324,14 +350,16 @@ class TriageApp(App[None]):
     def action_amendments(self) -> None:
         from triage.ui.screens.amendments import AmendmentsScreen
 
-        if self.session is not None and not isinstance(self.screen, AmendmentsScreen):
+        if self._loaded("amendments") and not isinstance(self.screen, AmendmentsScreen):
+            assert self.session is not None
             self.push_screen(AmendmentsScreen(self.session))
 
     def action_queue(self) -> None:
         """The judging queue, over whatever is on screen; the position is kept between visits."""
         from triage.ui.screens.queue import QueueScreen
 
-        if self.session is not None and not isinstance(self.screen, QueueScreen):
+        if self._loaded("queue") and not isinstance(self.screen, QueueScreen):
+            assert self.session is not None
             self.push_screen(QueueScreen(self.session))
 
     def action_help(self) -> None:
