@@ -35,6 +35,8 @@ from triage.ui.screens.overview import OverviewScreen
 from triage.workspace.session import Session, Source, flip_label, open_session
 from triage.workspace.snapshot import Snapshot
 
+SYNC_EVERY = 1.0  # seconds between looks at the review folder for other sessions' records
+
 # the keys that open a screen of the loaded evaluation: action -> what the notice calls it
 SCREENS = {
     "flips": "flips",
@@ -119,6 +121,7 @@ class TriageApp(App[None]):
         prompt_frames(self.screen)
         self.screen_change_signal.subscribe(self, prompt_frames, immediate=True)
         self.set_interval(self.collector.rest, self.collector.tick, name="rested collection")
+        self.set_interval(SYNC_EVERY, self.sync_reviews, name="review folder")
         # After the first refresh: the overview is composed by then, even when the session is ready
         # at once (a snapshot opened already, from the Python API).
         self.call_after_refresh(self.load)
@@ -162,6 +165,29 @@ class TriageApp(App[None]):
     def on_amended(self, message: Amended) -> None:
         if not message.change.verdict:  # a verdict moves no number
             self.prepare_soon()  # tenants and slices, once the keys rest
+
+    def sync_reviews(self) -> None:
+        """What other processes wrote to the review folder (the CLI, a second app), applied: the
+        numbers and the screen on view drawn again, and a notice says how many records came."""
+        session = self.session
+        if session is None:
+            return
+        new = session.sync()
+        if not new:
+            return
+        self.notify(f"{new} record{'s' if new != 1 else ''} from another session applied", timeout=4)
+        self.prepare_soon()
+        from triage.ui.screens.detail import DetailScreen
+        from triage.ui.screens.live import LiveScreen
+        from triage.ui.screens.queue import QueueScreen
+
+        screen = self.screen
+        if isinstance(screen, OverviewScreen):
+            self.redraw_overview(session)
+        elif isinstance(screen, LiveScreen):
+            screen.draw()
+        elif isinstance(screen, (DetailScreen, QueueScreen)):
+            screen.show()
 
     def prepare_soon(self, delay: float = 1.5) -> None:
         """Recompute tenants and slices after amendments, once no key came for `delay` seconds

@@ -9,8 +9,10 @@ current: a stale result never reaches a screen.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,6 +27,7 @@ from triage.core.measures.paired import Outcome
 from triage.core.text.search import Searcher
 from triage.core.views.hints import FlipHints, Hint, flip_hint_table, hints_for
 from triage.core.views.slices import DEFAULT_FLOOR, Slice, Tenants, all_slices, tenants
+from triage.labels.log import read_log
 from triage.labels.state import LabelState
 from triage.labels.verdicts import Cause, Verdicts
 from triage.workspace.detail import QueryDetail, build_detail
@@ -60,6 +63,8 @@ class Session:
         self._cache: dict[str, tuple[str, Any]] = {}  # name -> (version, value)
         self._lock = threading.Lock()
         self._computing: dict[str, threading.Lock] = {}  # name -> held while one computes it
+        folder = snapshot.labels.log.folder
+        self._listing = _listing(folder) if folder != Path() else None  # the review folder as read
 
     # -- the current snapshot --------------------------------------------------------------------
     @property
@@ -149,6 +154,33 @@ class Session:
         self.offer("tenants", snapshot, self.tenants_of(snapshot))
 
     # -- changes ---------------------------------------------------------------------------------
+    def sync(self) -> int:
+        """Apply what other processes (the CLI, a second app, another reviewer) wrote to the review
+        folder since this session last read it: a new snapshot, the queries whose judgements in
+        force changed judged again. Returns how many records were new (0: nothing changed). A
+        listing of the folder (each file's name, size and mtime) decides whether to read at all."""
+        labels = self.labels
+        folder = labels.log.folder
+        listing = _listing(folder) if folder != Path() else None
+        if listing is None or listing == self._listing:
+            return 0
+        self._listing = listing
+        log = read_log(folder, labels.frozen.sha256, labels.log.applied_stale)
+        known = {r.id for r in labels.saved}
+        new = [r for r in log.records if r.id not in known]
+        if not new:
+            return 0
+        fresh = replace(LabelState.read(labels.frozen, log, labels.mode), unsaved=labels.unsaved)
+        before, after = labels.decided, fresh.decided
+        moved = {pair for pair in before.keys() ^ after.keys()} | {
+            pair for pair in before.keys() & after.keys() if before[pair].relevance != after[pair].relevance
+        }
+        if moved or fresh.records != labels.records:
+            self._snapshot = self._snapshot.with_labels(fresh, sorted({q for q, _ in moved}))
+        else:
+            self._snapshot = self._snapshot.with_verdicts(fresh)
+        return len(new)
+
     def corpus_checked(self, checks: list[Check]) -> None:
         """The deferred corpus check finished (it does not depend on the labels)."""
         self._snapshot = self._snapshot.with_corpus_checks(checks)
@@ -324,3 +356,21 @@ def open_session(
         return Session(source, reviewer=reviewer, floor=floor)
     spec = source if isinstance(source, Spec) else from_manifest(source) if source else sample_spec()
     return Session(open_snapshot(spec, k, corpus_check=False), reviewer=reviewer, floor=floor)
+
+
+def _listing(folder: Path) -> frozenset[tuple[str, int, int]] | None:
+    """Each review file of `folder` as (name, size, mtime in ns; -1, -1 when it cannot be
+    stat'ed); None when the folder cannot be listed."""
+    out = set()
+    try:
+        with os.scandir(folder) as entries:
+            for e in entries:
+                if e.name.endswith(".jsonl"):
+                    try:
+                        st = e.stat()
+                        out.add((e.name, st.st_size, st.st_mtime_ns))
+                    except OSError:
+                        out.add((e.name, -1, -1))
+    except OSError:
+        return None
+    return frozenset(out)
