@@ -24,6 +24,40 @@ def test_the_import_linter_contracts_hold(capsys: pytest.CaptureFixture[str], mo
     assert status == 0, out
     assert "0 broken" in out and "Layers: each imports only those below it KEPT" in out
     assert "Core's rooms: each imports only those below it KEPT" in out
+    assert "CLI verbs call the workspace, not the label store KEPT" in out
+
+
+def test_the_thin_cli_contract_names_the_label_store_and_core_internals() -> None:
+    """The contract the test above runs cannot be emptied unnoticed: it still forbids the command
+    line the label records, their writer and log, and core's readers, ids and measures (the verbs
+    reach them through the workspace)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    (thin,) = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"] == "CLI verbs call the workspace, not the label store"
+    ]
+    assert thin["type"] == "forbidden" and thin["source_modules"] == ["triage.cli"]
+    assert {
+        "triage.labels.records",
+        "triage.labels.writer",
+        "triage.labels.log",
+        "triage.core.ids",
+        "triage.core.inputs.readers",
+        "triage.core.measures",
+    } <= set(thin["forbidden_modules"])
+
+
+def test_no_cli_module_imports_the_label_store_directly() -> None:
+    """What the contract says, read off the import graph (lazy imports included)."""
+    graph = grimp.build_graph("triage", cache_dir=None)
+    cli = {m for m in graph.modules if m.startswith("triage.cli")}
+    assert {"triage.cli.judge_cmd", "triage.cli.labels_cmd", "triage.cli.main"} <= cli
+    reached = set().union(*(graph.find_modules_directly_imported_by(m) for m in cli))
+    assert "triage.workspace.judgements" in reached and "triage.workspace.store" in reached
+    assert not reached & {"triage.labels.records", "triage.labels.writer", "triage.labels.log"}
 
 
 def cycles(graph: grimp.ImportGraph, modules: set[str]) -> list[list[str]]:

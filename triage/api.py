@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.bundled import sample_spec
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.inputs.load import FILES, Tables
-from triage.core.inputs.manifest import ArmSpec, Spec, check_ks, from_manifest
 from triage.core.inputs.readers import Parsed, from_table
 from triage.core.measures.paired import Outcome
 from triage.core.views.hints import flip_hint_table
@@ -42,6 +40,7 @@ from triage.labels.state import LabelMode
 from triage.report.build import build, report_corpus
 from triage.report.model import Report
 from triage.workspace.snapshot import Snapshot, open_snapshot
+from triage.workspace.spec import evaluation_spec
 
 if TYPE_CHECKING:
     from triage.ui.app import TriageApp
@@ -128,49 +127,34 @@ def open_evaluation(
     if manifest is not None or not named:
         if named:
             raise ValueError(f"give a manifest or the inputs, not both (got {', '.join(named)})")
-        spec = from_manifest(Path(manifest)) if manifest is not None else sample_spec()
-        if amendments is not None:
-            spec = replace(spec, amendments=Path(amendments))
-        snapshot = open_snapshot(spec, k, LabelMode(label_state), apply_stale)
-        return Comparison(snapshot)
-    ks = check_ks(k, "k")
+        where = Path(manifest) if manifest is not None else None
+        spec = evaluation_spec(where, amendments=Path(amendments) if amendments is not None else None)
+        return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale))
     missing = [r for r in ("a", "b", "labels") if given[r] is None]
     if missing:
         raise ValueError(f"missing input: {', '.join(missing)} (a, b and labels are required)")
     paths: dict[str, Path | None] = {}
     parsed: dict[str, Parsed] = {}
     for role, value in given.items():
-        if value is None:
-            paths[role] = None
-        elif _is_path(value):
-            path = Path(value)  # type: ignore[arg-type]
-            if not path.exists():
-                raise InputError(path, "file does not exist")
-            paths[role] = path
+        if value is None or _is_path(value):
+            paths[role] = None if value is None else Path(value)  # type: ignore[arg-type]
         else:
             parsed[role] = _parsed(role, value, meta.get(role))
             paths[role] = None if role in ("queries", "corpus") else Path(NAMES[role])
-
-    def arm_name(i: int, role: str) -> str:
-        if names is not None:
-            return names[i]
-        if role in parsed:
-            return parsed[role].meta.get("name") or role
-        path = paths[role]
-        assert path is not None
-        return path.stem
-
+    # an arm given as a table is named by its `name` metadata, else "a" or "b"; a file, by its stem
+    arm_names = names or tuple((parsed[r].meta.get("name") or r) if r in parsed else None for r in ("a", "b"))
     run_a, run_b, frozen = paths["a"], paths["b"], paths["labels"]
     assert run_a is not None and run_b is not None and frozen is not None
-    spec = Spec(
-        a=ArmSpec(arm_name(0, "a"), run_a),
-        b=ArmSpec(arm_name(1, "b"), run_b),
-        labels=frozen,
-        corpus=paths["corpus"],
-        queries=paths["queries"],
+    spec = evaluation_spec(
+        None,
+        (run_a, run_b),
+        frozen,
+        paths["corpus"],
+        paths["queries"],
+        names=(arm_names[0], arm_names[1]),
+        k=k,
         amendments=Path(amendments) if amendments is not None else None,
-        k=ks[0] if ks else None,
-        ks=ks,
+        in_memory={Path(NAMES[r]) for r in parsed},
     )
     tables = Tables(**parsed) if parsed else FILES
     return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale, tables=tables))
@@ -193,38 +177,51 @@ def _check_arguments(
     for arg, value in (("manifest", manifest), ("amendments", amendments)):
         if value is not None and not isinstance(value, str | os.PathLike):
             raise TypeError(f"{arg} must be a path (str or os.PathLike), not {type(value).__name__}")
-    if names is not None:
-        if not isinstance(names, tuple | list) or len(names) != 2:
-            raise TypeError(f"names must be a pair of arm names, as ('plain', 'headers'), not {names!r}")
-        if not all(isinstance(n, str) and n.strip() for n in names):
-            raise ValueError(f"names must be two non-empty strings, not {names!r}")
-    if k is not None:
-        values: list[Any] = list(k) if isinstance(k, list | tuple) else [k]
-        if not values:
-            raise ValueError("k must be a positive whole number or a non-empty list of them, not []")
-        for v in values:
-            if isinstance(v, bool) or not isinstance(v, int | np.integer):
-                raise TypeError(f"k must be a whole number or a list of them, not {type(v).__name__} {v!r}")
-            if not 1 <= int(v) < K_LIMIT:
-                raise ValueError(f"k must be a positive whole number below 2^63, not {int(v)}")
-        if len(set(int(v) for v in values)) != len(values):
-            raise ValueError(f"k names a cut-off twice: {list(values)}")
-    if meta is not None:
-        if not isinstance(meta, Mapping):
-            raise TypeError(f"meta must be a mapping of input to its metadata, not {type(meta).__name__}")
-        for role, value in meta.items():
-            if not isinstance(value, Mapping):
-                raise TypeError(
-                    f"meta[{role!r}] must be a mapping of metadata keys, not {type(value).__name__}"
-                )
-            if not all(isinstance(key, str) for key in value):
-                raise TypeError(f"meta[{role!r}]'s keys must be strings")
+    _check_names(names)
+    _check_k(k)
+    _check_meta(meta)
     if not isinstance(label_state, str):
         raise TypeError(f"label_state must be 'amended' or 'frozen', not {type(label_state).__name__}")
     if label_state not in {m.value for m in LabelMode}:
         raise ValueError(f"label_state must be 'amended' or 'frozen', not {label_state!r}")
     if not isinstance(apply_stale, bool):
         raise TypeError(f"apply_stale must be True or False, not {type(apply_stale).__name__}")
+
+
+def _check_names(names: object) -> None:
+    if names is None:
+        return
+    if not isinstance(names, tuple | list) or len(names) != 2:
+        raise TypeError(f"names must be a pair of arm names, as ('plain', 'headers'), not {names!r}")
+    if not all(isinstance(n, str) and n.strip() for n in names):
+        raise ValueError(f"names must be two non-empty strings, not {names!r}")
+
+
+def _check_k(k: object) -> None:
+    if k is None:
+        return
+    values: list[Any] = list(k) if isinstance(k, list | tuple) else [k]
+    if not values:
+        raise ValueError("k must be a positive whole number or a non-empty list of them, not []")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | np.integer):
+            raise TypeError(f"k must be a whole number or a list of them, not {type(v).__name__} {v!r}")
+        if not 1 <= int(v) < K_LIMIT:
+            raise ValueError(f"k must be a positive whole number below 2^63, not {int(v)}")
+    if len(set(int(v) for v in values)) != len(values):
+        raise ValueError(f"k names a cut-off twice: {list(values)}")
+
+
+def _check_meta(meta: object) -> None:
+    if meta is None:
+        return
+    if not isinstance(meta, Mapping):
+        raise TypeError(f"meta must be a mapping of input to its metadata, not {type(meta).__name__}")
+    for role, value in meta.items():
+        if not isinstance(value, Mapping):
+            raise TypeError(f"meta[{role!r}] must be a mapping of metadata keys, not {type(value).__name__}")
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError(f"meta[{role!r}]'s keys must be strings")
 
 
 @dataclass(frozen=True)

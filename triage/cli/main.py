@@ -214,9 +214,9 @@ def review(args: argparse.Namespace) -> int:
 
 def grade(text: str) -> int:
     """--grade: a whole number from 0 (judged not relevant) to 2^53 ("-1", "1.5", "2x" refused)."""
-    from triage.labels.records import MAX_INT
+    from triage.workspace.judgements import MAX_GRADE
 
-    return whole(text, 0, MAX_INT, "a grade from 0 (not relevant) to 2^53")
+    return whole(text, 0, MAX_GRADE, "a grade from 0 (not relevant) to 2^53")
 
 
 LABEL_ACTIONS = (
@@ -299,9 +299,8 @@ def labels(args: argparse.Namespace) -> int:
 
 
 def spec_from(args: argparse.Namespace):  # -> Spec
-    from triage.core.bundled import sample_spec
     from triage.core.errors import InputError
-    from triage.core.inputs.manifest import from_args, from_manifest
+    from triage.workspace.spec import evaluation_spec
 
     paths = [Path(p) for p in args.paths]
     loose = [n for n in ("labels", "corpus", "queries") if getattr(args, n) is not None]
@@ -309,17 +308,13 @@ def spec_from(args: argparse.Namespace):  # -> Spec
     if len(paths) == 2:
         if args.labels is None:
             raise InputError("command line", "two runs need --labels LABELS")
-        return from_args(paths[0], paths[1], args.labels, args.corpus, args.queries, None, holdout)
+        runs = (paths[0], paths[1])
+        return evaluation_spec(None, runs, args.labels, args.corpus, args.queries, holdout=holdout)
     if len(paths) > 2:
         raise InputError("command line", "give one manifest, or two runs with --labels")
     if loose:
         raise InputError("command line", f"--{loose[0]} goes with two runs (RUN_A RUN_B)")
-    spec = from_manifest(paths[0]) if paths else sample_spec()
-    if holdout is None:
-        return spec
-    from dataclasses import replace
-
-    return replace(spec, holdout=holdout)
+    return evaluation_spec(paths[0] if paths else None, holdout=holdout)
 
 
 def _holdout(args: argparse.Namespace):  # -> Holdout | None

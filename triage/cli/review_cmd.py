@@ -20,6 +20,7 @@ from triage.core.errors import InputError
 from triage.core.files import Identity, refuse_target
 from triage.core.inputs.manifest import Spec
 from triage.core.text.sanitize import visible
+from triage.workspace import store
 
 HTML_SUFFIXES = (".html", ".htm")
 STDOUT = "-"
@@ -29,16 +30,6 @@ def output_format(fmt: str | None, out: Path | None) -> str:
     if fmt is not None:
         return fmt
     return "html" if out is not None and out.suffix.lower() in HTML_SUFFIXES else "markdown"
-
-
-def _protected(spec: Spec) -> frozenset[Identity]:
-    """Every input and its sidecar name, the manifest, the frozen labels, and anything inside the
-    amendments folder (`Spec.forbidden`)."""
-    from triage.labels.log import default_folder
-
-    folder = spec.amendments or default_folder(spec.labels)
-    review_files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
-    return spec.forbidden(folder, review_files)
 
 
 def _check_out(out: Path, force: bool, protected: frozenset[Identity]) -> None:
@@ -64,7 +55,7 @@ def export(args: argparse.Namespace, spec: Spec) -> int:
 
     out = None if args.out in (None, STDOUT) else Path(args.out)
     fmt = output_format(args.format, out)
-    protected = _protected(spec)
+    protected = store.protected(spec)
     if out is not None:
         _check_out(out, args.force, protected)
     snapshot = open_snapshot(spec, args.k, LabelMode(args.label_state), args.apply_stale)

@@ -22,7 +22,7 @@ import pyarrow as pa
 from triage.core.checks.model import Check
 from triage.core.evaluation import Cutoffs, Evaluation
 from triage.core.inputs.corpus import Corpus
-from triage.core.inputs.manifest import Spec, from_manifest
+from triage.core.inputs.manifest import Spec
 from triage.core.measures.paired import Outcome
 from triage.core.text.search import Searcher
 from triage.core.views.hints import FlipHints, Hint, flip_hint_table, hints_for
@@ -348,13 +348,13 @@ def open_session(
     """A Spec, a manifest path, a snapshot already open (the Python API's; `k` is then its own), a
     callable giving a Spec or a snapshot, or None (the bundled sample). The corpus check (every
     retrieved id against the corpus) is left for after the first paint."""
-    from triage.core.bundled import sample_spec
+    from triage.workspace.spec import evaluation_spec
 
     if callable(source):
         source = source()
     if isinstance(source, Snapshot):
         return Session(source, reviewer=reviewer, floor=floor)
-    spec = source if isinstance(source, Spec) else from_manifest(source) if source else sample_spec()
+    spec = source if isinstance(source, Spec) else evaluation_spec(source or None)
     return Session(open_snapshot(spec, k, corpus_check=False), reviewer=reviewer, floor=floor)
 
 

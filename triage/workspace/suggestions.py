@@ -6,11 +6,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from triage.core.inputs.corpus import Corpus
+from triage.core.errors import InputError
+from triage.core.inputs.corpus import Corpus, open_corpus
 from triage.core.measures.paired import Outcome
-from triage.core.text.suggest import Suggestion, near_duplicates
+from triage.core.text.suggest import THRESHOLD, Suggestion, near_duplicates
 from triage.workspace.detail import shown_ids
 from triage.workspace.snapshot import Snapshot
+
+__all__ = ["THRESHOLD", "Suggestion", "suggest", "suggestions_for"]
+
+
+def suggest(snapshot: Snapshot) -> list[Suggestion]:
+    """`suggestions_for` the evaluation's corpus; an `InputError` when it has none (suggestions
+    compare chunk texts)."""
+    spec = snapshot.spec
+    if spec.corpus is None:
+        raise InputError(spec.manifest or "command line", "suggestions compare chunk texts: give a corpus")
+    return suggestions_for(snapshot, open_corpus(spec.corpus, fmt=spec.corpus_format))
 
 
 def suggestions_for(snapshot: Snapshot, corpus: Corpus) -> list[Suggestion]:

@@ -6,6 +6,7 @@ Paths in a manifest are relative to the manifest's folder (DESIGN §3.1).
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,92 +106,103 @@ def check_ks(k: object, where: Path | str) -> tuple[int, ...]:
 
 
 def from_manifest(path: Path) -> Spec:
-    path = Path(path)
+    path, doc = _read_manifest(Path(path))
+    root = path.parent
+    _unknown(path, doc, _KEYS[""], "")
+    arms = doc.get("arms", {})
+    if not isinstance(arms, dict) or set(arms) != {"a", "b"}:
+        raise InputError(path, "needs exactly two arms, [arms.a] and [arms.b]")
+    a, b = (_arm(path, arms, key) for key in ("a", "b"))
+    labels = _section(path, doc, "labels")
+    corpus, queries = _section(path, doc, "corpus"), _section(path, doc, "queries")
+    amend = labels.get("amendments")
+    ks = check_ks(doc.get("k"), path)
+    holdout = _holdout(doc, path) if "holdout" in doc else None
+    return Spec(
+        a=a,
+        b=b,
+        labels=_file(path, labels, "labels", True),  # type: ignore[arg-type]
+        corpus=_file(path, corpus, "corpus", False),
+        queries=_file(path, queries, "queries", False),
+        amendments=root / amend if isinstance(amend, str) else None,
+        k=ks[0] if ks else None,
+        manifest=path,
+        ks=ks,
+        labels_format=_form(path, labels, "labels"),
+        corpus_format=_form(path, corpus, "corpus"),
+        queries_format=_form(path, queries, "queries"),
+        holdout=holdout,
+    )
+
+
+def _read_manifest(path: Path) -> tuple[Path, dict[str, object]]:
+    """The manifest's path (a folder's triage.toml) and its TOML document."""
     if path.is_dir():
         path = path / MANIFEST
     if not path.exists():
         raise InputError(path, "manifest does not exist")
     regular_file(path)
     try:
-        doc = tomllib.loads(path.read_text("utf-8-sig"))  # a BOM (Windows editors) is tolerated
+        return path, tomllib.loads(path.read_text("utf-8-sig"))  # a BOM (Windows editors) is tolerated
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise InputError(path, f"not valid TOML: {e}") from None
     except RecursionError:
         raise InputError(path, "not valid TOML: nested too deeply") from None
-    root = path.parent
 
-    def unknown(table: dict[str, object], allowed: set[str], section: str) -> None:
-        extra = sorted(set(table) - allowed)
-        if extra:
-            raise InputError(
-                path,
-                f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})",
-                f"[{section}]" if section else "",
-            )
 
-    def section(name: str) -> dict[str, object]:
-        value = doc.get(name, {})
-        if not isinstance(value, dict):
-            raise InputError(path, f"{name!r} must be a table ([{name}])")
-        unknown(value, _KEYS[name] if name in _KEYS else _KEYS["arm"], name)
-        return value
+def _unknown(path: Path, table: dict[str, object], allowed: set[str], section: str) -> None:
+    extra = sorted(set(table) - allowed)
+    if extra:
+        raise InputError(
+            path,
+            f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})",
+            f"[{section}]" if section else "",
+        )
 
-    def file(table: dict[str, object], section_name: str, required: bool) -> Path | None:
-        value = table.get("path")
-        if value is None:
-            if required:
-                raise InputError(path, "missing key 'path'", f"[{section_name}]")
-            return None
-        if not isinstance(value, str):
-            raise InputError(path, f"path must be a string, found {value!r}", f"[{section_name}]")
-        target = root / value
-        if is_pattern(target) and not members(target):
-            raise InputError(path, f"path {value!r} matches no files", f"[{section_name}]")
-        if not is_pattern(target) and not target.exists():
-            raise InputError(path, f"path {value!r} names a missing file ({target})", f"[{section_name}]")
-        return target
 
-    def form(table: dict[str, object], section_name: str) -> str | None:
-        value = table.get("format")
-        if value is None:
-            return None
-        if value not in set(Format):
-            raise InputError(path, f"format {value!r} is not one of {FORMATS}", f"[{section_name}]")
-        return str(value)
+def _section(path: Path, doc: dict[str, object], name: str) -> dict[str, object]:
+    value = doc.get(name, {})
+    if not isinstance(value, dict):
+        raise InputError(path, f"{name!r} must be a table ([{name}])")
+    _unknown(path, value, _KEYS[name] if name in _KEYS else _KEYS["arm"], name)
+    return value
 
-    unknown(doc, _KEYS[""], "")
-    arms = doc.get("arms", {})
-    if not isinstance(arms, dict) or set(arms) != {"a", "b"}:
-        raise InputError(path, "needs exactly two arms, [arms.a] and [arms.b]")
-    pair = []
-    for key in ("a", "b"):
-        t = arms[key]
-        if not isinstance(t, dict):
-            raise InputError(path, f"[arms.{key}] must be a table")
-        unknown(t, _KEYS["arm"], f"arms.{key}")
-        p = file(t, f"arms.{key}", True)
-        assert p is not None
-        pair.append(ArmSpec(str(t.get("name") or p.stem), p, form(t, f"arms.{key}")))
-    labels = section("labels")
-    corpus, queries = section("corpus"), section("queries")
-    amend = labels.get("amendments")
-    ks = check_ks(doc.get("k"), path)
-    holdout = _holdout(doc, path) if "holdout" in doc else None
-    return Spec(
-        a=pair[0],
-        b=pair[1],
-        labels=file(labels, "labels", True),  # type: ignore[arg-type]
-        corpus=file(corpus, "corpus", False),
-        queries=file(queries, "queries", False),
-        amendments=root / amend if isinstance(amend, str) else None,
-        k=ks[0] if ks else None,
-        manifest=path,
-        ks=ks,
-        labels_format=form(labels, "labels"),
-        corpus_format=form(corpus, "corpus"),
-        queries_format=form(queries, "queries"),
-        holdout=holdout,
-    )
+
+def _arm(path: Path, arms: dict[str, object], key: str) -> ArmSpec:
+    """`[arms.a]` or `[arms.b]`: its file, its name (default: the file's stem) and format."""
+    t = arms[key]
+    if not isinstance(t, dict):
+        raise InputError(path, f"[arms.{key}] must be a table")
+    _unknown(path, t, _KEYS["arm"], f"arms.{key}")
+    p = _file(path, t, f"arms.{key}", True)
+    assert p is not None
+    return ArmSpec(str(t.get("name") or p.stem), p, _form(path, t, f"arms.{key}"))
+
+
+def _file(path: Path, table: dict[str, object], section_name: str, required: bool) -> Path | None:
+    """A section's `path`, relative to the manifest's folder; it (or its glob's files) must exist."""
+    value = table.get("path")
+    if value is None:
+        if required:
+            raise InputError(path, "missing key 'path'", f"[{section_name}]")
+        return None
+    if not isinstance(value, str):
+        raise InputError(path, f"path must be a string, found {value!r}", f"[{section_name}]")
+    target = path.parent / value
+    if is_pattern(target) and not members(target):
+        raise InputError(path, f"path {value!r} matches no files", f"[{section_name}]")
+    if not is_pattern(target) and not target.exists():
+        raise InputError(path, f"path {value!r} names a missing file ({target})", f"[{section_name}]")
+    return target
+
+
+def _form(path: Path, table: dict[str, object], section_name: str) -> str | None:
+    value = table.get("format")
+    if value is None:
+        return None
+    if value not in set(Format):
+        raise InputError(path, f"format {value!r} is not one of {FORMATS}", f"[{section_name}]")
+    return str(value)
 
 
 def _holdout(doc: dict[str, object], path: Path) -> Holdout:
@@ -226,19 +238,30 @@ def from_args(
     labels: Path,
     corpus: Path | None = None,
     queries: Path | None = None,
-    k: int | tuple[int, ...] | None = None,
+    k: object = None,
     holdout: Holdout | None = None,
+    *,
+    names: tuple[str | None, str | None] = (None, None),
+    amendments: Path | None = None,
+    in_memory: Collection[Path] = (),
 ) -> Spec:
+    """The files named one by one: each must exist (or, a glob, match files), except those in
+    `in_memory` (names standing for inputs given as tables). An arm's name is its file's stem
+    unless `names` gives it; `k` is checked as `check_ks` does, an error naming "k"."""
     for p in (run_a, run_b, labels, corpus, queries):
-        if p is not None and not Path(p).exists() and not (is_pattern(p) and members(Path(p))):
+        if p is None or p in in_memory:
+            continue
+        if not Path(p).exists() and not (is_pattern(p) and members(Path(p))):
             raise InputError(p, "file does not exist")
-    ks = check_ks(k, "--k")
+    ks = check_ks(k, "k")
+    name_a, name_b = names
     return Spec(
-        a=ArmSpec(Path(run_a).stem, Path(run_a)),
-        b=ArmSpec(Path(run_b).stem, Path(run_b)),
+        a=ArmSpec(name_a or Path(run_a).stem, Path(run_a)),
+        b=ArmSpec(name_b or Path(run_b).stem, Path(run_b)),
         labels=Path(labels),
         corpus=Path(corpus) if corpus else None,
         queries=Path(queries) if queries else None,
+        amendments=Path(amendments) if amendments is not None else None,
         k=ks[0] if ks else None,
         ks=ks,
         holdout=holdout,
