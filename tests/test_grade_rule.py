@@ -94,3 +94,22 @@ def test_weighted_kappa_is_undefined_without_pairs_or_with_one_grade() -> None:
     assert weighted_kappa([]).value is None
     one = weighted_kappa([(2, 2), (2, 2)])
     assert one.value is None and "one grade" in one.reason
+
+
+def test_labels_conflicts_lists_a_grade_difference_without_exit_1_and_agreement_weighs_it(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from triage.cli.main import main
+
+    session(copy, "ana").add(QUERY, CHUNK, 1)
+    session(copy, "bo").add(QUERY, CHUNK, 2)
+    assert main(["labels", "conflicts", str(copy)]) == 0
+    out = capsys.readouterr().out
+    assert "no conflicts" in out and "1 grade difference" in out and "lowest grade" in out
+    assert "ana" in out and "bo" in out and CHUNK in out
+    assert main(["labels", "agreement", str(copy)]) == 0
+    out = capsys.readouterr().out
+    assert "Cohen's kappa" in out and "weighted kappa" in out and "1 pair both relevant at different grades" in out
+    session(copy, "cy").add(QUERY, CHUNK, 0)  # now relevant against not relevant: a conflict
+    assert main(["labels", "conflicts", str(copy)]) == 1
+    assert "1 conflict" in capsys.readouterr().out

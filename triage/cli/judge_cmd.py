@@ -15,7 +15,9 @@ from triage.workspace import judgements
 from triage.workspace.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from triage.labels.state import Conflict
+    from collections.abc import Sequence
+
+    from triage.labels.state import Conflict, Split
 
 
 def _grades_text(conflict: Conflict) -> str:
@@ -124,16 +126,31 @@ def import_judgements(snapshot: Snapshot, source: Path, note: str = "", reviewer
 
 
 def conflicts(snapshot: Snapshot) -> int:
-    """Every conflict with each reviewer's grade, time and file#seq; exit 1 when any."""
-    found = snapshot.labels.conflicts
+    """Every conflict (relevant against not relevant) with each reviewer's grade, time and
+    file#seq, exit 1 when any; then the grade differences (all relevant, grades differ), which are
+    gold at the lowest grade and no conflict: listed, never exit 1."""
+    found, differences = snapshot.labels.conflicts, snapshot.labels.grade_differences
     if not found:
-        print("no conflicts: no pair is judged differently by different reviewers")
-        return 0
-    print(
-        f"{_count(len(found), 'conflict')}: (query, chunk) pairs different reviewers judged "
-        "differently, each kept unjudged (favouring neither arm) until a judgement resolves it"
-    )
-    for c in found:
+        print("no conflicts: no pair is judged relevant by one reviewer and not relevant by another")
+    else:
+        print(
+            f"{_count(len(found), 'conflict')}: (query, chunk) pairs one reviewer judged relevant and "
+            "another not, each kept unjudged (favouring neither arm) until a judgement resolves it"
+        )
+        _list(found)
+    if differences:
+        print(
+            f"{_count(len(differences), 'grade difference')}: pairs every reviewer judged relevant, at "
+            "different grades; gold in force at the lowest grade given (not a conflict)"
+        )
+        _list(differences)
+    if found or differences:
+        print("resolve one: triage labels judge [PATH] --query Q --chunk C --grade G --resolves")
+    return 1 if found else 0
+
+
+def _list(splits: Sequence[Split]) -> None:
+    for c in splits:
         print(visible(f"{c.query_id}  {c.chunk_id}", newlines=False))
         for r in c.judgements:
             print(
@@ -142,12 +159,11 @@ def conflicts(snapshot: Snapshot) -> int:
                     newlines=False,
                 )
             )
-    print("resolve one: triage labels judge [PATH] --query Q --chunk C --grade G --resolves")
-    return 1
 
 
 def agreement(snapshot: Snapshot) -> int:
-    """Per pair of reviewers: the pairs both judged and Cohen's kappa, relevant (≥ 1) vs not (0)."""
+    """Per pair of reviewers: the pairs both judged, Cohen's kappa on relevant (≥ 1) vs not (0), and
+    linear-weighted kappa on the grades."""
     found = judgements.agreement(snapshot)
     print(
         "agreement on relevant (grade ≥ 1) vs not relevant (0), each reviewer's latest judgement in "
@@ -175,6 +191,14 @@ def agreement(snapshot: Snapshot) -> int:
             print(
                 f"  observed agreement {float(k.p_o):.3f}, by chance {float(k.p_e):.3f}, "
                 f"Cohen's kappa {float(k.value):.3f}"
+            )
+        w = a.weighted
+        if w.value is None:
+            print(visible(f"  on grades, weighted kappa: undefined ({w.reason})", newlines=False))
+        else:
+            print(
+                f"  on grades ({_count(a.grade_differences, 'pair')} both relevant at different grades): "
+                f"linear-weighted kappa {float(w.value):.3f}"
             )
         for s in a.shared:
             same = (s.first.relevance >= 1) == (s.second.relevance >= 1)

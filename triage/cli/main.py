@@ -226,7 +226,7 @@ LABEL_ACTIONS = (
     ("suggest", "list retrieved passages that are likely also gold"),
     ("judge", "append one judgement (exit 2 if it cannot be saved)"),
     ("import", "append the judgements of a TREC qrels or JSON Lines file"),
-    ("conflicts", "list the pairs reviewers judged differently (exit 1 when any)"),
+    ("conflicts", "list relevant-against-not-relevant conflicts (exit 1 when any), then grade differences"),
     ("agreement", "per pair of reviewers: the pairs both judged and Cohen's kappa"),
 )
 
