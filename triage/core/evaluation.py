@@ -426,11 +426,6 @@ def choose_ks(inputs: Inputs, k: Cutoffs) -> tuple[int, ...]:
     return (min(known),)
 
 
-def choose_k(inputs: Inputs, k: Cutoffs) -> int:
-    """The decision k of `choose_ks`."""
-    return choose_ks(inputs, k)[0]
-
-
 def build_arm(
     run: Run,
     query_ids: pa.Array,

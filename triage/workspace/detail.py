@@ -95,14 +95,6 @@ class GoldView:
     rank_a: int | None
     rank_b: int | None
 
-    @property
-    def header_tokens(self) -> int:
-        return tokens(self.chunk.header if self.chunk else None)
-
-    @property
-    def body_tokens(self) -> int:
-        return tokens(self.chunk.text if self.chunk else None)
-
 
 @dataclass(frozen=True)
 class QueryDetail:

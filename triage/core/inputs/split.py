@@ -59,11 +59,6 @@ def check_fraction(value: object, where: Path | str, section: str = "[holdout]")
     return float(value)
 
 
-def hash_fraction(doc_ids: list[str]) -> np.ndarray:
-    """h / 2^64 per doc id (float64; for display): h = the first 8 bytes of sha256, big-endian."""
-    return doc_hash(doc_ids).astype(np.float64) / 2.0**64
-
-
 def doc_hash(doc_ids: list[str]) -> np.ndarray:
     """h per doc id (uint64). hashlib has no array form: one call per distinct document."""
     digests = b"".join(hashlib.sha256(d.encode("utf-8")).digest()[:8] for d in doc_ids)
