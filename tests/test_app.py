@@ -1,4 +1,4 @@
-"""The reading flow, driven with Pilot on the bundled sample (issue 3)."""
+"""The reading flow, driven with Pilot on the bundled sample."""
 
 from __future__ import annotations
 

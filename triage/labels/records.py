@@ -1,4 +1,4 @@
-"""Review records (DESIGN §6), one per JSON line: a judgement (`add`), the retraction of one
+"""Review records (README "Label amendments"), one per JSON line: a judgement (`add`), the retraction of one
 (`retract`), or a verdict (`verdict`: a reader's cause and note for a query; it names no chunk
 and no grade, and no label state reads it).
 

@@ -10,7 +10,7 @@ Two ways to name it (manifest `[holdout]`, or `--holdout-fraction` / `--tuned-do
   (spaces at either end stripped; blank lines and lines starting with `#` skipped). Every document
   it does not name is held out.
 
-A chunk's document is the corpus's `doc_id` column (DESIGN §3.5). `DocSplit` holds, per corpus
+A chunk's document is the corpus's `doc_id` column (README "The data contract"). `DocSplit` holds, per corpus
 chunk, whether its document is known and held out.
 """
 
