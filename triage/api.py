@@ -194,37 +194,47 @@ def _check_arguments(
         if value is not None and not isinstance(value, str | os.PathLike):
             raise TypeError(f"{arg} must be a path (str or os.PathLike), not {type(value).__name__}")
     if names is not None:
-        if not isinstance(names, tuple | list) or len(names) != 2:
-            raise TypeError(f"names must be a pair of arm names, as ('plain', 'headers'), not {names!r}")
-        if not all(isinstance(n, str) and n.strip() for n in names):
-            raise ValueError(f"names must be two non-empty strings, not {names!r}")
+        _check_names(names)
     if k is not None:
-        values: list[Any] = list(k) if isinstance(k, list | tuple) else [k]
-        if not values:
-            raise ValueError("k must be a positive whole number or a non-empty list of them, not []")
-        for v in values:
-            if isinstance(v, bool) or not isinstance(v, int | np.integer):
-                raise TypeError(f"k must be a whole number or a list of them, not {type(v).__name__} {v!r}")
-            if not 1 <= int(v) < K_LIMIT:
-                raise ValueError(f"k must be a positive whole number below 2^63, not {int(v)}")
-        if len(set(int(v) for v in values)) != len(values):
-            raise ValueError(f"k names a cut-off twice: {list(values)}")
+        _check_k(k)
     if meta is not None:
-        if not isinstance(meta, Mapping):
-            raise TypeError(f"meta must be a mapping of input to its metadata, not {type(meta).__name__}")
-        for role, value in meta.items():
-            if not isinstance(value, Mapping):
-                raise TypeError(
-                    f"meta[{role!r}] must be a mapping of metadata keys, not {type(value).__name__}"
-                )
-            if not all(isinstance(key, str) for key in value):
-                raise TypeError(f"meta[{role!r}]'s keys must be strings")
+        _check_meta(meta)
     if not isinstance(label_state, str):
         raise TypeError(f"label_state must be 'amended' or 'frozen', not {type(label_state).__name__}")
     if label_state not in {m.value for m in LabelMode}:
         raise ValueError(f"label_state must be 'amended' or 'frozen', not {label_state!r}")
     if not isinstance(apply_stale, bool):
         raise TypeError(f"apply_stale must be True or False, not {type(apply_stale).__name__}")
+
+
+def _check_names(names: object) -> None:
+    if not isinstance(names, tuple | list) or len(names) != 2:
+        raise TypeError(f"names must be a pair of arm names, as ('plain', 'headers'), not {names!r}")
+    if not all(isinstance(n, str) and n.strip() for n in names):
+        raise ValueError(f"names must be two non-empty strings, not {names!r}")
+
+
+def _check_k(k: object) -> None:
+    values: list[Any] = list(k) if isinstance(k, list | tuple) else [k]
+    if not values:
+        raise ValueError("k must be a positive whole number or a non-empty list of them, not []")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | np.integer):
+            raise TypeError(f"k must be a whole number or a list of them, not {type(v).__name__} {v!r}")
+        if not 1 <= int(v) < K_LIMIT:
+            raise ValueError(f"k must be a positive whole number below 2^63, not {int(v)}")
+    if len(set(int(v) for v in values)) != len(values):
+        raise ValueError(f"k names a cut-off twice: {list(values)}")
+
+
+def _check_meta(meta: object) -> None:
+    if not isinstance(meta, Mapping):
+        raise TypeError(f"meta must be a mapping of input to its metadata, not {type(meta).__name__}")
+    for role, value in meta.items():
+        if not isinstance(value, Mapping):
+            raise TypeError(f"meta[{role!r}] must be a mapping of metadata keys, not {type(value).__name__}")
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError(f"meta[{role!r}]'s keys must be strings")
 
 
 @dataclass(frozen=True)

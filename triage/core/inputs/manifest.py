@@ -104,7 +104,7 @@ def check_ks(k: object, where: Path | str) -> tuple[int, ...]:
     return out
 
 
-def from_manifest(path: Path) -> Spec:
+def from_manifest(path: Path) -> Spec:  # noqa: C901 being split
     path = Path(path)
     if path.is_dir():
         path = path / MANIFEST
