@@ -1,4 +1,4 @@
-"""Generate the bundled sample evaluation for triage (DESIGN.md section 8).
+"""Generate the bundled sample evaluation for triage (README "The bundled sample").
 
     python sample_runs/make_sample.py              # writes into the folder beside this file
     python sample_runs/make_sample.py --out DIR    # writes into DIR
@@ -1610,7 +1610,7 @@ def mark_origins(queries, corpus) -> None:
             q["text"] = generated_question(rng, by_id[q["golds"][0]]["text"])
 
 
-# 7c. What the change cost, and the answers (issue 13): metadata and a column, from their own
+# 7c. What the change cost, and the answers: metadata and a column, from their own
 #     random stream so that nothing above draws differently.
 # ---------------------------------------------------------------------------------------------
 COST_SEED = SEED + 13
@@ -1673,7 +1673,7 @@ path = "runs/{b_file}.parquet"
 """
 
 
-# Held-out documents and gate floors (issue 13): the manifest names the hash rule, so the report
+# Held-out documents and gate floors: the manifest names the hash rule, so the report
 # shows the numbers on the held-out fifth of documents beside the blend; FLOORS.toml holds one
 # floor 0.01 under B's overall hit rate (0.79 over 200 queries: 0.35 standard errors, so it
 # fires on noise) beside two floors well clear of B's rates.
@@ -1773,7 +1773,7 @@ def build(out_dir: pathlib.Path) -> dict:
         {"name": "sample gold v1", "created_at": LABELS_CREATED},
     )
     labels_sha = hashlib.sha256((out_dir / "labels.parquet").read_bytes()).hexdigest()
-    verdicts = answer_verdicts(queries)  # issue 13: answer_correct and the cost metadata
+    verdicts = answer_verdicts(queries)  # answer_correct and the cost metadata
     for stem, (arm, name, k, created, mode) in RUNS.items():
         rr = runs[arm]
         write(

@@ -1,4 +1,4 @@
-"""The bundled sample's story (sample_runs/README.md, DESIGN §8) as data: the one place the tests
+"""The bundled sample's story (sample_runs/README.md) as data: the one place the tests
 take the sample's numbers from. If the generator changes the story, this file changes with it."""
 
 from __future__ import annotations

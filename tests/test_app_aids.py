@@ -1,4 +1,4 @@
-"""Reading aids (issue 11, part 5): query words highlighted, the best-passage key, empty columns
+"""Reading aids: query words highlighted, the best-passage key, empty columns
 hidden, short lists marked. Driven with Pilot on the bundled sample and on evaluations written here
 with and without the cause (tenants, plans, short lists)."""
 

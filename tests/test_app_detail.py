@@ -1,5 +1,5 @@
-"""The detail screen's focus and reading flow at 140×45 (issue 8, items 5 and 6), and a stale
-worker result that must never reach a screen (item 2). Driven with Pilot on the bundled sample."""
+"""The detail screen's focus and reading flow at 140×45, and a stale
+worker result that must never reach a screen. Driven with Pilot on the bundled sample."""
 
 from __future__ import annotations
 

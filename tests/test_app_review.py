@@ -1,4 +1,4 @@
-"""Amending from the keyboard, and the tenants and slices screens (issues 4 and 5), with Pilot."""
+"""Amending from the keyboard, and the tenants and slices screens, with Pilot."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Quitting with decisions the disk refused (DESIGN §6: "quitting with decisions held in memory
-asks first"): q and ctrl+c ask; retry, write elsewhere and discard each do what they say."""
+"""Quitting with decisions the disk refused (README "Label amendments": quitting with decisions
+held in memory asks first): q and ctrl+c ask; retry, write elsewhere and discard each do what
+they say."""
 
 from __future__ import annotations
 

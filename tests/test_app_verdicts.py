@@ -1,4 +1,4 @@
-"""`v` on the detail (issue 11): a verdict in three keys, shown on the detail and in the flips list,
+"""`v` on the detail: a verdict in three keys, shown on the detail and in the flips list,
 kept across a restart, held in memory when the disk refuses it (Pilot)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every bad input names its file, the row or line, and the problem: exit 2, no traceback, and
-never a silently different number (DESIGN §3, issue 2 point 6)."""
+never a silently different number (README "The data contract")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Several cut-offs (issue 12 item 4): `--k 1,5,10` judges the flips at the first k and shows each
+"""Several cut-offs: `--k 1,5,10` judges the flips at the first k and shows each
 arm's metrics at every k and recall at its stored depth, each checked against trec_eval."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What one detail key costs in Textual (issue 12, item 6): a region is redrawn only when its
+"""What one detail key costs in Textual: a region is redrawn only when its
 content changed and laid out only when its height may change (`triage.ui.widgets.redraw`), and
 the detail screen never scrolls, so no scroll bar comes and goes (re-wrapping every region) and the
 title line is always on screen. Driven with Pilot on small apps and on the bundled sample."""

@@ -1,4 +1,4 @@
-"""Gate floors that fire on noise (`gate.noise`) and `triage report --suggest-floors` (issue 13)."""
+"""Gate floors that fire on noise (`gate.noise`) and `triage report --suggest-floors`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Guards against silently wrong numbers and crashes found by trying to break triage (issue 9):
+"""Guards against silently wrong numbers and crashes found by trying to break triage:
 each test failed before its fix."""
 
 from __future__ import annotations

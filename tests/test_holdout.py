@@ -1,4 +1,4 @@
-"""Held-out documents (issue 13): the tuning split, held-out queries, `holdout.tuned_targets`."""
+"""Held-out documents: the tuning split, held-out queries, `holdout.tuned_targets`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Below the UI nothing loads the UI toolkit (DESIGN §7), proved in a fresh interpreter: import-time
-side effects and lazy re-exports count, which a static contract cannot see."""
+"""Below the UI nothing loads the UI toolkit (README "The shape of the code"), proved in a fresh
+interpreter: import-time side effects and lazy re-exports count, which a static contract cannot see."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wilson 95% intervals for hit rates (issue 12, item 5): the core against an independent
+"""Wilson 95% intervals for hit rates: the core against an independent
 computation, and the interval in the JSON, text and Markdown reports, the gate and the app."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What is judged, in the numbers (issue 10, items 2, 5 and 6): each arm's judged@k, the unjudged
+"""What is judged, in the numbers: each arm's judged@k, the unjudged
 ids in its top k and the hit rate if they were all relevant; the regressions that may be false; the
 detail's rows marked gold ★, judged not relevant ✗ or unjudged ·; and the evidence balance of the
 amendments — on a hand-built evaluation whose figures are worked out below, and on the sample."""

@@ -1,4 +1,4 @@
-"""Judgements, not only additions (issue 10): grade 0 is judged not relevant, frozen judgements
+"""Judgements, not only additions: grade 0 is judged not relevant, frozen judgements
 stand, reviewers who disagree make a conflict that keeps the pair unjudged until a judgement
 naming it resolves it."""
 

@@ -1,4 +1,4 @@
-"""The label store's verbs from the command line (issue 10, items 1, 4, 5): `labels judge`,
+"""The label store's verbs from the command line: `labels judge`,
 `labels import`, `labels conflicts`, `labels agreement`, grade-0 rows in `labels export`, and
 `labels log` naming not relevant and resolves. Every test runs `triage.cli.main.main` on a copy of
 the bundled sample."""
@@ -70,7 +70,7 @@ def retrieved(copy: Path, query_id: str, arm: str = "plain") -> list[str]:
     return next(r["retrieved"] for r in rows if r["query_id"] == query_id)
 
 
-# == the issue's acceptance =====================================================================
+# == acceptance ====================================================================================
 
 
 def test_two_reviewers_disagree_then_a_resolving_judgement_settles_it(

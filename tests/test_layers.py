@@ -1,4 +1,5 @@
-"""The shape of the code (DESIGN §7): layers, one direction of imports, no cycles.
+"""The shape of the code, as README "The shape of the code" draws it: layers, one direction of
+imports, no cycles.
 
 core → labels → workspace → report → ui → cli → api, each importing only those below it: the
 import-linter contracts in pyproject.toml say so, and this runs them. Lazy imports inside functions

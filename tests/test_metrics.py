@@ -1,4 +1,4 @@
-"""Metric definitions (DESIGN §4) on hand-checked data and against a brute-force reading."""
+"""Metric definitions (README "The numbers") on hand-checked data and against a brute-force reading."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The judging queue (issue 10, item 3): headless order, filters, skip and undo; then the app."""
+"""The judging queue: headless order, filters, skip and undo; then the app."""
 
 from __future__ import annotations
 

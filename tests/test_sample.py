@@ -1,5 +1,5 @@
-"""The bundled sample (DESIGN §8): committed files equal a fresh run of its generator, and the
-report on it tells the story the sample was built to tell."""
+"""The bundled sample (README "The bundled sample"): committed files equal a fresh run of its
+generator, and the report on it tells the story the sample was built to tell."""
 
 from __future__ import annotations
 

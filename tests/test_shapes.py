@@ -429,7 +429,7 @@ def test_compressed_tsv_and_ranx_are_detected_through_the_suffix(tmp_path: Path)
 
 
 def test_trec_runs_with_beir_qrels(tmp_path: Path) -> None:
-    """The issue's new user: TREC runs beside BEIR's qrels/test.tsv, against the same runs cut to
+    """A new user's inputs: TREC runs beside BEIR's qrels/test.tsv, against the same runs cut to
     what a TREC line holds, as Parquet."""
     meta = sample_meta()
     base = tmp_path / "parquet"

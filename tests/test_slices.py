@@ -1,4 +1,4 @@
-"""Slices and tenants (issue 5): a planted collapsed tenant surfaces; partitions hold; the gate."""
+"""Slices and tenants: a planted collapsed tenant surfaces; partitions hold; the gate."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 12, item 7: `triage --version`, the cache folder, `fcntl` only where it is used, and
-zero-width characters made visible end to end."""
+"""`triage --version`, the cache folder, `fcntl` only where it is used, and zero-width characters
+made visible end to end."""
 
 from __future__ import annotations
 

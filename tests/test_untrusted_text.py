@@ -1,4 +1,4 @@
-"""Untrusted text (FINDINGS "Untrusted text in Textual"): every string that comes from the data —
+"""Untrusted text (README "The app": shown as typed): every string that comes from the data —
 query ids and texts, tenants, plans, arm names, chunk ids, headers and bodies, error messages —
 is shown literally on every screen and runs nothing.
 
@@ -185,7 +185,7 @@ TOKENS = {"\x1b": "␛", "\x07": "␇"}
 
 
 def shown(raw: str) -> str:
-    """How data must look on screen: the contract of FINDINGS, written out independently of the
+    """How data must look on screen: the contract README "The app" states, written out independently of the
     app — ESC as ␛, BEL as ␇, other controls and bidi characters as <U+XXXX>."""
     out = []
     for c in raw:

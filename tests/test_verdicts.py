@@ -1,4 +1,4 @@
-"""Verdicts (issue 11): a reader's cause and note for a query, a `verdict` record in the same
+"""Verdicts: a reader's cause and note for a query, a `verdict` record in the same
 session files as the judgements, under the same discipline (chained, hashed, fsync, nothing lost
 on a refused write), and read by no label: no number and no label-state version moves."""
 

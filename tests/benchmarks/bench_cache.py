@@ -10,7 +10,7 @@ each in a fresh child process so nothing is remembered between them:
   cache costs at all: the version before this check trusted the files this way);
 - the peer: the same bytes hashed with sha256 (``hashlib``), the usual choice for a digest.
 
-The issue's bar: the corpus check stays within +0.5 s at 100k x 100 with a 2M-chunk corpus; run
+The bar: the corpus check stays within +0.5 s at 100k x 100 with a 2M-chunk corpus; run
 ``bench_report.py --data DATA --corpus`` for the whole report's cost beside it.
 
     python tests/benchmarks/bench_cache.py --repeat 5

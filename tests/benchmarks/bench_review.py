@@ -1,4 +1,4 @@
-"""Benchmark amendments, slices and tenants on the 100,000-query evaluation (issues 4 and 5).
+"""Benchmark amendments, slices and tenants on the 100,000-query evaluation.
 
     python tests/benchmarks/bench_review.py [--data DIR]              # 100k queries, 2M chunks
     python tests/benchmarks/bench_review.py --data /tmp/tr-small --queries 5000 --chunks 50000

@@ -250,7 +250,7 @@ class Evaluation:
 
     @cached_property
     def flips(self) -> np.ndarray:
-        """Indices of the flipped queries in flip order (DESIGN §4)."""
+        """Indices of the flipped queries in flip order (`flip_order`)."""
         a, b = self.a, self.b
         return flip_order(
             a.judged.hit,
@@ -426,11 +426,6 @@ def choose_ks(inputs: Inputs, k: Cutoffs) -> tuple[int, ...]:
     return (min(known),)
 
 
-def choose_k(inputs: Inputs, k: Cutoffs) -> int:
-    """The decision k of `choose_ks`."""
-    return choose_ks(inputs, k)[0]
-
-
 def build_arm(
     run: Run,
     query_ids: pa.Array,
@@ -490,7 +485,7 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
 
 
 def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table | None = None) -> Evaluation:
-    """Judge both arms at one k (DESIGN §4) against `gold`: (query_id, chunk_id, relevance ≥ 1)
+    """Judge both arms at one k (README "The numbers") against `gold`: (query_id, chunk_id, relevance ≥ 1)
     rows, one per pair, holding at least the frozen file's gold pairs. `judged`: every judged pair
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
     ks = choose_ks(inputs, k)

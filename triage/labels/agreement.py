@@ -1,4 +1,4 @@
-"""How far reviewers agree (issue 10): per pair of reviewers, the (query, chunk) pairs both judged
+"""How far reviewers agree: per pair of reviewers, the (query, chunk) pairs both judged
 and Cohen's kappa on relevant (grade ≥ 1) against not relevant (grade 0).
 
 Each reviewer counts with their latest judgement in force on a pair (retracted adds do not count;

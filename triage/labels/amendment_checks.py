@@ -1,4 +1,4 @@
-"""Checks of the label store (DESIGN §5): the amendments in force, by which arm's results they were
+"""Checks of the label store (README "The checks"): the amendments in force, by which arm's results they were
 taken from, files written against other frozen labels, damaged lines, and ids no input knows."""
 
 from __future__ import annotations

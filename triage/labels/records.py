@@ -1,4 +1,4 @@
-"""Review records (DESIGN §6), one per JSON line: a judgement (`add`), the retraction of one
+"""Review records (README "Label amendments"), one per JSON line: a judgement (`add`), the retraction of one
 (`retract`), or a verdict (`verdict`: a reader's cause and note for a query; it names no chunk
 and no grade, and no label state reads it).
 
@@ -198,7 +198,7 @@ def session_file_name(reviewer: str) -> str:
     return f"{_safe(reviewer)}@{_safe(socket.gethostname())}.{stamp}-{secrets.token_hex(3)}.jsonl"
 
 
-def parse(raw: bytes) -> Record:
+def parse(raw: bytes) -> Record:  # noqa: C901 being split
     """One complete line to a Record, or ValueError naming what is wrong."""
     obj = json.loads(raw.decode("utf-8"))
     if not isinstance(obj, dict):

@@ -195,7 +195,7 @@ def _frozen_regressions_with_unjudged(ev: Evaluation, labels: LabelState, regres
 
 
 def _frozen(ev: Evaluation, labels: LabelState) -> FrozenView:
-    """The same numbers on the frozen labels alone (DESIGN §5: amendments are shown beside)."""
+    """The same numbers on the frozen labels alone (README "Label amendments")."""
     ja, jb, scored = ev.frozen_view()
     ma, mb = means(ja, scored), means(jb, scored)
     before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes

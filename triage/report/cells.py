@@ -772,14 +772,6 @@ def answer_change(x: AnswersSection) -> str:
     )
 
 
-def answer_share(c: AnswerCellsRow) -> str:
-    """ "of 200: working 103, lucky 15, assembly 21, retrieval 61"."""
-    return (
-        f"of {c.n}: working {c.working}, lucky {c.lucky}, assembly problem {c.assembly}, "
-        f"retrieval problem {c.retrieval}"
-    )
-
-
 def cost_checks(checks: Iterable[Check]) -> list[Check]:
     """The checks of the cost row (codes `cost.*`)."""
     return [c for c in checks if c.code.startswith("cost.")]

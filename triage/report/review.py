@@ -1,5 +1,5 @@
 """The review document (`triage review export`): the regressions (or every flip), each with what a
-reader needs to judge it, built once as a typed `Review` that the Markdown and HTML renderers draw.
+reader needs to judge it, built once as a typed `ReviewDocument` that the Markdown and HTML renderers draw.
 
 Per query: its text and slice fields, each gold chunk's heading path and opening lines, both arms'
 top k with what the labels say of each passage, the gold's rank and plan per arm, the hints
@@ -32,6 +32,8 @@ OPENING_LINES = 3  # a gold chunk's opening: its first 3 non-blank lines …
 OPENING_CHARS = 300  # … and at most 300 characters of them
 HEADER_CHARS = 300  # a heading path is cut after 300 characters
 MORE = "…"  # marks a cut text
+TEXT_CAP = 2_000  # characters of one data string a renderer shows in a paragraph
+CELL_CAP = 300  # characters of one data string a renderer shows in a table cell
 
 
 class Scope(Enum):
@@ -40,7 +42,7 @@ class Scope(Enum):
 
 
 @dataclass(frozen=True)
-class Passage:
+class RankedPassage:
     """One retrieved passage in an arm's top k."""
 
     rank: int  # 1-based
@@ -60,7 +62,7 @@ class ArmTop:
     depth: int  # ids stored for the query
     plan: str | None
     n_returned: int | None
-    rows: tuple[Passage, ...]  # the top k (fewer when the list is shorter)
+    rows: tuple[RankedPassage, ...]  # the top k (fewer when the list is shorter)
 
     def short(self, k: int) -> bool:
         """The arm returned fewer than k ids."""
@@ -68,7 +70,7 @@ class ArmTop:
 
 
 @dataclass(frozen=True)
-class Gold:
+class GoldChunk:
     chunk_id: str
     grade: int
     header: str | None  # None: no corpus, or the chunk is not in it
@@ -85,14 +87,14 @@ class Query:
     direction: Outcome  # HIT_TO_MISS or MISS_TO_HIT
     text: str | None
     fields: tuple[tuple[str, object], ...]  # every slice column there is, None where unknown
-    golds: tuple[Gold, ...]
+    golds: tuple[GoldChunk, ...]
     arms: ByArm[ArmTop]
     hints: tuple[Hint, ...]
     verdicts: tuple[Verdict, ...]
 
 
 @dataclass(frozen=True)
-class Review:
+class ReviewDocument:
     triage: str  # the version that wrote it
     label_state: str  # as the report shows it: "frozen <sha12> + N amendments …"
     k: int
@@ -149,7 +151,7 @@ def _arm(view: ArmView, k: int, d: QueryDetail) -> ArmTop:
         plan=view.plan,
         n_returned=view.n_returned,
         rows=tuple(
-            Passage(
+            RankedPassage(
                 r.rank,
                 r.chunk_id,
                 cut(r.chunk.header, HEADER_CHARS) if r.chunk else None,
@@ -190,7 +192,7 @@ def _query(snapshot: Snapshot, d: QueryDetail, hints: tuple[Hint, ...]) -> Query
         text=d.text,
         fields=_fields(snapshot, d),
         golds=tuple(
-            Gold(
+            GoldChunk(
                 g.chunk_id,
                 g.grade,
                 cut(g.chunk.header, HEADER_CHARS) if g.chunk else None,
@@ -208,7 +210,9 @@ def _query(snapshot: Snapshot, d: QueryDetail, hints: tuple[Hint, ...]) -> Query
     )
 
 
-def build_review(snapshot: Snapshot, corpus: Corpus | None, scope: Scope = Scope.REGRESSIONS) -> Review:
+def build_review(
+    snapshot: Snapshot, corpus: Corpus | None, scope: Scope = Scope.REGRESSIONS
+) -> ReviewDocument:
     """The review of `snapshot`'s regressions (or, for Scope.FLIPS, every flip), in flip order."""
     report = build(snapshot)
     ev = snapshot.ev
@@ -218,7 +222,7 @@ def build_review(snapshot: Snapshot, corpus: Corpus | None, scope: Scope = Scope
     qs = [int(q) for q in chosen]
     hints = hints_for(ev, qs, corpus)
     details = [build_detail(snapshot, q, corpus) for q in qs]  # a handful: one query at a time
-    return Review(
+    return ReviewDocument(
         triage=__version__,
         label_state=report.labels.state,
         k=ev.k,
@@ -241,10 +245,10 @@ NO_HINTS = "no hints"
 NO_VERDICTS = "no verdict yet"
 
 
-def mark(p: Passage | Gold) -> str:
+def mark(p: RankedPassage | GoldChunk) -> str:
     """What the labels in force say of a passage: "★2 gold", "+1 gold (amended by ann)",
     "✗ judged not relevant", "· unjudged"."""
-    if isinstance(p, Gold):
+    if isinstance(p, GoldChunk):
         grade, by, judgement = p.grade, p.added_by, Judgement.GOLD
     else:
         grade, by, judgement = p.grade, p.judged_by, p.judgement
@@ -255,7 +259,7 @@ def mark(p: Passage | Gold) -> str:
     return "· unjudged"
 
 
-def header(p: Passage, corpus: bool) -> str:
+def header(p: RankedPassage, corpus: bool) -> str:
     """A passage's heading path; cells.NONE without a corpus or a header, NOT_IN_CORPUS when the
     corpus lacks the chunk."""
     if corpus and not p.in_corpus:
@@ -285,7 +289,7 @@ def arm_line(arm: ArmTop, k: int) -> str:
     return ", ".join(parts)
 
 
-def scope_line(r: Review) -> str:
+def scope_line(r: ReviewDocument) -> str:
     if r.scope is Scope.FLIPS:
         return f"Every flip: {r.n_flips} ({r.n_regressions} hit→miss first, then miss→hit)."
     return f"The {r.n_regressions} regressions (hit→miss) of {r.n_flips} flips."

@@ -12,14 +12,16 @@ import html
 from triage.core.text.sanitize import visible
 from triage.report import cells
 from triage.report.review import (
+    CELL_CAP,
     NO_CORPUS,
     NO_HINTS,
     NO_VERDICTS,
     NOT_IN_CORPUS,
+    TEXT_CAP,
     ArmTop,
-    Gold,
+    GoldChunk,
     Query,
-    Review,
+    ReviewDocument,
     arm_line,
     field_value,
     header,
@@ -28,9 +30,6 @@ from triage.report.review import (
     verdict_line,
 )
 from triage.workspace.detail import Judgement
-
-TEXT_CAP = 2_000  # characters of one data string
-CELL_CAP = 300  # characters of one data string in a table cell
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; color: #111; background: #fff; max-width: 72rem;
@@ -66,7 +65,7 @@ def _table(header: list[str], rows: list[list[str]], classes: list[str] | None =
     return [*out, "</table>"]
 
 
-def _head(r: Review) -> list[str]:
+def _head(r: ReviewDocument) -> list[str]:
     a, b = e(r.arms.a), e(r.arms.b)
     out = [f"<h1>triage review: {a} → {b} at k = {r.k}</h1>"]
     out.append(f"<p>Labels: {e(r.label_state)}. Arms: A {a}, B {b}; k = {r.k}. triage {e(r.triage)}.</p>")
@@ -86,7 +85,7 @@ def _head(r: Review) -> list[str]:
     return out
 
 
-def _gold(i: int, n: int, g: Gold, k: int, corpus: bool) -> list[str]:
+def _gold(i: int, n: int, g: GoldChunk, k: int, corpus: bool) -> list[str]:
     ranks = f"rank A {cells.rank(g.rank.a, k)}, B {cells.rank(g.rank.b, k)}"
     out = [
         f'<p><strong>Gold {i} of {n}:</strong> <span class="id">{e(g.chunk_id)}</span> — '
@@ -122,7 +121,7 @@ def _arm(side: str, arm: ArmTop, k: int, corpus: bool) -> list[str]:
     return [*out, *_table(["rank", "chunk id", "heading path", "labels"], rows, classes), "</div>"]
 
 
-def _query(i: int, q: Query, r: Review) -> list[str]:
+def _query(i: int, q: Query, r: ReviewDocument) -> list[str]:
     k, corpus = r.k, r.corpus is not None
     out = [
         "<section>",
@@ -153,7 +152,7 @@ def _query(i: int, q: Query, r: Review) -> list[str]:
     return [*out, "</section>"]
 
 
-def render(r: Review) -> str:
+def render(r: ReviewDocument) -> str:
     title = f"triage review: {r.arms.a} → {r.arms.b} at k = {r.k}"
     out = [
         "<!DOCTYPE html>",

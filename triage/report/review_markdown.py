@@ -15,14 +15,16 @@ import re
 from triage.core.text.sanitize import visible
 from triage.report import cells
 from triage.report.review import (
+    CELL_CAP,
     NO_CORPUS,
     NO_HINTS,
     NO_VERDICTS,
     NOT_IN_CORPUS,
+    TEXT_CAP,
     ArmTop,
-    Gold,
+    GoldChunk,
     Query,
-    Review,
+    ReviewDocument,
     arm_line,
     field_value,
     header,
@@ -30,9 +32,6 @@ from triage.report.review import (
     scope_line,
     verdict_line,
 )
-
-TEXT_CAP = 2_000  # characters of one data string in a paragraph
-CELL_CAP = 300  # characters of one data string in a table cell
 
 _SPECIAL = re.compile(r"[\\`*_\[\]<>#|~&$@]")
 _AUTOLINK = re.compile(r"(?<=\w):(?=//)|(?<=\bwww)\.", re.I)  # what GitHub would turn into a link
@@ -67,7 +66,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return out + ["| " + " | ".join(r) + " |" for r in rows] + [""]
 
 
-def _head(r: Review) -> list[str]:
+def _head(r: ReviewDocument) -> list[str]:
     a, b = md(r.arms.a), md(r.arms.b)
     out = [f"# triage review: {a} → {b} at k = {r.k}", ""]
     out += [f"Labels: {md(r.label_state)}. Arms: A {a}, B {b}; k = {r.k}. triage {md(r.triage)}.", ""]
@@ -88,7 +87,7 @@ def _head(r: Review) -> list[str]:
     return out
 
 
-def _gold(i: int, n: int, g: Gold, k: int, corpus: bool) -> list[str]:
+def _gold(i: int, n: int, g: GoldChunk, k: int, corpus: bool) -> list[str]:
     ranks = f"rank A {cells.rank(g.rank.a, k)}, B {cells.rank(g.rank.b, k)}"
     out = [f"**Gold {i} of {n}:** {md(g.chunk_id)} — {md(mark(g))} — {ranks}", ""]
     if not corpus:
@@ -111,7 +110,7 @@ def _arm(side: str, arm: ArmTop, k: int, corpus: bool) -> list[str]:
     return out + _table(["rank", "chunk id", "heading path", "labels"], rows)
 
 
-def _query(i: int, q: Query, r: Review) -> list[str]:
+def _query(i: int, q: Query, r: ReviewDocument) -> list[str]:
     k, corpus = r.k, r.corpus is not None
     out = [f"## {i}. {md(q.query_id)} · {cells.outcome(q.direction)}", ""]
     out += [f"**Query:** {md(q.text) if q.text is not None else cells.NONE}", ""]
@@ -136,7 +135,7 @@ def _query(i: int, q: Query, r: Review) -> list[str]:
     return out
 
 
-def render(r: Review) -> str:
+def render(r: ReviewDocument) -> str:
     out = _head(r)
     for i, q in enumerate(r.queries, 1):
         out += _query(i, q, r)

@@ -26,14 +26,14 @@ QUERY_FIELDS = ("tenant", "query_type", "source_type", "language", "filter", "se
 TOKEN_SCAN = 100_000  # characters counted at most (~1 ms); beyond, a count is a lower bound
 
 
-def tokens(text: str | None) -> int:
+def token_count(text: str | None) -> int:
     """Estimated model tokens of the first TOKEN_SCAN characters of `text`."""
     return token_estimate(text[:TOKEN_SCAN]) if text else 0
 
 
 def token_label(text: str | None) -> str:
     """ "~12 tokens", or "≥ ~180,000 tokens" when the text is longer than TOKEN_SCAN."""
-    n = tokens(text)
+    n = token_count(text)
     return f"≥ ~{n:,} tokens" if text and len(text) > TOKEN_SCAN else f"~{n:,} tokens"
 
 
@@ -94,14 +94,6 @@ class GoldView:
     chunk: Chunk | None
     rank_a: int | None
     rank_b: int | None
-
-    @property
-    def header_tokens(self) -> int:
-        return tokens(self.chunk.header if self.chunk else None)
-
-    @property
-    def body_tokens(self) -> int:
-        return tokens(self.chunk.text if self.chunk else None)
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,6 @@ class JudgingQueue:
 
     def __init__(self, session: Session, corpus: Corpus | None, near_limit: int = NEAR_LIMIT) -> None:
         self.session = session
-        self.corpus_used = corpus is not None
         snapshot = session.snapshot
         ev = snapshot.ev
         self.k = ev.k

@@ -85,7 +85,7 @@ def open_snapshot(
     corpus_check: bool = True,
     tables: Tables = FILES,
 ) -> Snapshot:
-    """Read every file of `spec` and its amendments, and judge both arms at one k (DESIGN §4, §5)
+    """Read every file of `spec` and its amendments, and judge both arms at one k (README "The numbers")
     and every further cut-off of `k`.
 
     `apply_stale` applies amendment files written against another frozen file. Without

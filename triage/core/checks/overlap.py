@@ -201,7 +201,7 @@ def overlap(ev: Evaluation, corpus: Corpus) -> Overlap:
 
 
 @dataclass(frozen=True)
-class Spread:
+class Quartiles:
     """The distribution of one overlap over some queries: n, quartiles (linear interpolation)."""
 
     n: int
@@ -210,12 +210,12 @@ class Spread:
     q3: float
 
 
-def spread(values: np.ndarray) -> Spread:
+def spread(values: np.ndarray) -> Quartiles:
     v = values[~np.isnan(values)]
     if not len(v):
-        return Spread(0, np.nan, np.nan, np.nan)
+        return Quartiles(0, np.nan, np.nan, np.nan)
     q1, median, q3 = np.percentile(v, [25, 50, 75])
-    return Spread(len(v), float(q1), float(median), float(q3))
+    return Quartiles(len(v), float(q1), float(median), float(q3))
 
 
 # -- the checks: generated-like queries, queries in the header authors' vocabulary -----------------

@@ -1,4 +1,4 @@
-"""What was held still (DESIGN §5): each check has a level, a stable code and a one-line message
+"""What was held still (README "The checks"): each check has a level, a stable code and a one-line message
 that names its evidence. Checks never change a number; they say whether to trust it."""
 
 from __future__ import annotations

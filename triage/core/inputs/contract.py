@@ -1,4 +1,4 @@
-"""The data contract (DESIGN §3): which columns each input holds, and their types.
+"""The data contract (README "The data contract"): which columns each input holds, and their types.
 
 `conform` turns a parsed table into one whose contract columns have exactly the documented
 Arrow types; extra columns are kept untouched. Ids are strings whatever their type in a file
@@ -122,7 +122,7 @@ def _bad_type(loaded: Parsed, name: str, kind: str, t: pa.DataType) -> InputErro
     return InputError(loaded.path, f"column {name!r} has type {t}, expected {kind}")
 
 
-def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
+def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:  # noqa: C901 being split
     t = col.type
     if pa.types.is_dictionary(t):
         col, t = col.dictionary_decode(), t.value_type

@@ -1,4 +1,5 @@
-"""The frozen gold-label file: read once, hashed, never opened for writing (DESIGN §3.4, §6)."""
+"""The frozen gold-label file: read once, hashed, never opened for writing (README "The data
+contract", "Label amendments")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What one evaluation is made of: a manifest `triage.toml`, or the same given on the command line.
 
-Paths in a manifest are relative to the manifest's folder (DESIGN §3.1).
+Paths in a manifest are relative to the manifest's folder.
 """
 
 from __future__ import annotations

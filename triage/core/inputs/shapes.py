@@ -1,4 +1,4 @@
-"""Which shape an input file has, and how each is read into the contract's tables (DESIGN §3).
+"""Which shape an input file has, and how each is read into the contract's tables (README "Input shapes").
 
 A shape is a container (one Parquet file, a folder or glob of Parquet files, JSON Lines, ranx
 JSON, CSV/TSV with a header row, TREC run or qrels text) plus, for runs, a layout: one row per

@@ -10,7 +10,7 @@ Two ways to name it (manifest `[holdout]`, or `--holdout-fraction` / `--tuned-do
   (spaces at either end stripped; blank lines and lines starting with `#` skipped). Every document
   it does not name is held out.
 
-A chunk's document is the corpus's `doc_id` column (DESIGN §3.5). `DocSplit` holds, per corpus
+A chunk's document is the corpus's `doc_id` column (README "The data contract"). `DocSplit` holds, per corpus
 chunk, whether its document is known and held out.
 """
 
@@ -57,11 +57,6 @@ def check_fraction(value: object, where: Path | str, section: str = "[holdout]")
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
         raise InputError(where, f"fraction must be a number above 0 and below 1, found {value!r}", section)
     return float(value)
-
-
-def hash_fraction(doc_ids: list[str]) -> np.ndarray:
-    """h / 2^64 per doc id (float64; for display): h = the first 8 bytes of sha256, big-endian."""
-    return doc_hash(doc_ids).astype(np.float64) / 2.0**64
 
 
 def doc_hash(doc_ids: list[str]) -> np.ndarray:

@@ -114,7 +114,7 @@ def flip_order(
     depth_b: np.ndarray,
     query_ids: pa.Array,
 ) -> np.ndarray:
-    """Indices of the flipped queries in DESIGN §4 order: hit→miss first, then miss→hit; within
+    """Indices of the flipped queries in flip order: hit→miss first, then miss→hit; within
     each, largest movement of the gold's rank first (absent = depth + 1), then query_id."""
     flipped = np.flatnonzero(scored & (hit_a != hit_b))
     if len(flipped) == 0:

@@ -33,7 +33,7 @@ class Suggestion:
     rank_b: int | None
 
 
-Passage = tuple[str | None, str | None]  # (heading path, body)
+HeadedText = tuple[str | None, str | None]  # (heading path, body)
 
 
 def similarity(a: str | None, b: str | None) -> float:
@@ -51,7 +51,7 @@ def _lengths_allow(a: str, b: str) -> bool:
 
 
 def near_duplicates(
-    golds: dict[str, Passage], candidates: dict[str, Passage]
+    golds: dict[str, HeadedText], candidates: dict[str, HeadedText]
 ) -> dict[str, tuple[str, float]]:
     """For each candidate chunk id: (the gold id it nearly duplicates, body similarity 0–100)."""
     out: dict[str, tuple[str, float]] = {}

@@ -1,4 +1,4 @@
-"""Missing evidence against unused evidence (issue 13 §6): where a run carries `answer_correct`
+"""Missing evidence against unused evidence: where a run carries `answer_correct`
 (the harness's verdict on the answer), each scored query it judged falls in one of four cells:
 
 - working: the evidence retrieved (a hit at k) and the answer correct;

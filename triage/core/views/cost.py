@@ -1,4 +1,4 @@
-"""What the change cost beside what it won (issue 13 §5): the rest of the row.
+"""What the change cost beside what it won: the rest of the row.
 
 Per arm, each figure with where it came from:
 - chunks: run metadata `n_chunks`, else the corpus's row count (both arms: one chunking pass);
