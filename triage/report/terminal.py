@@ -27,11 +27,16 @@ def indented(value: str, width: int = 80) -> Text:
 
 
 def checks_table(r: Report, compact: bool = False) -> Table:
-    """Every check, errors and warnings first; `compact` folds the passing ones into one row."""
+    """Every check, errors and warnings first; `compact` (the app's overview) folds the passing ones
+    into one row and gives each row one line, so the numbers below stay in view (the report prints
+    every message whole)."""
     t = Table(title="Checks", title_justify="left", expand=False)
     t.add_column("level")
     t.add_column("code")
-    t.add_column("message", overflow="fold")
+    if compact:
+        t.add_column("message", no_wrap=True, overflow="ellipsis")
+    else:
+        t.add_column("message", overflow="fold")
     for level, code, message in cells.check_rows(r.checks, compact):
         t.add_row(Text(level, STYLE[level]), Text(code), plain(message, 400))
     return t
