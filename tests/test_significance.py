@@ -131,6 +131,22 @@ def test_randomisation_p_of_many_flips_matches_the_binomial() -> None:
     assert 0.01 < normal < 0.5 and abs(sign_flip_p(spread, 20_000, 1) - normal) <= 0.01
 
 
+def test_randomisation_p_of_grouped_and_single_differences_matches_the_exact_distribution() -> None:
+    """100 differences of ±0.5 (one binomial draw) beside 10 distinct ones (a sign bit each): the exact p
+    sums, over the 2^10 signs of the ten, the binomial probability that the total reaches |Σd|."""
+    rng = np.random.default_rng(21)
+    single = rng.normal(0, 2, 10)
+    d = np.concatenate([np.full(60, 0.5), np.full(40, -0.5), single])
+    observed = abs(d.sum())
+    k = np.arange(101)
+    exact = 0.0
+    for signs in itertools.product((-1.0, 1.0), repeat=10):
+        total = 0.5 * (2 * k - 100) + np.dot(signs, single)
+        exact += stats.binom.pmf(k, 100, 0.5)[np.abs(total) >= observed - 1e-9].sum() / 2**10
+    assert 0.01 < exact < 0.9
+    assert within_monte_carlo(sign_flip_p(rng.permutation(d), 10_000, 4), exact, 10_000)
+
+
 def test_randomisation_is_seeded_and_reports_rounds_and_seed() -> None:
     rng = np.random.default_rng(7)
     a, b = rng.random(300), rng.random(300)
