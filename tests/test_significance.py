@@ -265,6 +265,8 @@ def test_pairs_are_formed_by_query_id_not_row_order() -> None:
         align_by_id(ids[[1, 3, 3]], a[:3], ids, b)
     with pytest.raises(ValueError, match="align the arms by id"):
         compare(a[:3], b[:3], query_ids=ids[[1, 1, 2]])
+    with pytest.raises(ValueError, match="align the arms by id"):
+        compare_all({"m": a[:3]}, {"m": b[:3]}, query_ids=ids[[1, 1, 2]])
 
 
 def test_compare_all_corrects_over_the_measures_that_have_a_p() -> None:

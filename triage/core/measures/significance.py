@@ -251,13 +251,17 @@ def compare_all(
     correction: Correction | str = Correction.HOLM,
     rounds: int = 10_000,
     seed: int = 0,
+    query_ids: np.ndarray | None = None,
 ) -> dict[str, Comparison]:
-    """Every named measure, B against A (each pair of arrays aligned by query id), with the first test's
-    p adjusted over the measures that have one (`p_holm`, whichever correction is named)."""
+    """Every named measure, B against A (each pair of arrays aligned by the query ids `query_ids`), with
+    the first test's p adjusted over the measures that have one (`p_holm`, whichever correction)."""
     if set(per_query_a) != set(per_query_b):
         raise ValueError(f"measures differ: A has {sorted(per_query_a)}, B has {sorted(per_query_b)}")
     tests, how = [PairedTest(t) for t in tests], Correction(correction)
-    out = {name: compare(per_query_a[name], per_query_b[name], tests, rounds, seed) for name in per_query_a}
+    out = {
+        name: compare(per_query_a[name], per_query_b[name], tests, rounds, seed, query_ids)
+        for name in per_query_a
+    }
     raw = np.array([np.nan if c.p_holm is None else c.p_holm for c in out.values()])
     adjusted = adjust(raw, how)
     return {
