@@ -178,3 +178,26 @@ def test_a_record_with_a_lone_surrogate_is_quarantined_as_before() -> None:
     line = rec.line().replace(b'"note": "a note', b'"note": "\\ud800 note')
     with pytest.raises(ValueError, match="lone surrogate"):
         parse(line)
+
+
+# -- the report ------------------------------------------------------------------------------------
+
+
+def test_the_report_is_written_as_json_dumps_wrote_it_even_where_orjson_differs(sample: Path) -> None:
+    """The sample's report with figures in the spellings orjson alone writes otherwise."""
+    from dataclasses import replace
+
+    import triage
+    from triage.report.model import dumps
+
+    report = triage.open(sample).report()
+    odd = replace(
+        report,
+        paired=replace(report.paired, mcnemar_p=1e-05),
+        arms=replace(report.arms, a=replace(report.arms.a, noise_band=2.5e-07, recall=1e-4)),
+    )
+    want = json.dumps(odd.to_json(), ensure_ascii=False, allow_nan=False)
+    assert dumps(odd) == want
+    assert '"mcnemar_p": 1e-05' in want and '"noise_band": 2.5e-07' in want
+    with pytest.raises(ValueError, match="not JSON compliant"):  # never NaN, as before
+        dumps(replace(report, paired=replace(report.paired, mcnemar_p=float("nan"))))

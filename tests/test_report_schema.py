@@ -94,10 +94,10 @@ def test_a_field_added_to_the_model_is_in_the_schema() -> None:
         "AtK", [("new_measure", float | None)], bases=(model.AtK,), frozen=True, namespace={}
     )
     wider.__module__ = model.__name__
-    made = _Schemas({}).object(wider)
+    made = _Schemas({}).closed(wider)
     assert list(made["properties"])[-1] == "new_measure"
     assert made["properties"]["new_measure"] == {"anyOf": [{"type": "number"}, {"type": "null"}]}
-    assert made != _Schemas({}).object(model.AtK)
+    assert made != _Schemas({}).closed(model.AtK)
 
 
 # -- the reports -------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ _SCALARS: dict[object, dict[str, object]] = {
 def json_schema() -> dict[str, object]:
     """The schema of `model.Report.to_json()`: its `$defs` hold one closed object per dataclass."""
     defs: dict[str, object] = {}
-    top = _Schemas(defs).object(model.Report, {"schema": {"const": model.SCHEMA}})
+    top = _Schemas(defs).closed(model.Report, {"schema": {"const": model.SCHEMA}})
     return {
         "$schema": DIALECT,
         "title": "triage report",
@@ -61,7 +61,7 @@ class _Schemas:
         self.defs = defs
         self.made: dict[str, type] = {}
 
-    def object(self, cls: type, first: Mapping[str, object] | None = None) -> dict[str, object]:
+    def closed(self, cls: type, first: Mapping[str, object] | None = None) -> dict[str, object]:
         """A dataclass as a closed object: each field `to_json` writes, in its order, all required."""
         hints = typing.get_type_hints(cls)
         props = dict(first or {})
@@ -84,7 +84,7 @@ class _Schemas:
         if name not in self.made:
             self.made[name] = cls
             self.defs[name] = {}  # taken before the fields are made: a class may hold itself
-            self.defs[name] = self.object(cls)
+            self.defs[name] = self.closed(cls)
         elif self.made[name] is not cls:
             raise TypeError(f"two report classes named {name}: {self.made[name]} and {cls}")
         return {"$ref": f"#/$defs/{name}"}
