@@ -12,8 +12,8 @@ differs are normalised here, values never changed (tests/test_json_text.py compa
   with `allow_nan`, refused (ValueError) without it, as `json.dumps(allow_nan=False)` does;
 - integers beyond 64 bits (orjson refuses them) are written in full, as Python writes them;
 - nesting deeper than orjson's limit is written a subtree at a time;
-- `spaced`: `json.dumps`'s default separators `", "` and `": "` (orjson writes none), put in
-  between the tokens, never inside a string;
+- `spaced`: `json.dumps`'s default separators `", "` and `": "`: orjson's indented text with
+  each newline and its indent taken out (a comma's replaced by one space);
 - text: both write non-ASCII as it is (`ensure_ascii=False`) and escape the same characters the
   same way (`\\"`, `\\\\`, `\\n`, `\\u001f`, …); a lone surrogate, which `json.dumps` writes and
   UTF-8 then refuses, is refused here as `NotJSON` (a ValueError, as UnicodeEncodeError is).
@@ -34,7 +34,8 @@ _LOW = 1e-4  # below this magnitude `json.dumps` writes an exponent orjson spell
 _INT_LOW, _INT_HIGH = -(2**63), 2**64  # the integers orjson writes itself
 _DEEP = 200  # a subtree this deep is written on its own (orjson's limit is 255 levels)
 _NON_FINITE = {"nan": b"NaN", "inf": b"Infinity", "-inf": b"-Infinity"}
-_STRING = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")', re.DOTALL)  # a string literal in JSON text
+_COMMA = re.compile(rb",\n *")  # in orjson's indented text: a comma and the next line's indent
+_LAYOUT = re.compile(rb"\n *")  # the other newlines and their indent
 
 
 class NotJSON(ValueError):
@@ -53,34 +54,31 @@ def dumps(
     sort_keys=sort_keys, allow_nan=allow_nan, default=default, separators=…)` encoded as UTF-8:
     separators `(",", ":")`, or with `spaced` `(", ", ": ")`. ValueError for a non-finite float
     without `allow_nan`; NotJSON for a lone surrogate; TypeError for what JSON has no spelling of."""
-    text = _compact(_Walk(sort_keys, allow_nan, default).normal(obj, 0), sort_keys)
-    return _with_spaces(text) if spaced else text
+    return _encode(_Walk(sort_keys, spaced, allow_nan, default).normal(obj, 0), sort_keys, spaced)
 
 
-def _compact(obj: object, sort_keys: bool) -> bytes:
+def _encode(obj: object, sort_keys: bool, spaced: bool) -> bytes:
+    option = (orjson.OPT_SORT_KEYS if sort_keys else 0) | (orjson.OPT_INDENT_2 if spaced else 0)
     try:
-        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS if sort_keys else 0)
+        text = orjson.dumps(obj, option=option)
     except orjson.JSONEncodeError as e:
         if "surrogates" in str(e):
             raise NotJSON("text that is not valid Unicode (a lone surrogate)") from None
         raise TypeError(str(e)) from None
-
-
-def _with_spaces(text: bytes) -> bytes:
-    """`", "` and `": "` between tokens: every comma and colon outside the string literals."""
-    if b'"' not in text:
-        return text.replace(b",", b", ").replace(b":", b": ")
-    parts = _STRING.split(text)  # even: between strings; odd: the strings themselves
-    parts[::2] = [p.replace(b",", b", ").replace(b":", b": ") if p else p for p in parts[::2]]
-    return b"".join(parts)
+    # Indented, orjson writes `": "` after a key and a newline with the indent after each comma,
+    # after `[` or `{` and before `]` or `}`; a raw newline is never inside a string (it is
+    # escaped there), so each newline and its indent is layout: `, ` after a comma, else nothing.
+    return _LAYOUT.sub(b"", _COMMA.sub(b", ", text)) if spaced and b"\n" in text else text
 
 
 class _Walk:
     """`obj` with every value orjson would spell differently replaced by its `json.dumps` text
     (an `orjson.Fragment`); the containers copied, nothing else touched."""
 
-    def __init__(self, sort_keys: bool, allow_nan: bool, default: Callable[[object], object] | None):
-        self.sort_keys = sort_keys
+    def __init__(
+        self, sort_keys: bool, spaced: bool, allow_nan: bool, default: Callable[[object], object] | None
+    ):
+        self.sort_keys, self.spaced = sort_keys, spaced
         self.allow_nan = allow_nan
         self.default = default
 
@@ -95,17 +93,28 @@ class _Walk:
             return x if _INT_LOW <= x < _INT_HIGH else orjson.Fragment(int.__repr__(x))  # type: ignore[operator]
         if t is dict or t is list or t is tuple:
             if depth >= _DEEP:  # written on its own, so orjson's depth restarts
-                return orjson.Fragment(_compact(self.normal(x, 0), self.sort_keys))
-            # Loops, not comprehensions: one stack frame a level, as deep as `json.loads` reads.
+                return orjson.Fragment(_encode(self.normal(x, 0), self.sort_keys, self.spaced))
+            # Loops, not comprehensions: one stack frame a level, as deep as `json.loads` reads. A
+            # text, a flag, null or a float orjson spells as Python does is taken without a call.
             normal, depth = self.normal, depth + 1
             if t is dict:
                 out: dict[str, object] = {}
                 for k, v in x.items():  # type: ignore[attr-defined]
-                    out[k if type(k) is str else _key(k)] = normal(v, depth)
+                    tv = type(v)
+                    out[k if type(k) is str else _key(k)] = (
+                        v
+                        if tv is str or v is None or tv is bool or (tv is float and _LOW <= abs(v) < _INF)
+                        else normal(v, depth)
+                    )
                 return out
             items: list[object] = []
             for v in x:  # type: ignore[attr-defined]
-                items.append(normal(v, depth))
+                tv = type(v)
+                items.append(
+                    v
+                    if tv is str or v is None or tv is bool or (tv is float and _LOW <= abs(v) < _INF)
+                    else normal(v, depth)
+                )
             return items
         return self._other(x, depth)
 
