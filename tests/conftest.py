@@ -29,6 +29,14 @@ def own_data_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("TRIAGE_DATA", str(tmp_path_factory.mktemp("data")))
 
 
+@pytest.fixture(autouse=True)
+def report_json_meets_its_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every report JSON a test produces is validated against its schema (report_schema_check.py)."""
+    import report_schema_check
+
+    report_schema_check.install(monkeypatch)
+
+
 @pytest.fixture(scope="session")
 def sample() -> Path:
     return sample_manifest()

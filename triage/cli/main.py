@@ -147,6 +147,11 @@ def report_parser() -> argparse.ArgumentParser:
     _evaluation_args(p)
     _label_args(p)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument(
+        "--json-schema",
+        action="store_true",
+        help="print the JSON Schema of --format json (made from the report's model) and exit; reads no input",
+    )
     p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
     _floor_arg(p)
     p.add_argument(
@@ -333,6 +338,11 @@ def _holdout(args: argparse.Namespace):  # -> Holdout | None
 
 
 def report(args: argparse.Namespace) -> int:
+    if args.json_schema:
+        from triage.report.schema import schema_text
+
+        sys.stdout.write(schema_text())
+        return EXIT_OK
     from triage.core.checks.model import Level
     from triage.labels.state import LabelMode
     from triage.report.build import build, gate_section

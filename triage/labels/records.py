@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
+from triage.labels import jsontext
 from triage.labels.verdicts import Cause, Verdict
 
 SCHEMA = 1
@@ -122,8 +123,8 @@ class Record:
         return replace(self, hash=self.content_hash())
 
     def line(self) -> bytes:
-        body = {**self._body(), "hash": self.hash}
-        return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        """The record's line as written (no newline): its fields, keys sorted, `", "` and `": "`."""
+        return jsontext.dumps({**self._body(), "hash": self.hash}, sort_keys=True, spaced=True)
 
 
 class ProblemKind(StrEnum):
@@ -157,9 +158,9 @@ def _place(seq: int, offset: int) -> str:
 
 
 def canonical_hash(body: dict[str, object]) -> str:
-    """sha256 of `body` as canonical JSON: keys sorted, no spaces, UTF-8."""
-    canonical = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """sha256 of `body` as canonical JSON: keys sorted, no spaces, UTF-8 (`jsontext`: the text
+    Python's `json.dumps` wrote when the first records were sealed)."""
+    return hashlib.sha256(jsontext.dumps(body, sort_keys=True)).hexdigest()
 
 
 class Edited(ValueError):
@@ -203,47 +204,14 @@ def parse(raw: bytes) -> Record:  # noqa: C901 being split
     obj = json.loads(raw.decode("utf-8"))
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
-    missing = {"schema", "id", "seq", "op", "query_id", "reviewer", "at", "base"} - set(obj)
-    if obj.get("op") in JUDGEMENT_OPS and "chunk_id" not in obj:  # a verdict names no chunk
-        missing.add("chunk_id")
-    if missing:
-        raise ValueError(f"missing {', '.join(sorted(missing))}")
-    unknown = set(obj) - _FIELDS
-    if unknown:
-        raise ValueError(f"unknown field {sorted(unknown)[0]!r}")
-    if obj["schema"] != SCHEMA:
-        raise ValueError(f"schema {obj['schema']!r}, this triage reads {SCHEMA}")
-    if obj["op"] not in (ADD, RETRACT, VERDICT):
-        raise ValueError(f"op {_short(obj['op'])} is neither add, retract nor verdict")
-    if obj["op"] == RETRACT and not isinstance(obj.get("retracts"), str):
-        raise ValueError("a retract names no add (retracts)")
+    _check_fields(obj)
     cause = _cause(obj)
     verdict = cause is not None
-    for key in ("id", "query_id", "reviewer", "at", "base", *(() if verdict else ("chunk_id",))):
-        if not isinstance(obj[key], str) or not obj[key]:
-            raise ValueError(f"{key} must be a non-empty string")
-    rel = 0 if verdict else obj.get("relevance", 1)  # 0: judged not relevant (a verdict: no grade)
-    if isinstance(rel, bool) or not isinstance(rel, int) or not 0 <= rel < MAX_INT:
-        raise ValueError(f"relevance {_short(rel)} must be an integer from 0 to 2^53")
-    resolves = obj.get("resolves")
-    if resolves is not None and (
-        not isinstance(resolves, list) or not all(isinstance(r, str) and r for r in resolves)
-    ):
-        raise ValueError("resolves must be a list of record ids")
-    if isinstance(obj["seq"], bool) or not isinstance(obj["seq"], int) or not 1 <= obj["seq"] < MAX_INT:
-        raise ValueError(f"seq {_short(obj['seq'])} must be a positive integer below 2^53")
-    repairs = obj.get("repairs")
-    if repairs is not None and (isinstance(repairs, bool) or not isinstance(repairs, int) or repairs < 0):
-        raise ValueError(f"repairs {_short(repairs)} must be a byte offset")
-    if obj.get("hash") is not None and not isinstance(obj["hash"], str):
-        raise ValueError("hash must be a string")
-    if obj.get("evidence") is not None and not isinstance(obj["evidence"], dict):
-        raise ValueError("evidence must be an object")
-    if obj.get("note") is not None and not isinstance(obj["note"], str):
-        raise ValueError("note must be a string")
+    rel = _check_values(obj, verdict)
+    resolves, repairs = obj.get("resolves"), obj.get("repairs")
     try:  # a lone surrogate (`"\\ud800"`) parses, then fails wherever the text is used
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
+        jsontext.dumps(obj)
+    except jsontext.NotJSON:
         raise ValueError("text that is not valid Unicode (a lone surrogate)") from None
     if (
         obj.get("hash") is not None
@@ -269,6 +237,53 @@ def parse(raw: bytes) -> Record:  # noqa: C901 being split
         hash=obj.get("hash"),
         cause=cause,
     )
+
+
+def _check_fields(obj: dict[str, object]) -> None:
+    """The fields a record must have and may have, its schema, and its op."""
+    missing = {"schema", "id", "seq", "op", "query_id", "reviewer", "at", "base"} - set(obj)
+    if obj.get("op") in JUDGEMENT_OPS and "chunk_id" not in obj:  # a verdict names no chunk
+        missing.add("chunk_id")
+    if missing:
+        raise ValueError(f"missing {', '.join(sorted(missing))}")
+    unknown = set(obj) - _FIELDS
+    if unknown:
+        raise ValueError(f"unknown field {sorted(unknown)[0]!r}")
+    if obj["schema"] != SCHEMA:
+        raise ValueError(f"schema {obj['schema']!r}, this triage reads {SCHEMA}")
+    if obj["op"] not in (ADD, RETRACT, VERDICT):
+        raise ValueError(f"op {_short(obj['op'])} is neither add, retract nor verdict")
+    if obj["op"] == RETRACT and not isinstance(obj.get("retracts"), str):
+        raise ValueError("a retract names no add (retracts)")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_values(obj: dict[str, object], verdict: bool) -> int:
+    """Each field's type and range; the record's relevance (a verdict's: 0)."""
+    for key in ("id", "query_id", "reviewer", "at", "base", *(() if verdict else ("chunk_id",))):
+        if not isinstance(obj[key], str) or not obj[key]:
+            raise ValueError(f"{key} must be a non-empty string")
+    rel = 0 if verdict else obj.get("relevance", 1)  # 0: judged not relevant (a verdict: no grade)
+    if not _whole(rel) or not 0 <= rel < MAX_INT:  # type: ignore[operator]
+        raise ValueError(f"relevance {_short(rel)} must be an integer from 0 to 2^53")
+    resolves = obj.get("resolves")
+    if resolves is not None and (
+        not isinstance(resolves, list) or not all(isinstance(r, str) and r for r in resolves)
+    ):
+        raise ValueError("resolves must be a list of record ids")
+    if not _whole(obj["seq"]) or not 1 <= obj["seq"] < MAX_INT:  # type: ignore[operator]
+        raise ValueError(f"seq {_short(obj['seq'])} must be a positive integer below 2^53")
+    repairs = obj.get("repairs")
+    if repairs is not None and (not _whole(repairs) or repairs < 0):  # type: ignore[operator]
+        raise ValueError(f"repairs {_short(repairs)} must be a byte offset")
+    typed = (("hash", str, "a string"), ("evidence", dict, "an object"), ("note", str, "a string"))
+    for key, kind, what in typed:
+        if obj.get(key) is not None and not isinstance(obj[key], kind):
+            raise ValueError(f"{key} must be {what}")
+    return rel  # type: ignore[return-value]
 
 
 def _cause(obj: dict[str, object]) -> Cause | None:

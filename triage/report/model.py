@@ -19,6 +19,7 @@ import numpy as np
 
 from triage.core.checks.model import Check
 from triage.core.measures.paired import Outcome
+from triage.labels import jsontext
 from triage.report.rows import Drops, Flips, Rows
 
 SCHEMA = 1  # `to_json()["schema"]`: raised when a key changes name or meaning
@@ -497,7 +498,8 @@ class Report:
 
 
 def dumps(report: Report) -> str:
-    """One strict JSON object: `json.dumps(report.to_json())`, byte for byte (`write_json`)."""
+    """One strict JSON object: `json.dumps(report.to_json(), ensure_ascii=False)` byte for byte,
+    written through orjson (`write_json`, `labels/jsontext.py`)."""
     sink = io.BytesIO()
     write_json(report, sink)
     return sink.getvalue().decode("utf-8")
@@ -505,7 +507,7 @@ def dumps(report: Report) -> str:
 
 def write_json(report: Report, out: BinaryIO) -> None:
     """`dumps(report)` as UTF-8 on `out`: the row sections (`Rows`) spelled from their columns a
-    slice at a time, everything else by the C encoder."""
+    slice at a time, everything else by orjson (`jsontext.dumps`)."""
     _write({"schema": SCHEMA, **_plain(report, keep=True)}, out)  # type: ignore[dict-item]
 
 
@@ -514,11 +516,11 @@ def _write(x: object, out: BinaryIO) -> None:
         x.write_json(out)
     elif isinstance(x, dict) and _holds_rows(x):
         for i, (name, value) in enumerate(x.items()):
-            out.write(("{" if i == 0 else ", ").encode() + json.dumps(name).encode() + b": ")
+            out.write(("{" if i == 0 else ", ").encode() + jsontext.dumps(name) + b": ")
             _write(value, out)
         out.write(b"}")
     else:
-        out.write(json.dumps(x, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+        out.write(jsontext.dumps(x, spaced=True, allow_nan=False))
 
 
 def _holds_rows(x: dict[str, object]) -> bool:

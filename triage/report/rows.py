@@ -8,7 +8,6 @@ that is read: text and Markdown list the first FLIP_CAP flips of each direction.
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import BinaryIO, ClassVar, Self, TypeVar, overload
@@ -20,6 +19,7 @@ import pyarrow.compute as pc
 from triage.core.ids import codes
 from triage.core.measures.paired import Outcome
 from triage.core.views.hints import FACTS, KINDS, FlipHints, Hint, HintTable, join_text
+from triage.labels import jsontext
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,8 +177,8 @@ class Flips(Rows[FlipRow]):
         spelled = super()._spelled()
         spelled["direction"] = pc.if_else(
             pc.equal(c["direction"], int(Outcome.HIT_TO_MISS)),
-            json.dumps(Outcome.HIT_TO_MISS.json),
-            json.dumps(Outcome.MISS_TO_HIT.json),
+            jsontext.dumps(Outcome.HIT_TO_MISS.json).decode(),
+            jsontext.dumps(Outcome.MISS_TO_HIT.json).decode(),
         )
         spelled["hints"] = _hints_json(self.hints, self._n)
         return spelled
@@ -229,7 +229,7 @@ def _hints_json(hints: FlipHints | None, n: int) -> pa.Array:
     if hints is None:
         return pa.array(["[]"] * n, pa.string())
     read = [
-        json.dumps([hint_dict(h) for h in found], ensure_ascii=False, allow_nan=False, default=_item)
+        jsontext.dumps([hint_dict(h) for h in found], spaced=True, allow_nan=False, default=_item).decode()
         for found in hints.read
     ]
     rest = hints.rest
@@ -271,14 +271,14 @@ def _escaped(values: pa.Array) -> np.ndarray:
 
 def _js(values: pa.Array) -> pa.Array:
     """Each value as a JSON string literal, as `json.dumps(v, ensure_ascii=False)` spells it
-    (null: null). The few strings that need escapes are spelled by `json.dumps` itself."""
+    (null: null). The few strings that need escapes are spelled by orjson (`jsontext`)."""
     values = _one(pc.cast(values, pa.string()))
     quoted = join_text('"', values, '"')
     rows = _escaped(values)
     if len(rows):
         odd = np.zeros(len(values), bool)
         odd[rows] = True
-        spelled = [json.dumps(v, ensure_ascii=False) for v in values.take(pa.array(rows)).to_pylist()]
+        spelled = [jsontext.dumps(v).decode() for v in values.take(pa.array(rows)).to_pylist()]
         quoted = pc.replace_with_mask(quoted, pa.array(odd), pa.array(spelled, pa.string()))
     return pc.fill_null(quoted, "null")
 
