@@ -199,7 +199,7 @@ def session_file_name(reviewer: str) -> str:
     return f"{_safe(reviewer)}@{_safe(socket.gethostname())}.{stamp}-{secrets.token_hex(3)}.jsonl"
 
 
-def parse(raw: bytes) -> Record:  # noqa: C901 being split
+def parse(raw: bytes) -> Record:
     """One complete line to a Record, or ValueError naming what is wrong."""
     obj = json.loads(raw.decode("utf-8"))
     if not isinstance(obj, dict):
