@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app_helpers import open_flips, wait_loaded
 
 
+@pytest.mark.slow
 async def test_each_screen_of_the_app_paints_without_skipping_a_frame_period() -> None:
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen
