@@ -282,6 +282,7 @@ def test_add_resolves_the_regression_and_writes_one_chained_record(copy: Path) -
     assert record["reviewer"] == "ana" and record["at"].endswith("Z")
 
 
+@pytest.mark.slow
 def test_report_shows_amended_numbers_beside_the_frozen_ones(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -304,6 +305,7 @@ def test_report_shows_amended_numbers_beside_the_frozen_ones(
     assert frozen_only["labels"]["amendments"] == 1 and frozen_only["labels"]["applied"] is False
 
 
+@pytest.mark.slow
 def test_undo_restores_the_frozen_numbers_and_keeps_both_records(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -325,6 +327,7 @@ def test_undo_restores_the_frozen_numbers_and_keeps_both_records(
     assert review.undo() is None  # nothing of ana's left in force
 
 
+@pytest.mark.slow
 def test_regrade_sets_the_pairs_effective_grade(copy: Path) -> None:
     ev = evaluate(copy)
     review = ev
@@ -345,6 +348,7 @@ def test_regrade_sets_the_pairs_effective_grade(copy: Path) -> None:
 # == 2. The frozen file is never written ========================================================
 
 
+@pytest.mark.slow
 def test_a_session_never_writes_the_frozen_file(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     frozen = labels_of(copy)
     before = fingerprint(frozen)
@@ -457,6 +461,7 @@ def _bad_lines(good: bytes) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(_bad_lines(b'{"base": 1}')))
 def test_a_bad_line_in_the_middle_is_quarantined_with_its_offset(
     copy: Path, kind: str, capsys: pytest.CaptureFixture[str]
@@ -499,6 +504,7 @@ def test_a_chain_break_is_reported_with_its_seq(copy: Path) -> None:
     assert [r.seq for r in ev.labels.records] == [4]
 
 
+@pytest.mark.slow
 def test_a_record_rewritten_and_resealed_in_the_middle_is_not_applied(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -529,6 +535,7 @@ def test_a_record_rewritten_and_resealed_in_the_middle_is_not_applied(
     assert chain["level"] == "error" and w.path.name in chain["message"] and "seq 2" in chain["message"]
 
 
+@pytest.mark.slow
 def test_a_file_written_against_other_frozen_labels_is_not_applied_unless_asked(
     copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -578,6 +585,7 @@ def test_amendments_naming_a_chunk_missing_from_the_corpus_warn(copy: Path) -> N
 N_RECORDS, NOTE_BYTES = 300, 3000
 
 
+@pytest.mark.slow
 def test_two_processes_appending_to_one_folder_keep_every_record(copy: Path, tmp_path: Path) -> None:
     procs = start_writers(tmp_path, copy, [(tag, N_RECORDS, NOTE_BYTES, 0, None) for tag in ("ana", "ben")])
     assert [finish(p) for p in procs] == [0, 0]
@@ -593,6 +601,7 @@ def test_two_processes_appending_to_one_folder_keep_every_record(copy: Path, tmp
     assert len(ev.labels.records) == 2 * N_RECORDS and ev.labels.log.problems == ()
 
 
+@pytest.mark.slow
 def test_two_processes_appending_to_one_file_keep_every_record(copy: Path, tmp_path: Path) -> None:
     name = "shared@host.same.jsonl"
     procs = start_writers(tmp_path, copy, [(tag, N_RECORDS, NOTE_BYTES, 0, name) for tag in ("ana", "ben")])
@@ -623,6 +632,7 @@ def _kill_mid_write(tmp_path: Path, copy: Path, name: str) -> tuple[int, bytes]:
     return proc.returncode, path.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_writer_killed_mid_write_loses_only_its_own_record(copy: Path, tmp_path: Path) -> None:
     for attempt in range(3):  # the big write finishing before the kill lands is unlikely; retry
         name = f"kim@host.killed{attempt}.jsonl"
@@ -670,6 +680,7 @@ def _assert_written_after_fix(ev: Session, review: Session, copy: Path, capsys, 
     assert ev_counts(evaluate(copy)) == RESOLVED  # nothing lost: on disk now
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", ["tmpfs", "os.write-ENOSPC"])
 def test_a_full_disk_keeps_the_amendment_in_memory(
     copy: Path, mechanism: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -695,6 +706,7 @@ def test_a_full_disk_keeps_the_amendment_in_memory(
         _assert_written_after_fix(ev, review, copy, capsys, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", ["remount-ro", "os.open-EROFS"])
 def test_a_read_only_folder_keeps_the_amendment_in_memory(
     copy: Path, mechanism: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -752,6 +764,7 @@ def test_a_disk_filling_mid_record_loses_nothing(
 # == 5. `triage labels` ==========================================================================
 
 
+@pytest.mark.slow
 def test_labels_log_lists_reviewer_note_and_evidence(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     review = evaluate(copy)
     review.add(Q, CHUNK, note="same passage, 2023 edition", evidence=EVIDENCE)
@@ -795,6 +808,7 @@ def _amend(copy: Path) -> Session:
     return ev
 
 
+@pytest.mark.slow
 def test_labels_export_parquet_with_provenance(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ev = _amend(copy)
     out = copy / "labels-v2.parquet"
@@ -833,6 +847,7 @@ def test_labels_export_qrels_with_a_sidecar(copy: Path, capsys: pytest.CaptureFi
     assert meta["triage_amendments"] == "3"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spelling", ["same path", "dotted path", "symlink", "hardlink"])
 def test_labels_export_refuses_the_frozen_file(
     copy: Path, spelling: str, capsys: pytest.CaptureFixture[str]
@@ -856,6 +871,7 @@ def test_labels_export_refuses_the_frozen_file(
     assert fingerprint(frozen) == before
 
 
+@pytest.mark.slow
 def test_labels_suggest_on_the_pristine_sample(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = cli(capsys, "labels", "suggest", str(copy))
     assert rc == 0
@@ -881,6 +897,7 @@ def _chain(records: list[Record]) -> bytes:
     return b"".join(out)
 
 
+@pytest.mark.slow
 def test_ten_thousand_amendments_are_all_kept(copy: Path) -> None:
     """Correctness at size only; the speed is measured by the benchmarks."""
     base = sha256(labels_of(copy))

@@ -68,6 +68,7 @@ def from_tables() -> Comparison:
     return open_evaluation(**tables())  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_the_report_is_the_one_triage_report_prints(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(SAMPLE), "--format", "json"]) == 0
     cli = json.loads(capsys.readouterr().out)
@@ -79,6 +80,7 @@ def test_the_report_is_the_one_triage_report_prints(capsys: pytest.CaptureFixtur
     assert ev.report().to_json()["paired"] == cli["paired"]  # the typed model itself, not a re-parse
 
 
+@pytest.mark.slow
 def test_tables_give_the_files_report_but_for_paths_and_the_labels_hash(from_tables: Comparison) -> None:
     files = without_paths(as_json(open_evaluation(**{r: SAMPLE / n for r, n in FILES.items()})))
     got = without_paths(as_json(from_tables))
@@ -94,6 +96,7 @@ def test_tables_give_the_files_report_but_for_paths_and_the_labels_hash(from_tab
     assert got == files
 
 
+@pytest.mark.slow
 def test_labels_given_as_a_table_are_hashed_by_their_rows() -> None:
     labels = tables()["labels"]
     one = open_evaluation(**{**tables(), "labels": labels}).snapshot.labels.frozen.sha256
@@ -102,6 +105,7 @@ def test_labels_given_as_a_table_are_hashed_by_their_rows() -> None:
     assert one == again and one != fewer
 
 
+@pytest.mark.slow
 def test_an_arrow_stream_and_a_batch_reader_give_the_same_as_tables(from_tables: Comparison) -> None:
     t = tables()
     bare = {role: table.replace_schema_metadata(None) for role, table in t.items()}  # as a DataFrame
@@ -145,6 +149,7 @@ def test_dataframes_give_the_same_as_tables(library: str, from_tables: Compariso
     assert as_json(ev) == as_json(from_tables)
 
 
+@pytest.mark.slow
 def test_paths_and_tables_mix() -> None:
     t = tables()
     ev = open_evaluation(a=SAMPLE / FILES["a"], b=t["b"], labels=str(SAMPLE / FILES["labels"]), k=5)
@@ -234,6 +239,7 @@ def test_a_query_without_gold_has_no_metrics_and_a_gold_rank_only_where_stored()
     assert np.isnan(ranks).sum() == ev.ev.n - int((ev.ev.b.judged.gold_rank > 0).sum())
 
 
+@pytest.mark.slow
 def test_the_package_root_loads_the_api_only_when_asked() -> None:
     code = (
         "import sys, triage; before = 'triage.api' in sys.modules; f = triage.open; "
@@ -245,6 +251,7 @@ def test_the_package_root_loads_the_api_only_when_asked() -> None:
         triage.nothing  # noqa: B018
 
 
+@pytest.mark.slow
 async def test_the_app_opens_on_an_evaluation_given_as_tables(from_tables: Comparison) -> None:
     from triage.ui.screens.detail import DetailScreen
     from triage.ui.screens.lists import FlipsScreen

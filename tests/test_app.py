@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, Static
 
 from triage.core.measures.paired import Outcome
@@ -16,6 +17,8 @@ from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
 from triage.ui.table import VirtualTable
 
 from app_helpers import wait_loaded
+
+pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (README, Development)
 
 REGRESSIONS = {"q155", "q113", "q061", "q150", "q031", "q046"}
 SIZE = (120, 36)

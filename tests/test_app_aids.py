@@ -109,6 +109,7 @@ def write_eval(folder: Path, tenants: str, plans: bool) -> Path:
 # -- 1. highlighting --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_query_words_are_marked_in_the_gold_pane_preview_and_chunk_text_but_stop_words_never() -> None:
     app = TriageApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -151,6 +152,7 @@ async def test_query_words_are_marked_in_the_gold_pane_preview_and_chunk_text_bu
         assert not (styles[plain_piece] and styles[plain_piece].bold)
 
 
+@pytest.mark.slow
 async def test_a_query_word_is_marked_where_it_is_shown_after_a_control_character(tmp_path: Path) -> None:
     """`visible` turns ESC into ␛ (same length) and U+200B into `<U+200B>` (longer): spans are found
     on the shown text, so the word marked is the word, not shifted."""
@@ -179,6 +181,7 @@ async def test_a_query_word_is_marked_where_it_is_shown_after_a_control_characte
 # -- 2. the best passage ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_w_jumps_to_the_last_passage_of_q046s_gold_and_again_to_the_next_best() -> None:
     app = TriageApp()
     async with app.run_test(size=(100, 20)) as pilot:  # small: the gold's body must scroll
@@ -222,6 +225,7 @@ async def test_w_jumps_to_the_last_passage_of_q046s_gold_and_again_to_the_next_b
         assert chunk.current() == p and scroll.scroll_y == last_y
 
 
+@pytest.mark.slow
 async def test_w_says_so_when_no_passage_shares_a_query_word(tmp_path: Path) -> None:
     path = write_eval(tmp_path, "some", True)
     write_parquet(
@@ -245,6 +249,7 @@ async def test_w_says_so_when_no_passage_shares_a_query_word(tmp_path: Path) -> 
 # -- 3. empty columns hidden ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tenants", "plans"), [("none", False), ("null", False), ("some", False), ("null", True)]
 )
@@ -271,6 +276,7 @@ async def test_list_columns_empty_for_this_evaluation_are_hidden(
         assert titles(app.screen.query_one(VirtualTable)) == [c for c in expected if c != "hint"]
 
 
+@pytest.mark.slow
 async def test_the_sample_shows_every_list_column_and_the_tenants_plan_and_selectivity() -> None:
     app = TriageApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -284,6 +290,7 @@ async def test_the_sample_shows_every_list_column_and_the_tenants_plan_and_selec
         assert len(table.cells(0)) == len(table.columns)
 
 
+@pytest.mark.slow
 async def test_the_tenants_screen_hides_plan_and_selectivity_when_no_tenant_has_them(tmp_path: Path) -> None:
     app = TriageApp(write_eval(tmp_path, "some", False))
     async with app.run_test(size=SIZE) as pilot:
@@ -300,6 +307,7 @@ async def test_the_tenants_screen_hides_plan_and_selectivity_when_no_tenant_has_
 # -- 4. short lists --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_q031s_short_list_is_marked_in_the_list_and_the_detail() -> None:
     app = TriageApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -322,6 +330,7 @@ async def test_q031s_short_list_is_marked_in_the_list_and_the_detail() -> None:
         assert "returned 3 of k = 5 · short list" in b and "short list" not in a
 
 
+@pytest.mark.slow
 async def test_a_list_shorter_than_k_without_n_returned_is_short_by_its_stored_depth(tmp_path: Path) -> None:
     app = TriageApp(write_eval(tmp_path, "none", False))
     async with app.run_test(size=SIZE) as pilot:

@@ -22,6 +22,8 @@ from triage.ui.table import VirtualTable
 
 from app_helpers import wait_loaded
 
+pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (README, Development)
+
 SIZE = (120, 36)
 NEAR_DUPLICATE = "driftwood/handbook-2023#009"
 

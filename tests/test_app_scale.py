@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+import pytest
 from rich.console import Console
 from textual.widgets import Static
 
@@ -88,6 +89,7 @@ def test_flip_positions_and_the_regression_count_follow_each_new_version() -> No
     assert s.flip_position(q) == -1 and s.flip_position(int(s.flips[0])) == 0
 
 
+@pytest.mark.slow
 async def test_n_and_p_read_one_query_not_every_label_or_flip(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from triage.core.views import hints as hints_mod
     from triage.ui.app import TriageApp
@@ -165,6 +167,7 @@ def builds_on_the_ui_thread(monkeypatch) -> list[bool]:  # type: ignore[no-untyp
     return where
 
 
+@pytest.mark.slow
 async def test_the_overviews_report_is_built_off_the_ui_thread(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from triage.ui.app import TriageApp
 
@@ -182,6 +185,7 @@ async def test_the_overviews_report_is_built_off_the_ui_thread(monkeypatch) -> N
     assert len(where) >= 2 and not any(where)
 
 
+@pytest.mark.slow
 async def test_background_workers_start_after_the_numbers_are_drawn(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from triage.ui.app import TriageApp
     from triage.ui.screens.overview import OverviewScreen
@@ -211,6 +215,7 @@ async def test_background_workers_start_after_the_numbers_are_drawn(monkeypatch)
     assert {"prepare", "corpus", "corpus-check"} <= seen["after"]  # type: ignore[operator]
 
 
+@pytest.mark.slow
 async def test_back_on_the_overview_after_an_amendment_the_numbers_are_rebuilt_off_the_ui_thread(
     monkeypatch,  # type: ignore[no-untyped-def]
 ) -> None:
@@ -282,6 +287,7 @@ def test_two_asking_for_one_result_at_once_compute_it_once() -> None:
     assert calls == ["first"] and len(got) == 2 and got[0] is got[1]
 
 
+@pytest.mark.slow
 async def test_the_flips_hints_are_computed_before_the_list_is_first_opened(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from triage.ui.app import TriageApp
     from triage.workspace import session as session_mod
@@ -308,6 +314,7 @@ async def test_the_flips_hints_are_computed_before_the_list_is_first_opened(monk
         assert app.screen.drawn_hints is s.hints_ready()  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 async def test_hints_that_come_in_under_the_detail_are_drawn_when_the_list_is_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen
@@ -349,6 +356,7 @@ async def test_hints_that_come_in_under_the_detail_are_drawn_when_the_list_is_ba
         assert app.screen is flips and flips.drawn_hints is not None and len(fills) == drawn + 1
 
 
+@pytest.mark.slow
 async def test_a_list_drawn_before_the_corpus_shows_its_text_hints_when_it_is_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import asyncio
 

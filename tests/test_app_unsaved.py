@@ -30,6 +30,7 @@ async def refused_decision(pilot) -> None:
     assert "NOT SAVED" in text_of(screen, "#status")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["q", "ctrl+c"])
 async def test_quitting_with_unsaved_decisions_asks_first(refused: Path, key: str) -> None:
     app = TriageApp(refused, reviewer="ana")
@@ -43,6 +44,7 @@ async def test_quitting_with_unsaved_decisions_asks_first(refused: Path, key: st
         assert app.session.unsaved == 1
 
 
+@pytest.mark.slow
 async def test_retry_writes_them_once_the_disk_takes_them(refused: Path) -> None:
     app = TriageApp(refused, reviewer="ana")
     async with app.run_test(size=SIZE) as pilot:
@@ -59,6 +61,7 @@ async def test_retry_writes_them_once_the_disk_takes_them(refused: Path) -> None
     assert len(read_file(written)[0]) == 1
 
 
+@pytest.mark.slow
 async def test_write_elsewhere_puts_them_in_another_folder(refused: Path, tmp_path: Path) -> None:
     app = TriageApp(refused, reviewer="ana")
     elsewhere = tmp_path / "rescue"
@@ -76,6 +79,7 @@ async def test_write_elsewhere_puts_them_in_another_folder(refused: Path, tmp_pa
     assert len(records) == 1 and problems == [] and records[0].query_id == "q150"
 
 
+@pytest.mark.slow
 async def test_discard_drops_them_and_quits(refused: Path) -> None:
     app = TriageApp(refused, reviewer="ana")
     async with app.run_test(size=SIZE) as pilot:
@@ -87,6 +91,7 @@ async def test_discard_drops_them_and_quits(refused: Path) -> None:
     assert app.session.ev.paired().a_hit_b_miss == 6  # the regression is back: nothing applied
 
 
+@pytest.mark.slow
 async def test_quitting_with_everything_saved_does_not_ask() -> None:
     app = TriageApp()
     async with app.run_test(size=SIZE) as pilot:

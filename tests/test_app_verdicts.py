@@ -27,6 +27,8 @@ from triage.workspace import session as session_module
 
 from app_helpers import wait_loaded
 
+pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (README, Development)
+
 
 @pytest.fixture
 def copy(tmp_path: Path) -> Path:

@@ -160,6 +160,7 @@ def test_nan_or_infinite_scores_in_parquet(ev: Path, capsys, bad: float) -> None
     refused(capsys, ev, "a.parquet", "row 2", "NaN or an infinite value")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
 def test_nan_scores_in_jsonl(ev: Path, capsys, text_files: TextFiles, bad: str) -> None:
     f = text_files.write(
@@ -172,6 +173,7 @@ def test_nan_scores_in_jsonl(ev: Path, capsys, text_files: TextFiles, bad: str) 
     refused(capsys, ev, f.name, "line 2", bad)
 
 
+@pytest.mark.slow
 def test_non_utf8_bytes_in_jsonl(ev: Path, capsys, text_files: TextFiles) -> None:
     f = text_files.write(
         ev / "labels.jsonl",
@@ -181,6 +183,7 @@ def test_non_utf8_bytes_in_jsonl(ev: Path, capsys, text_files: TextFiles) -> Non
     refused(capsys, ev, f.name, "line 2", "not UTF-8", "0xe9")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "line",
     [
@@ -205,6 +208,7 @@ def test_duplicate_json_keys(ev: Path, capsys, text_files: TextFiles) -> None:
     refused(capsys, ev, f.name, "line 3", "'chunk_id' appears twice")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text, needles",
     [
@@ -221,6 +225,7 @@ def test_trec_run_line_with_wrong_fields(ev: Path, capsys, text_files: TextFiles
     refused(capsys, ev, f.name, *needles)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text, needles",
     [
@@ -242,6 +247,7 @@ def test_manifest_naming_a_missing_file(ev: Path, capsys) -> None:
     refused(capsys, ev, "triage.toml", "[arms.b]", "runs/nowhere.parquet", "missing file")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("other", ['["q2"]', "true", '{"id": "q2"}', "7"])
 def test_mixed_value_kinds_in_a_jsonl_column(ev: Path, capsys, text_files: TextFiles, other: str) -> None:
     text = f'{{"query_id": "q1", "chunk_id": "g1"}}\n{{"query_id": {other}, "chunk_id": "g2"}}\n'
@@ -286,6 +292,7 @@ def test_integer_ids_are_read_as_their_text(ev: Path, capsys) -> None:
     assert [(f["query_id"], f["gold_rank_a"], f["gold_rank_b"]) for f in d["flips"]] == [("3", None, 1)]
 
 
+@pytest.mark.slow
 def test_no_traceback_at_the_process_level(ev: Path) -> None:
     (ev / "b.parquet").write_bytes(b"PAR1 not really")
     out = subprocess.run([sys.executable, "-m", "triage", "report", str(ev)], capture_output=True, text=True)
@@ -327,6 +334,7 @@ def test_arrow_schema_kinds_round_trip(ev: Path, capsys) -> None:
     assert cells(d) == GOOD_CELLS and d["n_scored"] == 3
 
 
+@pytest.mark.slow
 def test_jsonl_and_parquet_give_the_same_numbers(ev: Path, capsys, text_files: TextFiles) -> None:
     rc, parquet_out, _ = run_cli(capsys, str(ev))
     text = "\ufeff" + "\r\n\r\n".join(json.dumps(r) for r in GOOD) + "\r\n"  # BOM, CRLF, blank lines
@@ -350,6 +358,7 @@ def test_an_error_naming_a_hostile_path_shows_its_escapes_as_tokens(tmp_path: Pa
     assert "runs␛]0;pwned␇␛[2J" in err
 
 
+@pytest.mark.slow
 def test_a_jsonl_list_mixing_string_and_integer_ids_reads_them_as_text(
     ev: Path, capsys, text_files: TextFiles
 ) -> None:
@@ -363,6 +372,7 @@ def test_a_jsonl_list_mixing_string_and_integer_ids_reads_them_as_text(
     assert rc == 0 and json.loads(out)["arms"]["a"]["hit_rate"] == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 def test_a_jsonl_list_mixing_ids_and_floats_is_refused_by_line(
     ev: Path, capsys, text_files: TextFiles
 ) -> None:

@@ -52,6 +52,7 @@ def bomb(ev: Path, repeats: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_compressed_input_past_its_ratio_is_named_not_read(ev, capsys, monkeypatch) -> None:
     monkeypatch.setattr(compressed, "FLOOR", 0)
     path = bomb(ev, 200_000)  # 3.4 MB from ~10 kB

@@ -95,6 +95,7 @@ def test_large_string_input_equals_string_input() -> None:
     assert fingerprint(sliced).tolist() == fp(values)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(max_size=20), min_size=1, max_size=30))
 def test_a_fingerprint_depends_on_the_string_alone(values: list[str]) -> None:
@@ -159,6 +160,7 @@ def test_batches_and_a_sliced_list_array_give_the_same_rows() -> None:
     assert duplicate_rows(part, batch=16) == brute_duplicates(lists[37:137])
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.lists(st.sampled_from(["a", "b", "abcdefgh", "abcdefgh-", "x" * 12, "xx"]), max_size=8)),
@@ -198,6 +200,7 @@ def brute_hits(lists: list[list[str]], gold: dict[int, dict[str, int]]) -> list[
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.lists(st.sampled_from(IDS), max_size=12), min_size=1, max_size=12),
@@ -230,6 +233,7 @@ def test_gold_hits_equal_a_literal_reading(
     assert all((getattr(again, f) == getattr(hits, f)).all() for f in ("query", "rank", "grade", "code"))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.data(), st.integers(1, 9), st.booleans())
 def test_gold_hits_on_equally_deep_lists(data: st.DataObject, depth: int, shuffled_rows: bool) -> None:
@@ -338,6 +342,7 @@ def random_amendment(ev: Evaluation, rng: random.Random, q: int) -> list[tuple[s
     return list(pairs.items())
 
 
+@pytest.mark.slow
 def test_rejudged_equals_a_fresh_evaluation_of_the_amended_gold(sample_ev: Evaluation) -> None:
     rng = random.Random(20261130)
     before = snapshot(sample_ev)
@@ -609,6 +614,7 @@ def test_an_uncached_corpus_counts_each_header_once_when_first_asked(tmp_path: P
     assert counted == [3, 1]  # rows 0, 1, 5; then 29 alone; then none
 
 
+@pytest.mark.slow
 def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_refused(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -631,6 +637,7 @@ def test_a_cache_folder_without_header_tokens_is_built_again_and_a_wrong_one_ref
     assert len(builds) == 3 and third.header_tokens(np.arange(20)).tolist() == counted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("left", ["file", "link to the corpus", "folder"])
 def test_the_files_an_older_triage_kept_are_removed_when_the_folder_is_built_again(
     tmp_path: Path, monkeypatch, left: str
@@ -691,6 +698,7 @@ def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path:
     assert from_cache.find(asked).tolist() == from_file.find(asked).tolist()
 
 
+@pytest.mark.slow
 def test_the_cache_of_a_corpus_with_a_repeated_id_is_refused_by_row(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "chunks.parquet"
@@ -755,6 +763,7 @@ def _reseal(folder: Path) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", BROKEN_SLOTS, ids=list(BROKEN_SLOTS))
 def test_a_broken_index_in_the_cache_is_read_past_and_then_named(
     tmp_path: Path, monkeypatch, broken: str
@@ -845,6 +854,7 @@ def test_a_mapped_corpus_never_gives_one_id_s_chunk_for_another(tmp_path: Path, 
     assert set(corpus._batched(ids[:8])) == set(ids[:8]) - {ids[3], ids[4]}  # more than FEW ids asked
 
 
+@pytest.mark.slow
 def test_an_index_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, monkeypatch) -> None:
     import shutil
 
@@ -875,6 +885,7 @@ def test_an_index_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, m
     assert "inconsistent" in (open_corpus(p, small=0).notice or "")
 
 
+@pytest.mark.slow
 def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(
     tmp_path: Path, monkeypatch, capsys
 ) -> None:
@@ -911,6 +922,7 @@ def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(
 # == lookup.IdIndex ==============================================================================
 
 
+# hypothesis in the quick loop: this one stays out of the `slow` mark
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.text(max_size=12), max_size=200, unique=True),
@@ -952,6 +964,7 @@ def test_an_id_index_runs_past_its_last_home_slot_instead_of_wrapping() -> None:
     assert index.table[-1] == 0  # a probe ends at a free slot
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(max_size=6), max_size=120), st.lists(st.text(max_size=6), max_size=60))
 def test_corpus_ids_find_each_ids_first_row(corpus: list[str], asked: list[str]) -> None:

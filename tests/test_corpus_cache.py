@@ -91,6 +91,7 @@ DAMAGE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("how", DAMAGE, ids=list(DAMAGE))
 def test_a_damaged_cache_file_never_changes_the_report(ev, tmp_path, capsys, name, how) -> None:
@@ -104,6 +105,7 @@ def test_a_damaged_cache_file_never_changes_the_report(ev, tmp_path, capsys, nam
         assert cache.open_verified(ev / "chunks.parquet") is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("planted", [[n] for n in cache.SCHEMAS] + [list(cache.SCHEMAS), NAMES])
 def test_another_corpus_s_cache_files_planted_are_never_used(ev, tmp_path, capsys, planted) -> None:
     rc, before, _ = report(capsys, ev)
@@ -115,6 +117,7 @@ def test_another_corpus_s_cache_files_planted_are_never_used(ev, tmp_path, capsy
     assert report(capsys, ev)[:2] == (0, before)
 
 
+@pytest.mark.slow
 def test_a_cache_of_another_format_is_never_read(ev, capsys) -> None:
     rc, before, _ = report(capsys, ev)
     manifest = folder(ev) / cache.MANIFEST
@@ -154,6 +157,7 @@ def unwritable_root(ev: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, h
     monkeypatch.setattr(cache, "write_bytes", lambda p, *a, **k: failing(p, None, None))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["a file", "read-only", "full", "no permission"])
 def test_a_cache_that_cannot_be_written_reads_the_corpus_directly(ev, tmp_path, capsys, monkeypatch, how):
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "fresh"))
@@ -208,6 +212,7 @@ CORRUPTION = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(corruption=CORRUPTION)
 def test_any_single_corruption_of_the_cache_gives_the_same_chunks(monkeypatch, corruption) -> None:

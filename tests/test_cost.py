@@ -266,6 +266,7 @@ def test_the_detail_shows_each_arms_answer(tmp_path: Path) -> None:
     assert d.b.answer_correct is True
 
 
+@pytest.mark.slow
 def test_the_sample_cost_section_and_answers_in_every_format(sample: Path, capsys) -> None:
     assert main(["report", str(sample), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -44,6 +44,7 @@ def report(capsys, *args: str) -> dict:
 # -- the sample ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_several_k_print_each_arm_at_each_k_and_the_flips_of_the_first(capsys) -> None:
     rc, text, _ = run(capsys, "report", "--k", "1,5,10")
     assert rc == 0
@@ -73,6 +74,7 @@ def test_several_k_print_each_arm_at_each_k_and_the_flips_of_the_first(capsys) -
     }
 
 
+@pytest.mark.slow
 def test_the_decision_k_is_the_first_given_not_the_smallest(capsys) -> None:
     d = report(capsys, "--k", "10,1,5")
     assert d["k"] == 10 and d["ks"] == [10, 1, 5]
@@ -80,6 +82,7 @@ def test_the_decision_k_is_the_first_given_not_the_smallest(capsys) -> None:
     assert list(d["arms"]["a"]["at_k"]) == ["1", "5", "10"]  # ascending
 
 
+@pytest.mark.slow
 def test_one_k_keeps_the_report_as_it_was(capsys) -> None:
     _, plain, _ = run(capsys, "report")
     _, five, _ = run(capsys, "report", "--k", "5")
@@ -106,6 +109,7 @@ def test_markdown_shows_the_per_k_table(capsys) -> None:
     assert a_rows[1][5].endswith("@20") and a_rows[0][5] == ""
 
 
+@pytest.mark.slow
 def test_the_k10_sample_keeps_its_k_cells_and_gains_the_metrics(capsys) -> None:
     d = report(capsys, str(bundled("sample_runs") / "k10.toml"))
     assert d["ks"] == [5] and list(d["k_cells"]["a"]) == ["5", "10"]
@@ -114,6 +118,7 @@ def test_the_k10_sample_keeps_its_k_cells_and_gains_the_metrics(capsys) -> None:
     assert "Each arm at each k (flips and the paired table at k = 5)" in text
 
 
+@pytest.mark.slow
 def test_the_manifest_may_list_k(tmp_path: Path, capsys) -> None:
     copy = Path(shutil.copytree(bundled("sample_runs"), tmp_path / "s"))
     toml = copy / "triage.toml"
@@ -153,6 +158,7 @@ def test_bad_k_lists_are_refused_naming_the_flag(capsys, arg: str, said: str) ->
     assert "--k" in err and said in err, err
 
 
+@pytest.mark.slow
 async def test_the_app_overview_shows_each_arm_at_each_k() -> None:
     from textual.widgets import Static
 
@@ -174,6 +180,7 @@ async def test_the_app_overview_shows_each_arm_at_each_k() -> None:
         assert "34 regressions, 56 wins" in str(app.screen.query_one("#hint", Static).render())  # at k = 1
 
 
+@pytest.mark.slow
 async def test_the_app_overview_with_one_k_has_no_per_k_table() -> None:
     from textual.widgets import Static
 
@@ -246,6 +253,7 @@ def agree_at_every_k(ev: Evaluation) -> int:
     return checked
 
 
+@pytest.mark.slow
 def test_the_sample_at_every_k_agrees_with_trec_eval() -> None:
     inputs = load_inputs(sample_spec())
     ev = evaluate(inputs, inputs.frozen.table, KS)
@@ -253,6 +261,7 @@ def test_the_sample_at_every_k_agrees_with_trec_eval() -> None:
     assert agree_at_every_k(ev) == 2 * len(KS) * len(METRICS)
 
 
+@pytest.mark.slow
 def test_a_generated_evaluation_at_every_k_agrees_with_trec_eval(tmp_path: Path) -> None:
     path = generated(tmp_path, n=1500, seed=5)
     ev = frozen_evaluation(path, (10, 1, 3, 15))

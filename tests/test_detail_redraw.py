@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.widgets import Static
@@ -80,6 +81,7 @@ async def _first_flip(pilot) -> DetailScreen:  # type: ignore[no-untyped-def]
     return screen
 
 
+@pytest.mark.slow
 async def test_the_detail_title_stays_on_screen_and_no_scroll_bar_comes_and_goes() -> None:
     app = TriageApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -98,6 +100,7 @@ async def test_the_detail_title_stays_on_screen_and_no_scroll_bar_comes_and_goes
         assert squeezed  # the cause was present: some queries leave the preview under 4 rows
 
 
+@pytest.mark.slow
 async def test_a_short_detail_screen_scrolls_to_its_ranked_lists() -> None:
     # 80x24: the regions above the lists take the whole height. Hidden, the lists would be out of
     # reach; the screen scrolls instead, to the focused list, on every query.
@@ -112,6 +115,7 @@ async def test_a_short_detail_screen_scrolls_to_its_ranked_lists() -> None:
             await pilot.pause()
 
 
+@pytest.mark.slow
 async def test_n_redraws_only_the_regions_that_changed_and_lays_out_only_for_new_heights(
     monkeypatch,
 ) -> None:
@@ -140,6 +144,7 @@ async def test_n_redraws_only_the_regions_that_changed_and_lays_out_only_for_new
             assert ("detail-title", True) not in seen
 
 
+@pytest.mark.slow
 async def test_each_n_and_p_lays_the_screen_out_once(monkeypatch) -> None:
     """Even when regions change height and the gold pane's scroll bar comes or goes (both
     present in these keys), one layout places everything: none follows that changes nothing."""
@@ -170,6 +175,7 @@ async def test_each_n_and_p_lays_the_screen_out_once(monkeypatch) -> None:
         assert per_key == [1] * len(per_key)
 
 
+@pytest.mark.slow
 async def test_n_posts_no_worker_state_and_no_highlight_messages(monkeypatch) -> None:
     """The next query's detail is built ahead by `Ahead` (no Textual worker, whose state changes
     travel the DOM), and the lists' new rows are not announced (the screen draws the preview)."""

@@ -108,6 +108,7 @@ def _rules(ev: Evaluation, q: int, unread: str) -> list[tuple[HintKind, str, dic
     return []
 
 
+@pytest.mark.slow
 def test_the_array_rules_match_the_per_query_rules(generated: Path) -> None:
     ev = open_snapshot(from_manifest(generated)).ev
     qs = np.arange(ev.n)

@@ -14,6 +14,8 @@ from triage.core.bundled import bundled
 
 from conftest import COMPRESSION_SUFFIX, write_compressed
 
+pytestmark = pytest.mark.slow  # the sample in every input format, evaluated again: out of the quick loop
+
 SAMPLE = bundled("sample_runs")
 
 

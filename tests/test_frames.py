@@ -1,20 +1,14 @@
-"""Every screen of the app paints a key's changes as soon as they are ready (`ui/frames.py`)."""
+"""Every screen of the app paints a key's changes as soon as they are ready (`prompt_frames` in
+`ui/internals.py`, whose Textual internals `tests/test_internals.py` checks)."""
 
 from __future__ import annotations
 
-from textual.app import App
-from textual.timer import Timer
+import pytest
 
 from app_helpers import open_flips, wait_loaded
 
 
-def test_textuals_timer_still_skips_by_default_and_says_so_in_the_attribute_we_set() -> None:
-    # `prompt_frames` sets this private attribute; if Textual renames it, the app would silently
-    # keep waiting a frame period after a long frame.
-    timer = Timer(App(), 1 / 60, name="probe", pause=True)
-    assert timer._skip is True
-
-
+@pytest.mark.slow
 async def test_each_screen_of_the_app_paints_without_skipping_a_frame_period() -> None:
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen

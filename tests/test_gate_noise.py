@@ -54,6 +54,7 @@ def noise(d: dict) -> list[dict]:
     return [c for c in d["checks"] if c["code"] == "gate.noise"]
 
 
+@pytest.mark.slow
 def test_a_floor_001_under_a_slice_of_118_queries_fires_on_noise(tmp_path: Path, capsys) -> None:
     path = write_eval(tmp_path)
     p, n = 94 / 118, 118

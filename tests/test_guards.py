@@ -68,6 +68,7 @@ def test_invisible_characters_are_made_visible(ch: str) -> None:
     assert shown == f"q1<U+{ord(ch):04X}>" and ch not in shown
 
 
+@pytest.mark.slow
 async def test_g_with_the_amendments_folder_linked_to_the_frozen_file_says_not_saved(tmp_path: Path) -> None:
     copy = Path(shutil.copytree(bundled("sample_runs"), tmp_path / "sample"))
     frozen = copy / "labels.parquet"

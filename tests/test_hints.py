@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 from triage.core.evaluation import Evaluation, evaluate
 from triage.core.inputs.corpus import Corpus, open_corpus
@@ -196,6 +197,7 @@ def test_misleading_path_present(tmp_path: Path) -> None:
     assert first.facts["above_with_heading"] == ["r0"] and first.facts["above_weaker"] == ["w", *X[:3]]
 
 
+@pytest.mark.slow
 def test_misleading_path_absent(tmp_path: Path) -> None:
     headed = ["r0", *X[:4], "g"]
     # nothing above was drawn by its heading: the gold just lost to other text
@@ -292,6 +294,7 @@ def test_window_present(tmp_path: Path) -> None:
     assert kinds(ev, q, corpus)[0] is HintKind.WINDOW
 
 
+@pytest.mark.slow
 def test_window_absent(tmp_path: Path) -> None:
     chunks = {"g": (HEAD10, BODY40)}
     for name, meta in (
@@ -425,6 +428,7 @@ def test_sample_regressions_first_hint_is_the_planted_cause(sample: Path) -> Non
 # -- shown: the flips list, the detail, the report -----------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_flips_list_and_the_detail_show_the_hints() -> None:
     from textual.widgets import Static
 
@@ -469,6 +473,7 @@ def test_the_report_lists_hints_and_drops_empty_columns(tmp_path: Path) -> None:
     assert "tenant" not in head and "plan A" not in head  # no tenants, no plans in this evaluation
 
 
+@pytest.mark.slow
 def test_the_report_reads_text_for_the_first_flips_only(sample: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Past TEXT_FLIPS flips (in flip order) the report gives only the hints that need no text,
     # and their evidence says why; the flips before are read as before.

@@ -86,6 +86,7 @@ def check(d: dict, code: str = "holdout.tuned_targets") -> dict:
 TUNED = '[holdout]\ntuned_docs = "tuned.txt"\n'
 
 
+@pytest.mark.slow
 def test_queries_split_by_where_their_gold_comes_from(tmp_path: Path, capsys) -> None:
     (tmp_path / "tuned.txt").write_text("# tuned on\n\n  tune  \ntune\n", "utf-8")
     path = write_split_eval(tmp_path, TUNED)
@@ -214,6 +215,7 @@ def test_a_crlf_file_with_a_bom_reads(tmp_path: Path, capsys) -> None:
     assert report(capsys, str(write_split_eval(tmp_path, TUNED)))["holdout"]["n_tuned"] == 2
 
 
+@pytest.mark.slow
 def test_the_samples_held_out_figure_recomputed_from_its_files(capsys) -> None:
     here = bundled("sample_runs")
     chunks = pq.read_table(here / "chunks.parquet").to_pydict()
@@ -237,6 +239,7 @@ def test_the_samples_held_out_figure_recomputed_from_its_files(capsys) -> None:
     assert (h["paired"]["both_hit"], h["paired"]["both_miss"]) == tuple(both.tolist())
 
 
+@pytest.mark.slow
 async def test_the_overview_shows_the_held_out_figure_beside_the_blend(tmp_path: Path) -> None:
     from textual.widgets import Static
 

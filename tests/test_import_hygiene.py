@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import triage
 
 HEADLESS = ("triage.core", "triage.labels", "triage.workspace", "triage.report")
@@ -31,6 +33,7 @@ def loaded_after(modules: list[str]) -> set[str]:
     return set(out.stdout.strip().split(","))
 
 
+@pytest.mark.slow
 def test_every_module_below_the_ui_imports_neither_textual_nor_rich() -> None:
     modules = headless_modules()
     assert {"triage.core.evaluation", "triage.labels.state", "triage.workspace.session"} <= set(modules)
@@ -38,11 +41,13 @@ def test_every_module_below_the_ui_imports_neither_textual_nor_rich() -> None:
     assert not loaded_after(modules) & {"textual", "rich"}
 
 
+@pytest.mark.slow
 def test_the_terminal_report_loads_rich_but_not_textual() -> None:
     loaded = loaded_after([RICH_RENDERER])
     assert "rich" in loaded and "textual" not in loaded
 
 
+@pytest.mark.slow
 def test_json_report_never_loads_textual(sample) -> None:
     code = (
         "import sys, io, contextlib; from triage.cli.main import main; "

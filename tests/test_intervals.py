@@ -153,6 +153,7 @@ def test_cells_spell_an_interval_and_nothing_when_undefined() -> None:
     assert cells.interval(None, None) == cells.NONE and cells.rate_interval(None, None, None) == cells.NONE
 
 
+@pytest.mark.slow
 async def test_l_on_the_tenants_screen_orders_by_the_interval_low_end() -> None:
     app = TriageApp()  # the bundled sample: harbor-clinic, 5 of 6 in B, is sure of the least
     async with app.run_test(size=(140, 45)) as pilot:

@@ -279,6 +279,7 @@ def by_hand(copy: Path) -> dict[str, tuple[float, int, float]]:
     return out
 
 
+@pytest.mark.slow
 def test_the_sample_figures_match_the_files(copy: Path, capsys) -> None:
     d = report_json(copy, capsys)
     want = by_hand(copy)
@@ -309,6 +310,7 @@ def test_the_sample_figures_match_the_files(copy: Path, capsys) -> None:
 NEAR_DUP_ZEROS = ["driftwood/handbook-2024#010", "driftwood/handbook-2024#011", "driftwood/handbook-2023#011"]
 
 
+@pytest.mark.slow
 def test_the_acceptance_q150_judged_then_three_unjudged_passages_judged_not_relevant(
     copy: Path, capsys
 ) -> None:
@@ -352,6 +354,7 @@ def screen_lines(app: TriageApp) -> list[str]:
     return ["".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()]
 
 
+@pytest.mark.slow
 async def test_the_overview_draws_the_judged_cells(copy: Path) -> None:
     app = TriageApp(copy, reviewer="ana")
     async with app.run_test(size=SIZE) as pilot:
@@ -391,6 +394,7 @@ async def open_q150(pilot, app: TriageApp) -> DetailScreen:  # type: ignore[no-u
     raise TimeoutError("the detail did not open")
 
 
+@pytest.mark.slow
 async def test_the_detail_marks_gold_not_relevant_and_unjudged(copy: Path) -> None:
     """q150 in B: the near-duplicate ≈ (unjudged), the gold ★2 at rank 7, everything else ·; once
     2024#010 is judged not relevant it is ✗ in both lists and the near-duplicate, judged gold, +1."""

@@ -73,6 +73,7 @@ def retrieved(copy: Path, query_id: str, arm: str = "plain") -> list[str]:
 # == acceptance ====================================================================================
 
 
+@pytest.mark.slow
 def test_two_reviewers_disagree_then_a_resolving_judgement_settles_it(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -142,6 +143,7 @@ def test_judging_a_pair_the_frozen_file_judges_changes_nothing_and_says_so(
     assert cells(copy) == FROZEN
 
 
+@pytest.mark.slow
 def test_a_reviewers_later_judgement_replaces_their_earlier_one_however_quick(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -335,6 +337,7 @@ def test_import_json_lines_with_a_null_relevance_is_refused(
 # == export and log ==============================================================================
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["v2.parquet", "v2.qrels"])
 def test_export_writes_grade_zero_and_reads_back_as_the_same_gold_and_judged_set(
     copy: Path, capsys: pytest.CaptureFixture[str], name: str
@@ -430,6 +433,7 @@ def brute_force_kappa(first: list[bool], second: list[bool]) -> Fraction | None:
     return (observed - chance) / (1 - chance)
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=60))
 def test_kappa_matches_the_definition_on_any_labels(pairs: list[tuple[bool, bool]]) -> None:
     first, second = [x for x, _ in pairs], [y for _, y in pairs]
@@ -442,6 +446,7 @@ def test_kappa_matches_the_definition_on_any_labels(pairs: list[tuple[bool, bool
     assert cohen_kappa(*table).value == brute_force_kappa(first, second)
 
 
+@pytest.mark.slow
 def test_agreement_takes_each_reviewers_latest_judgement_in_force(copy: Path) -> None:
     def reviewer(name: str) -> Session:
         return Session(open_snapshot(from_manifest(copy)), reviewer=name)

@@ -78,6 +78,7 @@ def _binomial_tail(n: int, m: int) -> int:
     return total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("b", "c"), [(1950, 2050), (1950, 2051), (2400, 2700)])
 def test_mcnemar_large_counts_on_both_sides_of_the_switch_to_logs(b: int, c: int) -> None:
     # n = 4000 takes the exact integer path, n = 4001 and 5100 the log-space one. The expectation
@@ -119,6 +120,7 @@ query = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(queries=st.lists(query, min_size=1, max_size=8), k=st.integers(1, 6))
 def test_metrics_equal_the_literal_definitions(tmp_path_factory, queries, k) -> None:

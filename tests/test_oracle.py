@@ -108,6 +108,7 @@ def test_sample_agrees_with_trec_eval(sample: Path) -> None:
     assert agree(ev) == 2 * len(KS) * int(ev.scored.sum())
 
 
+@pytest.mark.slow
 def test_generated_evaluation_agrees_with_trec_eval(tmp_path: Path) -> None:
     ev = frozen_evaluation(generated(tmp_path))
     assert int(ev.scored.sum()) >= 5000
@@ -116,6 +117,7 @@ def test_generated_evaluation_agrees_with_trec_eval(tmp_path: Path) -> None:
     assert agree(ev) > 2 * len(KS) * 5000 * 0.98
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", KS)
 def test_means_agree_with_trec_eval_means(tmp_path: Path, k: int) -> None:
     ev = frozen_evaluation(generated(tmp_path, n=800, seed=k), k)

@@ -152,6 +152,7 @@ def test_overlap_is_the_share_of_query_words_in_the_closest_gold(tmp_path: Path)
     assert np.isnan(o.body[1]) and np.isnan(o.body[2]) and o.n_words.tolist() == [3, 0, 1]
 
 
+@pytest.mark.slow
 def test_overlap_agrees_with_plain_python_on_the_sample(sample: Path) -> None:
     ev, o = _overlap(sample)
     corpus = open_corpus(from_manifest(sample).corpus)
@@ -167,6 +168,7 @@ def test_overlap_agrees_with_plain_python_on_the_sample(sample: Path) -> None:
 # -- the threshold, from SciFact-like data ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_generated_like_threshold_separates_real_from_generated_with_margin(tmp_path: Path) -> None:
     real, generated = [], []
     for seed in range(6):
@@ -187,6 +189,7 @@ def _checks(d: dict, code: str) -> dict[str, str]:
     return {c["facts"].get("group", ""): c["level"] for c in d["checks"] if c["code"] == code}
 
 
+@pytest.mark.slow
 def test_generated_like_fires_for_the_generated_part_only(tmp_path: Path, capsys) -> None:
     d = report(capsys, str(scifact_like(tmp_path, 1, n=120, generated=0.3)))
     assert _checks(d, "queries.generated_like") == {
@@ -233,6 +236,7 @@ def test_overlap_unavailable_without_a_corpus(tmp_path: Path, capsys) -> None:
 # -- per-origin numbers ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_per_origin_numbers_equal_the_report_on_that_origin_alone(tmp_path: Path, capsys) -> None:
     path = scifact_like(tmp_path / "all", 5, n=150, generated=0.3)
     d = report(capsys, str(path))
@@ -271,6 +275,7 @@ def test_no_quote_without_both_real_and_generated(tmp_path: Path, capsys) -> Non
     assert [o["origin"] for o in d["origins"]] == ["real"] and d["origin_quote"] is None
 
 
+@pytest.mark.slow
 def test_a_gate_floor_on_the_real_queries(tmp_path: Path, capsys) -> None:
     path = scifact_like(tmp_path, 7, n=100, generated=0.3)
     rows = {o["origin"]: o for o in report(capsys, str(path))["origins"]}

@@ -47,6 +47,7 @@ def records(copy: Path) -> list:
     return [r for f in sorted((copy / "labels.amendments").glob("*.jsonl")) for r in read_file(f)[0]]
 
 
+@pytest.mark.slow
 def test_the_first_candidate_is_q150s_2023_copy_and_each_pair_is_there_once(session: Session) -> None:
     queue = JudgingQueue(session, session.corpus)
     first = queue.current()
@@ -123,6 +124,7 @@ def test_filters(session: Session) -> None:
     assert "0 of" in queue.progress() and "tenant acme-legal" in queue.filters.describe()
 
 
+@pytest.mark.slow
 def test_skip_goes_last_judged_never_appear_and_undo_brings_back(session: Session, copy: Path) -> None:
     queue = JudgingQueue(session, session.corpus)
     first = queue.current()
@@ -203,6 +205,7 @@ async def _open_queue(pilot) -> QueueScreen:
     return screen
 
 
+@pytest.mark.slow
 async def test_the_issues_acceptance_in_the_app(copy: Path, capsys) -> None:
     labels = copy / "labels.parquet"
     before = hashlib.sha256(labels.read_bytes()).hexdigest()
@@ -236,6 +239,7 @@ async def test_the_issues_acceptance_in_the_app(copy: Path, capsys) -> None:
     assert (p["both_hit"], p["both_miss"], p["a_miss_b_hit"], p["a_hit_b_miss"]) == (119, 36, 40, 5)
 
 
+@pytest.mark.slow
 async def test_fifty_decisions_take_fifty_keys(copy: Path) -> None:
     app = TriageApp(copy, reviewer="ana")
     async with app.run_test(size=SIZE) as pilot:
@@ -247,6 +251,7 @@ async def test_fifty_decisions_take_fifty_keys(copy: Path) -> None:
     assert len({(r.query_id, r.chunk_id) for r in on_disk}) == 50
 
 
+@pytest.mark.slow
 async def test_a_refused_write_says_not_saved(copy: Path) -> None:
     (copy / "labels.amendments").write_text("not a folder")
     app = TriageApp(copy, reviewer="ana")
@@ -258,6 +263,7 @@ async def test_a_refused_write_says_not_saved(copy: Path) -> None:
         assert app.session.ev.outcomes[app.session.ev.query_index("q150")] == Outcome.BOTH_HIT
 
 
+@pytest.mark.slow
 async def test_filter_keys_and_help(copy: Path) -> None:
     app = TriageApp(copy, reviewer="ana")
     async with app.run_test(size=SIZE) as pilot:

@@ -174,6 +174,7 @@ def agree(ev: Evaluation, k: int) -> Ranks:
     return x
 
 
+@pytest.mark.slow
 def test_generated_evaluation_agrees_with_trec_eval(tmp_path: Path) -> None:
     ev = frozen_evaluation(generated(tmp_path, n=3000, seed=5), K)
     x = agree(ev, K)
@@ -192,6 +193,7 @@ def test_sample_agrees_with_trec_eval(sample: Path) -> None:
     assert x.mrr.wins + x.mrr.ties + x.mrr.losses == x.n == p.n
 
 
+@pytest.mark.slow
 def test_reports_cap_the_drops_and_say_how_many_more(capsys) -> None:
     assert main(["report", "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)["ranks"]
@@ -241,6 +243,7 @@ def test_queries_absent_from_b_count_as_empty(tmp_path: Path) -> None:
 # -- the app -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_r_opens_the_drops_from_the_overview_and_enter_opens_the_detail() -> None:
     from textual.widgets import Static
 
@@ -298,6 +301,7 @@ async def test_r_opens_the_drops_from_the_overview_and_enter_opens_the_detail() 
         assert isinstance(app.screen, OverviewScreen)
 
 
+@pytest.mark.slow
 async def test_the_queues_own_r_still_filters_regressions(tmp_path: Path) -> None:
     import shutil
 
@@ -327,6 +331,7 @@ async def test_the_queues_own_r_still_filters_regressions(tmp_path: Path) -> Non
         assert isinstance(app.screen, RankDropsScreen)  # elsewhere r is the rank drops
 
 
+@pytest.mark.slow
 async def test_the_drops_show_ids_tenants_and_texts_literally(tmp_path: Path) -> None:
     from test_untrusted_text import BOLD, CLEAR, OSC0, QUIT, check_screen, click_on, running
 
@@ -351,6 +356,7 @@ async def test_the_drops_show_ids_tenants_and_texts_literally(tmp_path: Path) ->
         check_screen(app, text)  # the detail of the drop
 
 
+@pytest.mark.slow
 def test_the_reports_drops_carry_the_query_text(capsys) -> None:
     """Each drop names its query's text (JSON in full; the Markdown table cut to one line)."""
     import json

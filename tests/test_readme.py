@@ -47,6 +47,7 @@ def test_the_python_api_example_runs_as_written(monkeypatch: pytest.MonkeyPatch)
     assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=len(test.examples))
 
 
+@pytest.mark.slow
 def test_a_wrong_output_in_the_example_would_fail(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     wrong = python_api_example().replace("(6, 40, 0.79)", "(6, 40, 0.62)")

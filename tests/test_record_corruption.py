@@ -9,6 +9,7 @@ import hashlib
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,7 @@ def corrupt(kind: str, x: int, y: int) -> bytes:
     return b"".join(r + b"\n" for r in rows)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(CORRUPTION)
 def test_a_single_corruption_never_forges_a_judgement(corruption) -> None:

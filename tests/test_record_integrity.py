@@ -72,6 +72,7 @@ def test_labels_verify_names_an_edit_of_the_last_record(copy: Path, capsys) -> N
     assert "FAIL" in out and "edited after it was written" in out and "(seq 4)" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["copy", "symlink", "hardlink"])
 def test_a_copied_or_linked_session_file_counts_once(copy: Path, how: str) -> None:
     path = written(copy)

@@ -406,6 +406,7 @@ def judge(case: Case, rc: int, out: str, err: str) -> None:
             assert needle in err, f"{needle!r} not in {err!r}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_a_malformed_input_is_named(case: Case, ev: Path, capsys) -> None:
     argv = case.make(ev)
@@ -420,6 +421,7 @@ def test_a_malformed_input_is_named(case: Case, ev: Path, capsys) -> None:
 PROCESS = [c for c in CASES if c.process]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", PROCESS, ids=[c.name for c in PROCESS])
 def test_no_traceback_reaches_a_real_process(case: Case, ev: Path) -> None:
     argv = [sys.executable, "-m", "triage", "report", *case.make(ev), "--format", "json"]
@@ -457,6 +459,7 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
     return rc, out.out, out.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", HOW)
 @pytest.mark.parametrize(
     "planted, out", [("X.parquet", "X.parquet"), ("v2.qrels", "v2.qrels"), ("v2.qrels.meta.json", "v2.qrels")]
@@ -474,6 +477,7 @@ def test_an_export_onto_the_frozen_file_is_refused(
     assert sorted(os.listdir(ev)) == sorted([*names, planted])  # neither name written, no temp file left
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", HOW)
 def test_an_amendments_folder_that_is_the_frozen_file(ev: Path, capsys, how: str) -> None:
     frozen = ev / LABELS
@@ -523,6 +527,7 @@ CACHE_NAMES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", HOW)
 @pytest.mark.parametrize("names", CACHE_NAMES, ids=["+".join(n) for n in CACHE_NAMES])
 def test_corpus_cache_names_linked_to_the_frozen_file(ev, tmp_path, monkeypatch, how, names) -> None:

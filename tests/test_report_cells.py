@@ -61,6 +61,7 @@ def assert_fits(table: VirtualTable, rows: list[list[str]]) -> None:
                 assert value in line, (value, line)
 
 
+@pytest.mark.slow
 async def test_tenants_and_slices_screens_draw_the_report_cells() -> None:
     expected = sample_report()
     md = markdown.render(expected)
@@ -100,6 +101,7 @@ async def test_tenants_and_slices_screens_draw_the_report_cells() -> None:
             await pilot.press("right")
 
 
+@pytest.mark.slow
 async def test_the_screens_follow_an_amendment(tmp_path: Path) -> None:
     """The screens read the report cached per snapshot version: amended numbers reach them."""
     copy = Path(shutil.copytree(bundled("sample_runs"), tmp_path / "sample"))
@@ -157,6 +159,7 @@ def test_every_outcome_in_the_json_is_spelled_as_outcome_json(amended: Session) 
     assert d["labels"]["applied"] and d["paired"]["reconciles"] and d["frozen"]["paired"]["reconciles"]
 
 
+@pytest.mark.slow
 def test_the_report_and_its_markdown_say_the_same_label_state_rows(amended: Session) -> None:
     r = build(amended.snapshot)
     rows = cells.label_state_rows(r)

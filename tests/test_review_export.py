@@ -87,6 +87,7 @@ def test_markdown_export_of_the_sample_holds_the_six_regressions_with_texts_and_
     assert "The 6 regressions (hit→miss) of 46 flips." in doc
 
 
+@pytest.mark.slow
 def test_all_holds_every_flip_regressions_first(capsys) -> None:
     flips, *_ = sample_truth()
     doc = export(capsys, "--all")
@@ -96,6 +97,7 @@ def test_all_holds_every_flip_regressions_first(capsys) -> None:
     assert {flips[q] for q in order[6:]} == {"miss→hit"}
 
 
+@pytest.mark.slow
 def test_the_label_state_is_the_reports(capsys) -> None:
     import json
 
@@ -141,6 +143,7 @@ def test_opening_keeps_three_lines_and_300_characters() -> None:
 
 
 # -- writing a file ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_out_is_written_new_and_an_existing_one_is_refused_unless_force(tmp_path: Path, capsys) -> None:
     out = tmp_path / "review.md"
     assert main(["review", "export", str(out)]) == 0
@@ -153,6 +156,7 @@ def test_out_is_written_new_and_an_existing_one_is_refused_unless_force(tmp_path
     assert out.read_text("utf-8").startswith("# triage review: plain → headers at k = 5")
 
 
+@pytest.mark.slow
 def test_html_is_chosen_by_the_suffix_and_markdown_by_default(tmp_path: Path) -> None:
     assert main(["review", "export", str(tmp_path / "r.html")]) == 0
     assert (tmp_path / "r.html").read_text("utf-8").startswith("<!DOCTYPE html>")
@@ -394,6 +398,7 @@ def test_markdown_escapes_every_payload(hostile: Path, capsys) -> None:
     assert filters == ["| filter | – |", "| filter | tenant = 'acme' |"]  # none drawn blank
 
 
+@pytest.mark.slow
 def test_markdown_renders_the_payloads_as_text(hostile: Path, capsys) -> None:
     markdown_it = pytest.importorskip("markdown_it")
     doc = export(capsys, "-", str(hostile), "--all")

@@ -42,6 +42,7 @@ def _meta(path: Path) -> dict[bytes, bytes]:
     return meta
 
 
+@pytest.mark.slow
 def test_regenerating_reproduces_the_committed_tables(tmp_path: Path) -> None:
     _generator().build(tmp_path)
     here = bundled("sample_runs")
@@ -111,6 +112,7 @@ def test_sample_report_tells_the_story(capsys) -> None:
     assert postfilter["depth_b"] == story.POSTFILTER_DEPTH_B < d["k"] == story.K
 
 
+@pytest.mark.slow
 def test_k10_run_trips_the_k_check_and_shows_four_cells(capsys) -> None:
     d = report(capsys, str(bundled("sample_runs") / "k10.toml"))
     assert d["k"] == story.K
@@ -139,6 +141,7 @@ def rank(r: int | None) -> str:
     return "absent" if r is None else f"{r} (>k)" if r > story.K else str(r)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "markdown"])
 def test_text_and_markdown_carry_the_same_numbers(capsys, fmt: str) -> None:
     assert main(["report", "--format", fmt]) == 0
@@ -173,6 +176,7 @@ def test_text_and_markdown_carry_the_same_numbers(capsys, fmt: str) -> None:
         assert got[2:5] == [str(n), *rates], got
 
 
+@pytest.mark.slow
 def test_sample_report_quotes_the_real_queries(capsys) -> None:
     d = report(capsys)
     rows = {o["origin"]: o for o in d["origins"]}

@@ -182,6 +182,7 @@ def _report(manifest: Path) -> dict:
     return json.loads(buf.getvalue())
 
 
+@pytest.mark.slow
 def test_the_parquet_form_is_the_sample(parquet_form: dict, capsys: pytest.CaptureFixture[str]) -> None:
     assert comparable(parquet_form) == comparable(report(capsys, str(SAMPLE)))
     assert parquet_form["paired"]["a_hit_b_miss"] == 6  # the six planted regressions
@@ -195,6 +196,7 @@ def test_beir_qrels_tsv_with_its_header(tmp_path: Path, parquet_form: dict) -> N
     assert comparable(d) == comparable(parquet_form)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("column", ["doc_id", "docid", "corpus-id"])
 def test_labels_with_another_tools_doc_column(tmp_path: Path, parquet_form: dict, column: str) -> None:
     t = labels_table()
@@ -205,6 +207,7 @@ def test_labels_with_another_tools_doc_column(tmp_path: Path, parquet_form: dict
     assert comparable(d) == comparable(parquet_form)
 
 
+@pytest.mark.slow
 def test_ranx_run_and_qrels_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     meta = sample_meta()
     base = tmp_path / "parquet"
@@ -221,6 +224,7 @@ def test_ranx_run_and_qrels_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert got["n_scored"] == 200 and got["paired"]["a_hit_b_miss"] == 6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("container", ["parquet", "csv", "tsv", "jsonl", "shards"])
 def test_long_runs_in_any_row_order(tmp_path: Path, parquet_form: dict, container: str) -> None:
     runs = {}
@@ -246,6 +250,7 @@ def test_long_runs_in_any_row_order(tmp_path: Path, parquet_form: dict, containe
     assert comparable(d) == comparable(parquet_form)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("glob", [False, True])
 def test_folders_of_parquet_shards_for_runs_labels_and_corpus(
     tmp_path: Path, parquet_form: dict, glob: bool
@@ -428,6 +433,7 @@ def test_compressed_tsv_and_ranx_are_detected_through_the_suffix(tmp_path: Path)
     assert read_input(ranx, Role.RUN).table.column("retrieved").to_pylist() == [["d2", "d1"]]
 
 
+@pytest.mark.slow
 def test_trec_runs_with_beir_qrels(tmp_path: Path) -> None:
     """A new user's inputs: TREC runs beside BEIR's qrels/test.tsv, against the same runs cut to
     what a TREC line holds, as Parquet."""

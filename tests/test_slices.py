@@ -164,6 +164,7 @@ def write_gate(path: Path, text: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_gate_exits_1_naming_each_broken_floor(tmp_path: Path, sample: Path, capsys) -> None:
     gate = write_gate(tmp_path / "floors.toml", '[floors]\noverall = 0.75\n"tenant:*" = 0.80\n')
     assert main(["report", str(sample), "--gate", str(gate), "--format", "json"]) == 1

@@ -31,6 +31,7 @@ def run(code: str, *args: str, env: dict[str, str] | None = None) -> subprocess.
     )
 
 
+@pytest.mark.slow
 def test_version_prints_triage_and_the_version(capsys) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--version"])
@@ -60,6 +61,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_report_runs_where_fcntl_cannot_be_imported(tmp_path: Path) -> None:
     env = {"TRIAGE_DATA": str(tmp_path / "data"), "TRIAGE_CACHE": str(tmp_path / "cache")}
     got = run(NO_FCNTL, "report", "--format", "json", env=env)
@@ -121,6 +123,7 @@ def test_a_zero_width_query_id_is_not_shown_as_its_lookalike(tmp_path: Path, cap
         assert "\u200b" not in out and "\U000e0041" not in out
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_ends_the_report_quietly(tmp_path: Path) -> None:
     # `triage report | head`: the pipe closes under the report; exit 141, no message, no traceback.
     # 6,000 flips make a JSON of megabytes, far more than a pipe holds: the report is cut short.

@@ -5,9 +5,13 @@ at the report it writes before committing."""
 
 from __future__ import annotations
 
+import pytest
+
 from triage.ui.app import TriageApp
 
 from app_helpers import wait_loaded
+
+pytestmark = pytest.mark.slow  # whole-app SVG snapshots: left out of the quick loop (README, Development)
 
 SIZE = (120, 36)
 

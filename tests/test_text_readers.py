@@ -43,6 +43,7 @@ def test_a_trec_run(tmp_path: Path, text_files: TextFiles) -> None:
     assert text_files.fallbacks == (0 if text_files.path_kind == "fast" else 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [
@@ -93,6 +94,7 @@ def test_jsonl(tmp_path: Path, text_files: TextFiles) -> None:
     assert text_files.fallbacks == (0 if text_files.path_kind == "fast" else 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "line",
     [
@@ -109,6 +111,7 @@ def test_jsonl_read_by_the_line_reader(tmp_path: Path, text_files: TextFiles, li
     assert p.table.equals(lines.table) and p.oversize == lines.oversize
 
 
+@pytest.mark.slow
 def test_both_paths_agree_on_a_larger_file(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     rows = [
@@ -199,6 +202,7 @@ def test_a_jsonl_line_longer_than_a_parse_block(tmp_path: Path) -> None:
     assert fast is not None and fast[0].column("text")[1000].as_py() == long and fast[1][-1] == 1001
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [2100, 100_000])
 def test_deep_nesting_never_reaches_arrow(tmp_path: Path, depth: int) -> None:
     # Arrow's JSON parser crashes the process some 10,000 levels down: such a line is the line

@@ -47,6 +47,8 @@ from triage.ui.screens.search import SearchScreen
 from triage.ui.screens.slices import SliceQueries, SlicesScreen, TenantsScreen
 from triage.ui.table import VirtualTable
 
+pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (README, Development)
+
 SIZE = (120, 36)
 
 # -- payloads ------------------------------------------------------------------------------------

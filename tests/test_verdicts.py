@@ -143,6 +143,7 @@ def _verdict(copy: Path) -> dict[str, object]:
     return json.loads(lines_of(w.path)[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("change", "words"),
     [
@@ -300,6 +301,7 @@ def test_verdicts_latest_in_memory() -> None:
 # -- no number moves ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_verdicts_change_no_number_and_no_label_state_version(copy: Path, capsys) -> None:
     ana = session(copy, "ana")
     assert ana.add(Q, CHUNK, evidence={"arm": "b", "rank": 1}).saved  # a judgement in force too

@@ -42,6 +42,7 @@ def ev(tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("verb", ["labels export", "review export"])
 def test_no_export_lands_where_the_evaluation_reads(ev, capsys, verb, target) -> None:

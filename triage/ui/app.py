@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 from typing import ClassVar
 
@@ -19,7 +18,7 @@ from triage.core.evaluation import Cutoffs
 from triage.core.text.sanitize import visible
 from triage.core.views.slices import DEFAULT_FLOOR
 from triage.ui.collect import RestingCollector
-from triage.ui.frames import prompt_frames
+from triage.ui.internals import freeze_garbage, prompt_frames
 from triage.ui.messages import (
     Amended,
     CorpusChecked,
@@ -244,7 +243,7 @@ class TriageApp(App[None]):
         if self.pending is not None:  # the key pressed while loading, applied now
             self.call_after_refresh(self.run_action, self.pending)
             self.pending = None
-        self.call_after_refresh(_freeze_garbage)
+        self.call_after_refresh(freeze_garbage)
         for name in ("flips", "all", "tenants", "slices"):  # built now, composed when first shown
             self._install(name)
         # The workers start once the numbers are painted: threads holding the GIL would slow it.
@@ -422,13 +421,6 @@ class TriageApp(App[None]):
             self.push_screen(DetailScreen(s, s.flips, int(where[0]), lambda i: flip_label(i, n_reg, n)))
         else:
             self.push_screen(DetailScreen(s, np.array([q]), 0, lambda i: "query"))
-
-
-def _freeze_garbage() -> None:
-    """Once the evaluation is loaded, move its ~100k long-lived objects out of the collector's
-    sight: a full collection otherwise walks them all (50–80 ms) in the middle of a key press."""
-    gc.collect()
-    gc.freeze()
 
 
 def run(

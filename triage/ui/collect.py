@@ -1,6 +1,6 @@
 """Full garbage collections while the keys rest, not in the middle of a key press.
 
-A full collection walks every tracked object not frozen after loading (`app._freeze_garbage`):
+A full collection walks every tracked object not frozen after loading (`internals.freeze_garbage`):
 Textual's caches and the screens' widgets, some 45k objects, 35-60 ms on a small machine. Python
 starts one every few dozen detail keys, inside whichever key is being handled, which then takes
 twice its time. `RestingCollector` leaves the young generations to Python and runs the full
