@@ -22,11 +22,28 @@ def citations(text: str) -> list[tuple[int, str]]:
 
 
 def test_the_pattern_finds_the_citations_it_is_for() -> None:
-    cited = ["(DESIGN §4)", "see FINDINGS", "DESIGN.md section 3", "(issue 12, item 5)", "Issues 4 and 5",
-             "issue #9", "STYLE.md", "STYLE §2", "The issue's bar"]
+    cited = [
+        "(DESIGN §4)",
+        "see FINDINGS",
+        "DESIGN.md section 3",
+        "(issue 12, item 5)",
+        "Issues 4 and 5",
+        "issue #9",
+        "STYLE.md",
+        "STYLE §2",
+        "The issue's bar",
+    ]
     assert [bool(citations(c)) for c in cited] == [True] * len(cited)
-    plain = ["STYLE = {'error': 'red'}", "STYLE[level]", "{STYLE}", "no issues found", "reissued",
-             'README "The numbers"', "the issuer", "by design"]
+    plain = [
+        "STYLE = {'error': 'red'}",
+        "STYLE[level]",
+        "{STYLE}",
+        "no issues found",
+        "reissued",
+        'README "The numbers"',
+        "the issuer",
+        "by design",
+    ]
     assert [bool(citations(c)) for c in plain] == [False] * len(plain)
 
 
@@ -61,8 +78,18 @@ def test_the_bound_is_the_one_pyproject_sets() -> None:
     branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(bound))
     source = f"def f(x):\n{branches}    return -1\n"
     out = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "C901", "--stdin-filename",
-         "triage/probe.py", "-"],
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--select",
+            "C901",
+            "--stdin-filename",
+            "triage/probe.py",
+            "-",
+        ],
         cwd=ROOT,
         input=source,
         capture_output=True,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from triage.core.bundled import sample_spec
 from triage.core.checks.model import Level
 from triage.report.build import build
@@ -14,6 +16,8 @@ from triage.ui.screens.live import report
 from triage.workspace.snapshot import open_snapshot
 
 from app_helpers import wait_loaded
+
+pytestmark = pytest.mark.slow  # a whole-app Pilot run
 
 
 async def test_the_overview_lists_every_check_the_report_has() -> None:

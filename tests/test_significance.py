@@ -80,8 +80,9 @@ def exact_signed_rank_p(d: np.ndarray) -> float:
     """Two-sided exact Wilcoxon p by enumerating every sign of the ranks (no ties, no zeros)."""
     ranks = stats.rankdata(np.abs(d))
     w = ranks[d > 0].sum()
-    all_w = np.array([ranks[list(s)].sum() for r in range(len(d) + 1)
-                      for s in itertools.combinations(range(len(d)), r)])
+    all_w = np.array(
+        [ranks[list(s)].sum() for r in range(len(d) + 1) for s in itertools.combinations(range(len(d)), r)]
+    )
     return min(1.0, 2 * min((all_w <= w).mean(), (all_w >= w).mean()))
 
 
@@ -244,8 +245,19 @@ def test_the_json_contract() -> None:
     b = a + rng.normal(0.1, 0.2, 40)
     out = compare_all({"m": a}, {"m": b}, tests=ALL, correction="bonferroni")
     doc = json.loads(json.dumps(out["m"].json(), allow_nan=False))
-    assert set(doc) == {"n", "delta", "ci95", "d_z", "p", "p_holm", "correction", "test", "randomization",
-                        "mde80", "reason"}
+    assert set(doc) == {
+        "n",
+        "delta",
+        "ci95",
+        "d_z",
+        "p",
+        "p_holm",
+        "correction",
+        "test",
+        "randomization",
+        "mde80",
+        "reason",
+    }
     assert set(doc["p"]) == {"t", "wilcoxon", "randomization", "mcnemar"} and doc["p"]["mcnemar"] is None
     assert doc["correction"] == "bonferroni" and doc["test"] == "t" and len(doc["ci95"]) == 2
     assert doc["n"] == 40 and doc["randomization"] == {"rounds": 10_000, "seed": 0}

@@ -75,6 +75,7 @@ def test_a_retraction_elsewhere_takes_the_gold_back(copy: Path) -> None:
     assert ana.sync() == 1 and ana.ev.paired().a_hit_b_miss == 6
 
 
+@pytest.mark.slow  # a whole-app Pilot run
 async def test_the_open_app_sees_the_clis_judgement_within_3_seconds(copy: Path) -> None:
     app = TriageApp(copy)
     async with app.run_test(size=(140, 45)) as pilot:

@@ -78,8 +78,12 @@ def main() -> None:
     d = b["score"] - a["score"]
     t0 = time.perf_counter()
     stats.permutation_test(
-        (d,), lambda x, axis: np.abs(x.sum(axis=axis)), permutation_type="samples",
-        n_resamples=args.scipy_rounds, alternative="greater", random_state=0,
+        (d,),
+        lambda x, axis: np.abs(x.sum(axis=axis)),
+        permutation_type="samples",
+        n_resamples=args.scipy_rounds,
+        alternative="greater",
+        random_state=0,
     )
     scipy_perm = (time.perf_counter() - t0) * (args.rounds / args.scipy_rounds) * len(a)
     print(f"{args.queries:,} queries × {len(a)} measures, {args.rounds:,} rounds")
