@@ -17,10 +17,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from triage.core.inputs import corpus_cache as cache
 from triage.core.errors import InputError
 from triage.core.ids.codes import fingerprint
 from triage.core.ids.index import CorpusIds, IdIndex
+from triage.core.inputs import corpus_cache as cache
 from triage.core.inputs.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.inputs.readers import Parsed
 from triage.core.inputs.shapes import Format, Role, detect, read_input
