@@ -8,7 +8,7 @@ corpus shares the cache, and an edit that changes the footer gets a new folder.
 
 Files: `chunks.arrow` (the five contract columns), `index.arrow` (ids sorted, with their rows),
 `tokens.arrow` (each row's header token estimate), `table.arrow` and `places.arrow` (the ids'
-fingerprint index, `lookup.IdIndex`); then `manifest.json`, written last: the format, the key, the
+fingerprint index, `ids.index.IdIndex`); then `manifest.json`, written last: the format, the key, the
 row count, and each file's size and xxh3-64 digest.
 
 Opening checks everything before anything is used: the manifest must name this format and key;
@@ -52,7 +52,7 @@ COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
 CHUNKS = pa.schema([(c, pa.string()) for c in COLUMNS])
 INDEX = pa.schema([("chunk_id", pa.string()), ("row", pa.int64())])
 TOKENS = pa.schema([("header_tokens", pa.int64())])
-TABLE = pa.schema([("key", pa.uint64())])  # `lookup.IdIndex.table`: each slot's key (0: free)
+TABLE = pa.schema([("key", pa.uint64())])  # `ids.index.IdIndex.table`: each slot's key (0: free)
 PLACES = pa.schema([("slot", pa.int32())])  # each row's slot in that table
 SCHEMAS = {
     "chunks.arrow": CHUNKS,
