@@ -919,7 +919,7 @@ def test_the_report_is_the_same_with_the_corpus_ids_from_its_cache(
     assert outs[0] == outs[1] and '"corpus.ids"' in outs[0]
 
 
-# == lookup.IdIndex ==============================================================================
+# == ids.index.IdIndex ============================================================================
 
 
 # hypothesis in the quick loop: this one stays out of the `slow` mark

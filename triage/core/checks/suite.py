@@ -101,7 +101,7 @@ PENDING = Check(OK, PENDING_CORPUS, "checking retrieved and gold ids against the
 
 def check_corpus(ev: Evaluation) -> list[Check]:
     """Retrieved ids and the frozen file's gold ids against the corpus, by fingerprint
-    (`lookup.IdIndex`; the arms in two threads). Amended ids are the label store's check.
+    (`ids.index.IdIndex`; the arms in two threads). Amended ids are the label store's check.
     Independent of the label state."""
     corpus = ev.inputs.corpus
     if corpus is None:

@@ -146,7 +146,7 @@ def _top_k_tokens(ev: Evaluation, corpus: Corpus) -> list[tuple[int, int, int]]:
     """Per arm: the header tokens of the ids in its top k found in the corpus, summed, with how
     many were found and how many were absent. The arms in two threads.
 
-    By the runs' id fingerprints in the corpus ids' fingerprint table (`lookup.IdIndex`), about
+    By the runs' id fingerprints in the corpus ids' fingerprint table (`ids.index.IdIndex`), about
     `codes.BATCH` ids at a time, when the evaluation's corpus ids are this corpus's, row for row
     (the usual case: one file); else by one look-up of the ids (`Corpus.rows_of`)."""
     known = ev.inputs.corpus
