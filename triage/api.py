@@ -35,6 +35,7 @@ from triage.core.evaluation import Arm, Evaluation
 from triage.core.inputs.load import FILES, Tables
 from triage.core.inputs.manifest import ArmSpec, Spec, check_ks, from_manifest
 from triage.core.inputs.readers import Parsed, from_table
+from triage.core.measures.names import parse_all
 from triage.core.measures.paired import Outcome
 from triage.core.views.hints import flip_hint_table
 from triage.core.views.slices import DEFAULT_FLOOR
@@ -104,6 +105,8 @@ def open_evaluation(
     amendments: PathLike | None = None,
     label_state: LabelMode | str = LabelMode.AMENDED,
     apply_stale: bool = False,
+    measures: str | Sequence[str] | None = None,
+    order: str | None = None,
 ) -> Comparison:
     """One evaluation: a manifest (file or folder), or the inputs `a`, `b`, `labels` (each a path
     or a table) with optional `queries` and `corpus`; neither: the bundled sample.
@@ -114,10 +117,14 @@ def open_evaluation(
     inputs given as tables, by input ("a", "b", "labels"), over the table's own schema metadata
     (a DataFrame has none: give `k` and whatever the checks compare, e.g. `embedding_model`).
     `amendments`: the amendments folder (labels given as a table have none beside them).
-    `label_state`: "amended" or "frozen", as `triage report --label-state`."""
+    `label_state`: "amended" or "frozen", as `triage report --label-state`.
+    `measures`: measures by name, as `triage report --measures` ("nDCG@10,AP" or a list; README
+    "Measures by name"): each arm's mean in the report, per query in `queries()`; an unknown name
+    raises InputError listing the close ones. `order`: "trec_eval" or "as_given", as `--order`."""
     given = {"a": a, "b": b, "labels": labels, "queries": queries, "corpus": corpus}
     named = [r for r, v in given.items() if v is not None]
     _check_arguments(manifest, names, k, meta, amendments, label_state, apply_stale)
+    extra = _measures(measures, order)
     meta = meta or {}
     unknown = sorted(set(meta) - {"a", "b", "labels", "queries", "corpus"})
     if unknown:
@@ -131,7 +138,7 @@ def open_evaluation(
         spec = from_manifest(Path(manifest)) if manifest is not None else sample_spec()
         if amendments is not None:
             spec = replace(spec, amendments=Path(amendments))
-        snapshot = open_snapshot(spec, k, LabelMode(label_state), apply_stale)
+        snapshot = open_snapshot(replace(spec, **extra), k, LabelMode(label_state), apply_stale)
         return Comparison(snapshot)
     ks = check_ks(k, "k")
     missing = [r for r in ("a", "b", "labels") if given[r] is None]
@@ -172,11 +179,26 @@ def open_evaluation(
         k=ks[0] if ks else None,
         ks=ks,
     )
+    spec = replace(spec, **extra)
     tables = Tables(**parsed) if parsed else FILES
     return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale, tables=tables))
 
 
 K_LIMIT = 2**63  # as the CLI's --k: a cut-off is a positive whole number below this
+
+
+def _measures(measures: object, order: object) -> dict[str, Any]:
+    """The Spec fields `measures` and `order` ask for (names checked now; InputError if unknown)."""
+    out: dict[str, Any] = {}
+    if measures is not None:
+        if not isinstance(measures, str | list | tuple):
+            raise TypeError(f"measures must be a string or a list of names, not {type(measures).__name__}")
+        out["measures"] = tuple(str(m) for m in parse_all(measures, "measures"))
+    if order is not None:
+        if order not in ("trec_eval", "as_given"):
+            raise ValueError(f"order must be 'trec_eval' or 'as_given', not {order!r}")
+        out["order"] = order
+    return out
 
 
 def _check_arguments(
@@ -258,8 +280,8 @@ class Comparison:
         for unlabelled queries, recall also where n_eligible = 0) and plan_x. With `hints`, a
         `hints` column: each flip's cause hints (HintKind values, most specific first; text hints
         only with a corpus, for the first TEXT_FLIPS flips, as in the report), null for queries
-        that did not flip. Schema metadata: k and the arms'
-        names."""
+        that did not flip. With measures by name, `<name>_a` and `<name>_b` for each (as
+        `nDCG@10_a`; null for unlabelled queries). Schema metadata: k and the arms' names."""
         ev = self.ev
         unscored = ~ev.scored
         columns: dict[str, pa.Array] = {
@@ -270,6 +292,8 @@ class Comparison:
         }
         for key, arm in (("a", ev.a), ("b", ev.b)):
             columns.update({f"{name}_{key}": col for name, col in _arm_columns(arm, unscored).items()})
+        for key, arm in (("a", ev.a), ("b", ev.b)):  # measures by name: null for unlabelled queries
+            columns.update({f"{name}_{key}": pa.array(v, mask=unscored) for name, v in ev.named(arm).items()})
         if hints:
             columns["hints"] = self._hints()
         meta = {"k": str(ev.k), "arm_a": ev.a.name, "arm_b": ev.b.name}

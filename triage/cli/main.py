@@ -150,6 +150,18 @@ def report_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
     _floor_arg(p)
     p.add_argument(
+        "--measures",
+        metavar="NAMES",
+        help="measures by name, comma-separated (nDCG@10,AP,R@100): ir_measures' names, or ranx's or "
+        "trec_eval's (README 'Measures by name')",
+    )
+    p.add_argument(
+        "--order",
+        choices=("trec_eval", "as_given"),
+        help="how the measures read each ranked list: by score, ties by id descending (trec_eval's; the "
+        "default for TREC runs), or as stored (the default otherwise)",
+    )
+    p.add_argument(
         "--tenants-by",
         choices=("rate", "lower"),
         default="rate",
@@ -322,6 +334,19 @@ def spec_from(args: argparse.Namespace):  # -> Spec
     return replace(spec, holdout=holdout)
 
 
+def with_measures(spec, args: argparse.Namespace):  # (Spec, ...) -> Spec
+    """`spec` with --measures (checked here: a bad name exits 2 before any file is read) and --order."""
+    from dataclasses import replace
+
+    from triage.core.measures.names import parse_all
+
+    if args.measures is not None:
+        spec = replace(spec, measures=tuple(str(m) for m in parse_all(args.measures, "--measures")))
+    if args.order is not None:
+        spec = replace(spec, order=args.order)
+    return spec
+
+
 def _holdout(args: argparse.Namespace):  # -> Holdout | None
     """--holdout-fraction F (the hash rule) or --tuned-docs FILE; None: neither given."""
     from triage.core.errors import InputError
@@ -349,7 +374,9 @@ def report(args: argparse.Namespace) -> int:
         from triage.core.gate.apply import read_floors
 
         floors = read_floors(args.gate)  # a bad gate file fails before any loading
-    snapshot = open_snapshot(spec_from(args), args.k, LabelMode(args.label_state), args.apply_stale)
+    snapshot = open_snapshot(
+        with_measures(spec_from(args), args), args.k, LabelMode(args.label_state), args.apply_stale
+    )
     if args.suggest_floors:
         return _suggest_floors(snapshot, args.floor_se, args.floor_min_n)
     result = build(snapshot, args.floor)

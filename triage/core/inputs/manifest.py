@@ -17,7 +17,7 @@ from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_frac
 
 MANIFEST = "triage.toml"
 _KEYS = {
-    "": {"k", "labels", "corpus", "queries", "arms", "holdout"},
+    "": {"k", "labels", "corpus", "queries", "arms", "holdout", "measures", "order"},
     "labels": {"path", "amendments", "format"},
     "corpus": {"path", "format"},
     "queries": {"path", "format"},
@@ -51,6 +51,10 @@ class Spec:
     corpus_format: str | None = None
     queries_format: str | None = None
     holdout: Holdout | None = None  # the tuning split ([holdout]; core/inputs/split.py); None: not named
+    # Measures by name (`measures = ["nDCG@10", "AP"]`, parsed by core/measures/names.py) and the
+    # order the measures read each run in ("trec_eval" | "as_given"; None: trec_eval's for TREC runs)
+    measures: tuple[str, ...] = ()
+    order: str | None = None
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
@@ -176,6 +180,12 @@ def from_manifest(path: Path) -> Spec:
     amend = labels.get("amendments")
     ks = check_ks(doc.get("k"), path)
     holdout = _holdout(doc, path) if "holdout" in doc else None
+    measures = doc.get("measures", [])
+    if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
+        raise InputError(path, f'measures must be a list of names, as ["nDCG@10", "AP"], found {measures!r}')
+    order = doc.get("order")
+    if order is not None and order not in ("trec_eval", "as_given"):
+        raise InputError(path, f'order must be "trec_eval" or "as_given", found {order!r}')
     return Spec(
         a=pair[0],
         b=pair[1],
@@ -190,6 +200,8 @@ def from_manifest(path: Path) -> Spec:
         corpus_format=form(corpus, "corpus"),
         queries_format=form(queries, "queries"),
         holdout=holdout,
+        measures=tuple(measures),
+        order=order,
     )
 
 
