@@ -83,3 +83,11 @@ def test_every_family_is_documented_and_every_alias_is_accepted() -> None:
         assert definition
         for alias in filter(None, aliases.split(", ")):
             parse(alias[:-1] + "7" if alias.endswith(("@k", "_k")) else alias)
+
+
+def test_the_readme_documents_every_measure_as_the_code_defines_it() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
+    for canon, aliases, definition in names.table_rows():
+        assert f"| `{canon}` | {aliases or '—'} | {definition} |" in readme

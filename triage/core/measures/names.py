@@ -50,8 +50,9 @@ FAMILIES: dict[str, Family] = {
             "AP",
             Cut.OPTIONAL,
             ("rel", "judged_only"),
-            "average precision: the sum, over the relevant ids retrieved within k, of the precision "
-            "at each one's rank, divided by R (every relevant id of the query, retrieved or not)",
+            "average precision: the sum, over the relevant ids retrieved within k (no k: the whole "
+            "list), of the precision at each one's rank, divided by R (every relevant id of the "
+            "query, retrieved or not)",
             "map_cut_{k}",
             "map@{k}",
             "map",
@@ -88,7 +89,7 @@ FAMILIES: dict[str, Family] = {
             Cut.OPTIONAL,
             ("judged_only",),
             "DCG / ideal DCG within k: gain = grade (grades ≤ 0 gain 0), discount log2(rank + 1); "
-            "the ideal ranks every judged grade of the query high to low. judged_only=True: unjudged "
+            "the ideal ranks every positive grade of the query high to low. judged_only=True: unjudged "
             "ids are removed from the ranking first (trec_eval -J)",
             "ndcg_cut_{k}",
             "ndcg@{k}",
@@ -129,7 +130,8 @@ FAMILIES: dict[str, Family] = {
             "Judged",
             Cut.REQUIRED,
             (),
-            "the share of the first k that has a judgement (any grade), divided by k",
+            "the share of the first k retrieved that has a judgement of any grade: judged ids "
+            "within k / min(k, ids retrieved), 0 for an empty list (as ir_measures)",
             "",
             "",
         ),
