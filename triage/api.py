@@ -40,7 +40,7 @@ from triage.labels.state import LabelMode
 from triage.report.build import build, report_corpus
 from triage.report.model import Report
 from triage.workspace.snapshot import Snapshot, open_snapshot
-from triage.workspace.spec import evaluation_spec
+from triage.workspace.spec import evaluation_spec, with_measures
 
 if TYPE_CHECKING:
     from triage.ui.app import TriageApp
@@ -103,6 +103,8 @@ def open_evaluation(
     amendments: PathLike | None = None,
     label_state: LabelMode | str = LabelMode.AMENDED,
     apply_stale: bool = False,
+    measures: str | Sequence[str] | None = None,
+    order: str | None = None,
 ) -> Comparison:
     """One evaluation: a manifest (file or folder), or the inputs `a`, `b`, `labels` (each a path
     or a table) with optional `queries` and `corpus`; neither: the bundled sample.
@@ -113,10 +115,14 @@ def open_evaluation(
     inputs given as tables, by input ("a", "b", "labels"), over the table's own schema metadata
     (a DataFrame has none: give `k` and whatever the checks compare, e.g. `embedding_model`).
     `amendments`: the amendments folder (labels given as a table have none beside them).
-    `label_state`: "amended" or "frozen", as `triage report --label-state`."""
+    `label_state`: "amended" or "frozen", as `triage report --label-state`.
+    `measures`: measures by name, as `triage report --measures` ("nDCG@10,AP" or a list; README
+    "Measures by name"): each arm's mean in the report, per query in `queries()`; an unknown name
+    raises InputError listing the close ones. `order`: "trec_eval" or "as_given", as `--order`."""
     given = {"a": a, "b": b, "labels": labels, "queries": queries, "corpus": corpus}
     named = [r for r, v in given.items() if v is not None]
     _check_arguments(manifest, names, k, meta, amendments, label_state, apply_stale)
+    named_measures = _measures(measures, order)
     meta = meta or {}
     unknown = sorted(set(meta) - {"a", "b", "labels", "queries", "corpus"})
     if unknown:
@@ -129,7 +135,11 @@ def open_evaluation(
             raise ValueError(f"give a manifest or the inputs, not both (got {', '.join(named)})")
         where = Path(manifest) if manifest is not None else None
         spec = evaluation_spec(where, amendments=Path(amendments) if amendments is not None else None)
-        return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale))
+        return Comparison(
+            open_snapshot(
+                with_measures(spec, *named_measures, "measures"), k, LabelMode(label_state), apply_stale
+            )
+        )
     missing = [r for r in ("a", "b", "labels") if given[r] is None]
     if missing:
         raise ValueError(f"missing input: {', '.join(missing)} (a, b and labels are required)")
@@ -156,11 +166,21 @@ def open_evaluation(
         amendments=Path(amendments) if amendments is not None else None,
         in_memory={Path(NAMES[r]) for r in parsed},
     )
+    spec = with_measures(spec, *named_measures, "measures")
     tables = Tables(**parsed) if parsed else FILES
     return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale, tables=tables))
 
 
 K_LIMIT = 2**63  # as the CLI's --k: a cut-off is a positive whole number below this
+
+
+def _measures(measures: object, order: object) -> tuple[str | Sequence[str] | None, str | None]:
+    """`measures` and `order` checked for their kind and value (names are parsed with the spec)."""
+    if measures is not None and not isinstance(measures, str | list | tuple):
+        raise TypeError(f"measures must be a string or a list of names, not {type(measures).__name__}")
+    if order is not None and order not in ("trec_eval", "as_given"):
+        raise ValueError(f"order must be 'trec_eval' or 'as_given', not {order!r}")
+    return measures, order  # type: ignore[return-value]
 
 
 def _check_arguments(
@@ -255,8 +275,8 @@ class Comparison:
         for unlabelled queries, recall also where n_eligible = 0) and plan_x. With `hints`, a
         `hints` column: each flip's cause hints (HintKind values, most specific first; text hints
         only with a corpus, for the first TEXT_FLIPS flips, as in the report), null for queries
-        that did not flip. Schema metadata: k and the arms'
-        names."""
+        that did not flip. With measures by name, `<name>_a` and `<name>_b` for each (as
+        `nDCG@10_a`; null for unlabelled queries). Schema metadata: k and the arms' names."""
         ev = self.ev
         unscored = ~ev.scored
         columns: dict[str, pa.Array] = {
@@ -267,6 +287,8 @@ class Comparison:
         }
         for key, arm in (("a", ev.a), ("b", ev.b)):
             columns.update({f"{name}_{key}": col for name, col in _arm_columns(arm, unscored).items()})
+        for key, arm in (("a", ev.a), ("b", ev.b)):  # measures by name: null for unlabelled queries
+            columns.update({f"{name}_{key}": pa.array(v, mask=unscored) for name, v in ev.named(arm).items()})
         if hints:
             columns["hints"] = self._hints()
         meta = {"k": str(ev.k), "arm_a": ev.a.name, "arm_b": ev.b.name}

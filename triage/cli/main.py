@@ -155,6 +155,18 @@ def report_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
     _floor_arg(p)
     p.add_argument(
+        "--measures",
+        metavar="NAMES",
+        help="measures by name, comma-separated (nDCG@10,AP,R@100): ir_measures' names, or ranx's or "
+        "trec_eval's (README 'Measures by name')",
+    )
+    p.add_argument(
+        "--order",
+        choices=("trec_eval", "as_given"),
+        help="how the measures read each ranked list: by score, ties by id descending (trec_eval's; the "
+        "default for TREC runs), or as stored (the default otherwise)",
+    )
+    p.add_argument(
         "--tenants-by",
         choices=("rate", "lower"),
         default="rate",
@@ -322,6 +334,13 @@ def spec_from(args: argparse.Namespace):  # -> Spec
     return evaluation_spec(paths[0] if paths else None, holdout=holdout)
 
 
+def with_measures(spec, args: argparse.Namespace):  # (Spec, ...) -> Spec
+    """`spec` with --measures (checked here: a bad name exits 2 before any file is read) and --order."""
+    from triage.workspace.spec import with_measures
+
+    return with_measures(spec, args.measures, args.order, "--measures")
+
+
 def _holdout(args: argparse.Namespace):  # -> Holdout | None
     """--holdout-fraction F (the hash rule) or --tuned-docs FILE; None: neither given."""
     from triage.core.errors import InputError
@@ -354,7 +373,9 @@ def report(args: argparse.Namespace) -> int:
         from triage.core.gate.apply import read_floors
 
         floors = read_floors(args.gate)  # a bad gate file fails before any loading
-    snapshot = open_snapshot(spec_from(args), args.k, LabelMode(args.label_state), args.apply_stale)
+    snapshot = open_snapshot(
+        with_measures(spec_from(args), args), args.k, LabelMode(args.label_state), args.apply_stale
+    )
     if args.suggest_floors:
         return _suggest_floors(snapshot, args.floor_se, args.floor_min_n)
     result = build(snapshot, args.floor)

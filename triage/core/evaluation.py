@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,9 @@ import pyarrow.compute as pc
 from triage.core.errors import InputError
 from triage.core.ids import codes
 from triage.core.inputs.load import Inputs, Run
-from triage.core.inputs.manifest import check_ks
+from triage.core.inputs.manifest import ArmSpec, check_ks
+from triage.core.inputs.shapes import Format, Role, detect
+from triage.core.measures import ranked
 from triage.core.measures.gold import (
     KEY,
     Gold,
@@ -52,6 +55,7 @@ from triage.core.measures.metrics import (
     means,
     recall_at,
 )
+from triage.core.measures.names import DEFAULT_K, Measure, Order, parse_all
 from triage.core.measures.paired import Paired, flip_order, noise_band, outcome_codes, paired
 
 
@@ -152,6 +156,9 @@ class Evaluation:
     b: Arm
     not_relevant: Judged  # every pair judged not relevant (gold pairs are in `gold`)
     ks: tuple[int, ...] = ()  # every cut-off asked for, `k` first (empty: `k` alone)
+    measures: tuple[Measure, ...] = ()  # measures by name (core/measures/names.py), as asked for
+    orders: tuple[Order, Order] = (Order.AS_GIVEN, Order.AS_GIVEN)  # the order each arm is read in for them
+    k_default: bool = False  # no k anywhere: `k` is DEFAULT_K
 
     @property
     def cutoffs(self) -> tuple[int, ...]:
@@ -376,6 +383,48 @@ class Evaluation:
                 out[k] = self.means(arm) if k == self.k else means(judged[k], self.scored)
         return out
 
+    @cached_property
+    def judgements(self) -> ranked.Judgements:
+        """Every judgement in force with its grade: the gold (amendments included) and the pairs
+        judged not relevant (grade 0)."""
+        gold, zero = self.gold, self.not_relevant
+        chunks = [
+            pc.cast(v.take(pa.array(keys % KEY)), pa.string())
+            for v, keys in ((gold.vocabulary, gold.keys), (zero.vocabulary, zero.keys))
+        ]
+        query = np.concatenate([gold.keys // KEY, zero.keys // KEY])
+        grade = np.concatenate([gold.grade, np.zeros(len(zero.keys), np.int64)])
+        return ranked.judgements(query, pa.concat_arrays(chunks), grade, self.n)
+
+    @cached_property
+    def _named(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        if not self.measures:
+            return {}, {}
+        judged = self.judgements
+        out = []
+        for arm, order in zip(self.arms, self.orders, strict=True):
+            run = arm.run
+            lists, _ = ranked.reorder(run.retrieved, run.column("scores"), order)
+            row_query = np.zeros(run.table.num_rows, np.int64)
+            present = arm.row >= 0
+            row_query[arm.row[present]] = np.flatnonzero(present)
+            at = ranked.positions(lists, row_query, judged, bool(run.facts.duplicates))
+            out.append({str(m): ranked.compute(m, at, judged) for m in self.measures})
+        return out[0], out[1]
+
+    def named(self, arm: Arm) -> dict[str, np.ndarray]:
+        """Each measure asked for by name, per query (float64, keyed by its canonical name): 0
+        where the query has no relevant id or the arm did not answer it (trec_eval -c)."""
+        return self._named[0 if arm is self.a else 1]
+
+    def named_means(self, arm: Arm) -> dict[str, float]:
+        """Each named measure's mean over the scored queries (NaN when none is scored)."""
+        scored = self.scored
+        return {
+            name: float(values[scored].mean()) if scored.any() else float("nan")
+            for name, values in self.named(arm).items()
+        }
+
     def depth(self, arm: Arm) -> int:
         """The arm's stored depth: its longest ranked list (0 when it answered nothing)."""
         return int(arm.depth.max(initial=0))
@@ -409,15 +458,17 @@ def _with(values: np.ndarray, q: int, value: object) -> np.ndarray:
 Cutoffs = int | Sequence[int] | None  # one k, several (the first decides), or None: the inputs'
 
 
-def choose_ks(inputs: Inputs, k: Cutoffs) -> tuple[int, ...]:
+def choose_ks(inputs: Inputs, k: Cutoffs, named: bool = False) -> tuple[int, ...]:
     """The cut-offs, the decision k first: --k (one or several), else the manifest's, else the
-    arms' k (the smaller when they differ)."""
+    arms' k (the smaller when they differ); with measures `named` and no k anywhere, DEFAULT_K."""
     spec = inputs.spec
     asked = () if k is None else check_ks(list(k) if isinstance(k, Sequence) else k, "--k")
     chosen = asked or spec.ks or ((spec.k,) if spec.k else ())
     if chosen:
         return chosen
     known = [r.k for r in (inputs.a, inputs.b) if r.k is not None]
+    if not known and named:
+        return (DEFAULT_K,)
     if not known:
         raise InputError(
             spec.manifest or inputs.a.path,
@@ -488,7 +539,10 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     """Judge both arms at one k (README "The numbers") against `gold`: (query_id, chunk_id, relevance ≥ 1)
     rows, one per pair, holding at least the frozen file's gold pairs. `judged`: every judged pair
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
-    ks = choose_ks(inputs, k)
+    spec = inputs.spec
+    measures = parse_all(spec.measures, spec.manifest or "measures") if spec.measures else ()
+    ks = choose_ks(inputs, k, bool(measures))
+    k_default = _no_k(inputs, k, measures)
     judged_k = ks[0]
     with ThreadPoolExecutor(max_workers=1) as pool:  # two hashing passes at once, on two cores
         chunks = pool.submit(codes.coded_distinct, gold.column("chunk_id"))
@@ -516,4 +570,28 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
         b=arm_b,
         not_relevant=not_relevant,
         ks=ks,
+        measures=measures,
+        orders=(run_order(spec.order, spec.a, inputs.a), run_order(spec.order, spec.b, inputs.b)),
+        k_default=k_default,
     )
+
+
+def _no_k(inputs: Inputs, k: Cutoffs, measures: tuple[Measure, ...]) -> bool:
+    """Whether no k is given anywhere (so measures by name judge the rest at DEFAULT_K)."""
+    spec = inputs.spec
+    given = k is not None or spec.ks or spec.k or any(r.k is not None for r in (inputs.a, inputs.b))
+    return bool(measures) and not given
+
+
+def run_order(order: str | None, arm: ArmSpec, run: Run) -> Order:
+    """The order the measures read `run` in: `order` when named; else trec_eval's (score
+    descending, ties by id descending) for a TREC run file, the stored order otherwise."""
+    if order is not None:
+        return Order(order)
+    form = arm.format
+    if form is None and Path(run.path).is_file():
+        try:
+            form = detect(Path(run.path), Role.RUN)
+        except InputError:
+            form = None
+    return Order.TREC_EVAL if form == Format.TREC else Order.AS_GIVEN

@@ -91,6 +91,7 @@ def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
         at_k={k: _at_k(m) for k, m in ev.at_k(arm, cutoffs(ev)).items()},
         depth=ev.depth(arm),
         recall_at_depth=_num(ev.recall_at_depth(arm)),
+        measures={name: _num(v) for name, v in ev.named_means(arm).items()},
     )
 
 

@@ -162,7 +162,14 @@ def metric_rows(r: Report) -> list[list[str]]:
         [f"hit_rate@{r.k} 95% low", rate(a.wilson_low), rate(b.wilson_low), ""],
         [f"hit_rate@{r.k} 95% high", rate(a.wilson_high), rate(b.wilson_high), ""],
     ]
-    return [*rows, *ci, *judged_rows(r)]
+    return [*rows, *ci, *judged_rows(r), *measure_rows(r)]
+
+
+def measure_rows(r: Report) -> list[list[str]]:
+    """[measure, A, B, B − A] for each measure asked for by name, at its own cut-off (none asked:
+    no rows)."""
+    a, b = r.arms.a.measures, r.arms.b.measures
+    return [[name, rate(a[name]), rate(b.get(name)), delta(a[name], b.get(name))] for name in a]
 
 
 def judged_rows(r: Report) -> list[list[str]]:

@@ -99,6 +99,9 @@ class ArmSection:
     at_k: Mapping[int, AtK] = field(default_factory=dict)
     depth: int = 0  # the stored depth: the arm's longest ranked list
     recall_at_depth: float | None = None  # recall@depth: the gold a reranker of every stored id can reach
+    # Each measure asked for by name (README "Measures by name") → its mean over the scored queries;
+    # left out of the JSON when none is asked for.
+    measures: Mapping[str, float | None] = field(default_factory=dict, metadata={"omit_empty": True})
 
 
 @dataclass(frozen=True)
@@ -529,6 +532,7 @@ def _holds_rows(x: dict[str, object]) -> bool:
 
 _PRIMITIVE = frozenset({str, int, float, bool, type(None)})
 _FIELDS: dict[type, tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]] = {}
+_OMIT_EMPTY: set[tuple[type, str]] = set()  # (class, field) spelled only when not empty
 
 
 def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]:
@@ -536,6 +540,7 @@ def _fields(cls: type) -> tuple[tuple[str, ...], attrgetter[tuple[object, ...]]]
     if got is None:
         names = tuple(f.name for f in fields(cls) if f.metadata.get("json", True))
         got = _FIELDS[cls] = (names, attrgetter(*names, *names[:1]))  # ≥ 2 names: always a tuple
+        _OMIT_EMPTY.update((cls, f.name) for f in fields(cls) if f.metadata.get("omit_empty"))
     return got
 
 
@@ -556,7 +561,9 @@ def _plain(x: object, keep: bool = False) -> object:
     if spec is not None:
         names, get = spec
         return {
-            n: v if type(v) in _PRIMITIVE else _plain(v, keep) for n, v in zip(names, get(x), strict=False)
+            n: v if type(v) in _PRIMITIVE else _plain(v, keep)
+            for n, v in zip(names, get(x), strict=False)
+            if (t, n) not in _OMIT_EMPTY or v
         }
     if isinstance(x, np.generic):
         return x.item()

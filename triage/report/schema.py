@@ -62,16 +62,20 @@ class _Schemas:
         self.made: dict[str, type] = {}
 
     def closed(self, cls: type, first: Mapping[str, object] | None = None) -> dict[str, object]:
-        """A dataclass as a closed object: each field `to_json` writes, in its order, all required."""
+        """A dataclass as a closed object: each field `to_json` writes, in its order, all required but
+        those written only when not empty."""
         hints = typing.get_type_hints(cls)
         props = dict(first or {})
+        optional = set()  # spelled only when not empty (metadata "omit_empty")
         for f in dataclasses.fields(cls):
             if f.metadata.get("json", True):
                 props[f.name] = self.of(hints[f.name])
+                if f.metadata.get("omit_empty"):
+                    optional.add(f.name)
         out: dict[str, object] = {
             "type": "object",
             "properties": props,
-            "required": list(props),
+            "required": [name for name in props if name not in optional],
             "additionalProperties": False,
         }
         doc = (cls.__doc__ or "").strip()

@@ -10,13 +10,14 @@ given together) and words its own refusals.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from triage.core.bundled import sample_spec
 from triage.core.inputs.manifest import Spec, from_args, from_manifest
 from triage.core.inputs.split import Holdout
+from triage.core.measures.names import parse_all
 
 
 def evaluation_spec(
@@ -57,4 +58,14 @@ def evaluation_spec(
         spec = replace(spec, amendments=Path(amendments))
     if holdout is not None:
         spec = replace(spec, holdout=holdout)
+    return spec
+
+
+def with_measures(spec: Spec, measures: str | Sequence[str] | None, order: str | None, where: str) -> Spec:
+    """`spec` with measures by name (parsed now: an unknown name raises InputError naming `where`
+    and the close matches, before any file is read) and the order the measures read runs in."""
+    if measures is not None:
+        spec = replace(spec, measures=tuple(str(m) for m in parse_all(measures, where)))
+    if order is not None:
+        spec = replace(spec, order=order)
     return spec

@@ -17,7 +17,38 @@ from triage.core.measures.metrics import inconsistent_eligible
 
 
 def check_k(ev: Evaluation) -> list[Check]:
-    return _k_agreement(ev) + _k_depth(ev)
+    return _k_agreement(ev) + _k_depth(ev) + _k_default(ev) + _measures_depth(ev)
+
+
+def _k_default(ev: Evaluation) -> list[Check]:
+    """Measures by name and no k anywhere: the flips and the four metrics are at DEFAULT_K."""
+    if not ev.k_default:
+        return []
+    return [
+        Check(
+            WARNING,
+            "k.default",
+            f"no k given (--k, the manifest or the runs' metadata): flips and metrics at k={ev.k}, "
+            "the named measures at their own cut-offs",
+            {"k": ev.k},
+        )
+    ]
+
+
+def _measures_depth(ev: Evaluation) -> list[Check]:
+    """A measure cut deeper than every stored list measures only the stored depth: one check each."""
+    deepest = max(int(arm.depth.max(initial=0)) for arm in ev.arms)
+    return [
+        Check(
+            WARNING,
+            "measures.depth",
+            f"{m} is cut at {m.cutoff}, but no run stores more than {deepest} ids per query: its numbers "
+            f"are those at depth {deepest}",
+            {"measure": str(m), "cutoff": m.cutoff, "depth": deepest},
+        )
+        for m in ev.measures
+        if m.cutoff is not None and m.cutoff > deepest
+    ]
 
 
 def _k_depth(ev: Evaluation) -> list[Check]:

@@ -18,7 +18,7 @@ from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_frac
 
 MANIFEST = "triage.toml"
 _KEYS = {
-    "": {"k", "labels", "corpus", "queries", "arms", "holdout"},
+    "": {"k", "labels", "corpus", "queries", "arms", "holdout", "measures", "order"},
     "labels": {"path", "amendments", "format"},
     "corpus": {"path", "format"},
     "queries": {"path", "format"},
@@ -52,6 +52,10 @@ class Spec:
     corpus_format: str | None = None
     queries_format: str | None = None
     holdout: Holdout | None = None  # the tuning split ([holdout]; core/inputs/split.py); None: not named
+    # Measures by name (`measures = ["nDCG@10", "AP"]`, parsed by core/measures/names.py) and the
+    # order the measures read each run in ("trec_eval" | "as_given"; None: trec_eval's for TREC runs)
+    measures: tuple[str, ...] = ()
+    order: str | None = None
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
@@ -118,6 +122,7 @@ def from_manifest(path: Path) -> Spec:
     amend = labels.get("amendments")
     ks = check_ks(doc.get("k"), path)
     holdout = _holdout(doc, path) if "holdout" in doc else None
+    measures, order = _measures(path, doc)
     return Spec(
         a=a,
         b=b,
@@ -132,7 +137,20 @@ def from_manifest(path: Path) -> Spec:
         corpus_format=_form(path, corpus, "corpus"),
         queries_format=_form(path, queries, "queries"),
         holdout=holdout,
+        measures=measures,
+        order=order,
     )
+
+
+def _measures(path: Path, doc: dict[str, object]) -> tuple[tuple[str, ...], str | None]:
+    """`measures = [...]` (names, parsed later by core/measures/names.py) and `order`."""
+    measures = doc.get("measures", [])
+    if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
+        raise InputError(path, f'measures must be a list of names, as ["nDCG@10", "AP"], found {measures!r}')
+    order = doc.get("order")
+    if order is not None and order not in ("trec_eval", "as_given"):
+        raise InputError(path, f'order must be "trec_eval" or "as_given", found {order!r}')
+    return tuple(measures), order  # type: ignore[return-value]
 
 
 def _read_manifest(path: Path) -> tuple[Path, dict[str, object]]:

@@ -84,8 +84,12 @@ class Comparison:
             "delta": self.delta,
             "ci95": None if self.ci95 is None else [self.ci95[0], self.ci95[1]],
             "d_z": self.d_z,
-            "p": {"t": self.p_t, "wilcoxon": self.p_wilcoxon, "randomization": self.p_randomization,
-                  "mcnemar": self.p_mcnemar},
+            "p": {
+                "t": self.p_t,
+                "wilcoxon": self.p_wilcoxon,
+                "randomization": self.p_randomization,
+                "mcnemar": self.p_mcnemar,
+            },
             "p_holm": self.p_holm,
             "correction": self.correction.value,
             "test": self.test.value,
@@ -222,7 +226,10 @@ def compare(
     n = len(d)
     ran = PairedTest.RANDOMIZATION in wanted
     base = Comparison(
-        n, _finite(d.mean()) if n else None, test=wanted[0], rounds=rounds if ran else None,
+        n,
+        _finite(d.mean()) if n else None,
+        test=wanted[0],
+        rounds=rounds if ran else None,
         seed=seed if ran else None,
     )
     reason = why_untested(n, float(d.min()) if n else 0.0, float(d.max()) if n else 0.0)
@@ -285,8 +292,15 @@ class SliceComparisons:
     def json(self) -> list[dict[str, Any]]:
         """One row per slice: {slice, n, delta, p, q, test, reason}; null for what was not computed."""
         return [
-            {"slice": name, "n": int(n), "delta": _finite(delta), "p": _finite(p), "q": _finite(q),
-             "test": self.test, "reason": None if why is None else why.value}
+            {
+                "slice": name,
+                "n": int(n),
+                "delta": _finite(delta),
+                "p": _finite(p),
+                "q": _finite(q),
+                "test": self.test,
+                "reason": None if why is None else why.value,
+            }
             for name, n, delta, p, q, why in zip(
                 self.names, self.n, self.delta, self.p, self.q, self.reasons, strict=True
             )

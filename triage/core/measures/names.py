@@ -1,0 +1,353 @@
+"""Measures by the names IR teams use: ir_measures' syntax, with ranx's and trec_eval's names as
+aliases, parsed in this one place (README "Measures by name").
+
+Each family is data (`FAMILIES`): its canonical name, the parameters it takes, whether it takes a
+cut-off, its definition, and its trec_eval and ranx names. `parse` turns any accepted spelling into
+a `Measure`, whose `str` is the canonical ir_measures name (`nDCG@10`, `AP(rel=2)@100`); the
+kernels that compute each family are in `ranked`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from rapidfuzz import process
+
+from triage.core.errors import InputError
+
+
+class Cut(Enum):
+    """Whether a family takes a cut-off @k."""
+
+    NONE = "none"
+    OPTIONAL = "optional"
+    REQUIRED = "required"
+
+
+@dataclass(frozen=True)
+class Family:
+    """One measure family. `trec_eval` / `ranx`: the names those tools give it, `{k}` standing for
+    the cut-off (empty: the tool has no such measure); `uncut_*`: the name without a cut-off."""
+
+    name: str
+    cut: Cut
+    params: tuple[str, ...]
+    definition: str
+    trec_eval: str
+    ranx: str
+    uncut_trec_eval: str = ""
+    uncut_ranx: str = ""
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "AP",
+            Cut.OPTIONAL,
+            ("rel", "judged_only"),
+            "average precision: the sum, over the relevant ids retrieved within k (no k: the whole "
+            "list), of the precision at each one's rank, divided by R (every relevant id of the "
+            "query, retrieved or not)",
+            "map_cut_{k}",
+            "map@{k}",
+            "map",
+            "map",
+        ),
+        Family(
+            "P",
+            Cut.REQUIRED,
+            ("rel", "judged_only"),
+            "precision: relevant ids within the first k, divided by k (even when fewer were retrieved)",
+            "P_{k}",
+            "precision@{k}",
+        ),
+        Family(
+            "R",
+            Cut.REQUIRED,
+            ("rel", "judged_only"),
+            "recall: relevant ids within the first k, divided by R (every relevant id of the query)",
+            "recall_{k}",
+            "recall@{k}",
+        ),
+        Family(
+            "RR",
+            Cut.OPTIONAL,
+            ("rel", "judged_only"),
+            "reciprocal rank: 1 / the rank of the first relevant id within k, else 0",
+            "",
+            "mrr@{k}",
+            "recip_rank",
+            "mrr",
+        ),
+        Family(
+            "nDCG",
+            Cut.OPTIONAL,
+            ("judged_only",),
+            "DCG / ideal DCG within k: gain = grade (grades ≤ 0 gain 0), discount log2(rank + 1); "
+            "the ideal ranks every positive grade of the query high to low. judged_only=True: unjudged "
+            "ids are removed from the ranking first (trec_eval -J)",
+            "ndcg_cut_{k}",
+            "ndcg@{k}",
+            "ndcg",
+            "ndcg",
+        ),
+        Family(
+            "Success",
+            Cut.REQUIRED,
+            ("rel", "judged_only"),
+            "1 when a relevant id is within the first k, else 0",
+            "success_{k}",
+            "hit_rate@{k}",
+        ),
+        Family(
+            "Rprec",
+            Cut.NONE,
+            ("rel", "judged_only"),
+            "precision within the first R, R the query's number of relevant ids",
+            "",
+            "",
+            "Rprec",
+            "r-precision",
+        ),
+        Family(
+            "Bpref",
+            Cut.NONE,
+            ("rel",),
+            "over the relevant ids retrieved: 1 − min(n, R) / min(R, N), n the judged non-relevant "
+            "ids ranked above it (1 when n = 0), summed and divided by R; N the query's judged "
+            "non-relevant ids (as trec_eval computes it)",
+            "",
+            "",
+            "bpref",
+            "bpref",
+        ),
+        Family(
+            "Judged",
+            Cut.REQUIRED,
+            (),
+            "the share of the first k retrieved that has a judgement of any grade: judged ids "
+            "within k / min(k, ids retrieved), 0 for an empty list (as ir_measures)",
+            "",
+            "",
+        ),
+    )
+}
+
+DEFAULT_K = 10  # the cut-off when no measure names one and no k is given anywhere
+
+
+class Order(Enum):
+    """How a run's ranked list is ordered before the measures read it.
+
+    TREC_EVAL: by score descending, ties by id descending — trec_eval's own order, whatever the
+    rank column says (so do ir_measures and pytrec_eval); AS_GIVEN: the stored order."""
+
+    TREC_EVAL = "trec_eval"
+    AS_GIVEN = "as_given"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One parsed measure. `rel`: an id is relevant when its grade is ≥ rel; `cutoff` None: the
+    whole ranked list."""
+
+    family: str
+    cutoff: int | None = None
+    rel: int = 1
+    judged_only: bool = False
+
+    def __str__(self) -> str:
+        params = []
+        if self.rel != 1:
+            params.append(f"rel={self.rel}")
+        if self.judged_only:
+            params.append("judged_only=True")
+        text = self.family + (f"({','.join(params)})" if params else "")
+        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    def with_cutoff(self, k: int) -> Measure:
+        return Measure(self.family, k, self.rel, self.judged_only)
+
+
+_IR = re.compile(r"(?P<name>[A-Za-z_]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[0-9]+))?")
+_RANX = re.compile(r"(?P<name>[a-z_-]+)(?:@(?P<k>[0-9]+))?(?:-l(?P<rel>-?[0-9]+))?")
+_TREC = re.compile(r"(?P<name>[A-Za-z_]+?)(?:_(?P<k>[0-9]+))?")
+
+
+def _alias_table() -> dict[str, tuple[str, bool]]:
+    """ranx's and trec_eval's names, the cut-off's part left out: base name → (family, whether
+    the name takes a cut-off). `map` is both ranx's base of `map@100` and trec_eval's uncut `map`."""
+    table: dict[str, tuple[str, bool]] = {}
+    for f in FAMILIES.values():
+        for cut in (f.ranx, f.trec_eval):
+            if cut:
+                table[cut.replace("@{k}", "").replace("_{k}", "")] = (f.name, True)
+    for f in FAMILIES.values():
+        for uncut in (f.uncut_ranx, f.uncut_trec_eval):
+            if uncut:
+                table.setdefault(uncut, (f.name, False))
+    return table
+
+
+_ALIASES = _alias_table()
+_TREC_CUT = {f.trec_eval.replace("_{k}", "") for f in FAMILIES.values() if f.trec_eval}
+
+
+def known_names() -> list[str]:
+    """Every accepted spelling, with `k` standing for a cut-off: for the error's close matches."""
+    out = []
+    for f in FAMILIES.values():
+        if f.cut is not Cut.REQUIRED:
+            out.append(f.name)
+        if f.cut is not Cut.NONE:
+            out.append(f"{f.name}@k")
+        out += [n.replace("{k}", "k") for n in (f.trec_eval, f.ranx, f.uncut_trec_eval, f.uncut_ranx) if n]
+    return list(dict.fromkeys(out))
+
+
+def _problem(text: str, why: str) -> str:
+    matches = process.extract(text, known_names(), limit=4, score_cutoff=40)
+    close = ", ".join(m[0] for m in matches)
+    return f"{why}" + (f" (close: {close})" if close else "") + "; see README 'Measures by name'"
+
+
+def _int(text: str, what: str) -> int:
+    value = int(text)
+    if not 1 <= value < 2**63:
+        raise ValueError(f"{what} must be a positive whole number below 2^63, not {text}")
+    return value
+
+
+def parse(text: str, where: Path | str = "--measures") -> Measure:
+    """The measure `text` names, in ir_measures' syntax or by its ranx or trec_eval name.
+
+    An unknown name or a bad parameter raises InputError naming `where` and the closest names."""
+    name = text.strip()
+    try:
+        measure = _parse(name)
+    except ValueError as e:
+        raise InputError(where, _problem(name, f"measure {name!r}: {e}")) from None
+    if measure is None:
+        raise InputError(where, _problem(name, f"unknown measure {name!r}"))
+    return measure
+
+
+def _parse(name: str) -> Measure | None:
+    m = _IR.fullmatch(name)
+    if m and m["name"] in FAMILIES:
+        family = FAMILIES[m["name"]]
+        k = _int(m["k"], "the cut-off") if m["k"] else None
+        rel, judged_only = 1, False
+        for part in (p.strip() for p in (m["params"] or "").split(",") if p.strip()):
+            key, _, value = (s.strip() for s in part.partition("="))
+            if key not in family.params:
+                takes = ", ".join(family.params) or "no parameter"
+                raise ValueError(f"{family.name} takes {takes}, not {key!r}")
+            if key == "rel":
+                if not re.fullmatch(r"-?[0-9]+", value):
+                    raise ValueError(f"rel must be a whole number, not {value!r}")
+                rel = int(value)
+                if rel < 1:
+                    raise ValueError(f"rel must be 1 or more (relevant: grade ≥ rel), not {rel}")
+            else:
+                if value not in ("True", "False"):
+                    raise ValueError(f"judged_only must be True or False, not {value!r}")
+                judged_only = value == "True"
+        return _checked(Measure(family.name, k, rel, judged_only))
+    m = _RANX.fullmatch(name)
+    if m and m["name"] in _ALIASES:
+        family_name, cut = _ALIASES[m["name"]]
+        k = _int(m["k"], "the cut-off") if m["k"] else None
+        rel = int(m["rel"]) if m["rel"] else 1
+        if rel < 1:
+            raise ValueError(f"the relevance level must be 1 or more, not {rel}")
+        if rel != 1 and "rel" not in FAMILIES[family_name].params:
+            raise ValueError(f"{family_name} takes no relevance level")
+        if not cut and k is not None:  # `r-precision@5`: no such measure
+            return None
+        return _checked(Measure(family_name, k, rel))
+    m = _TREC.fullmatch(name)
+    if m and m["name"] in _ALIASES:
+        family_name, cut = _ALIASES[m["name"]]
+        k = _int(m["k"], "the cut-off") if m["k"] else None
+        if k is not None and not cut:
+            return None
+        if (
+            k is None
+            and m["name"] in _TREC_CUT
+            and m["name"] not in FAMILIES
+            and (m["name"] not in ("ndcg", "map"))
+        ):
+            return None
+        return _checked(Measure(family_name, k))
+    return None
+
+
+def _checked(measure: Measure) -> Measure:
+    family = FAMILIES[measure.family]
+    if family.cut is Cut.REQUIRED and measure.cutoff is None:
+        raise ValueError(f"{family.name} needs a cut-off, as {family.name}@10")
+    if family.cut is Cut.NONE and measure.cutoff is not None:
+        raise ValueError(f"{family.name} takes no cut-off")
+    return measure
+
+
+def parse_all(texts: str | Iterable[str], where: Path | str = "--measures") -> tuple[Measure, ...]:
+    """Measures from a comma-separated string or a list of names, each once (in first-named order;
+    two spellings of one measure count once)."""
+    if isinstance(texts, str):
+        texts = _split(texts)
+    out: list[Measure] = []
+    for text in texts:
+        if not isinstance(text, str):
+            raise InputError(where, f"a measure is a name such as 'nDCG@10', not {text!r}")
+        measure = parse(text, where)
+        if measure not in out:
+            out.append(measure)
+    if not out:
+        raise InputError(where, "names no measure (e.g. nDCG@10,AP,R@100)")
+    return tuple(out)
+
+
+def _split(text: str) -> list[str]:
+    """Split at the commas outside parentheses (`AP(rel=2,x=y)@5` is one name)."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def cutoffs(measures: Sequence[Measure]) -> tuple[int, ...]:
+    """The distinct cut-offs the measures name, in order."""
+    return tuple(dict.fromkeys(m.cutoff for m in measures if m.cutoff is not None))
+
+
+def table_rows() -> list[tuple[str, str, str]]:
+    """(canonical name, aliases, definition) per family, for the README's table."""
+    rows = []
+    for f in FAMILIES.values():
+        canon = (
+            f.name
+            if f.cut is Cut.NONE
+            else f"{f.name}@k"
+            if f.cut is Cut.REQUIRED
+            else f"{f.name}, {f.name}@k"
+        )
+        aliases = [n.replace("{k}", "k") for n in (f.uncut_ranx, f.ranx, f.uncut_trec_eval, f.trec_eval) if n]
+        rows.append((canon, ", ".join(dict.fromkeys(aliases)), f.definition))
+    return rows

@@ -1,0 +1,280 @@
+"""The measures of `names` computed from whole ranked lists and every judgement in force, numpy
+over all queries at once (README "Measures by name").
+
+An arm enters as `Positions`: every listed id flattened, with its query, its 1-based rank and its
+grade (or none). Each kernel is a few masks, cumulative sums and bincounts over those arrays; no
+Python loop runs per query or per rank. The conventions are trec_eval's (and so ir_measures' and
+pytrec_eval's):
+
+- relevant: grade ≥ rel (rel ≥ 1); an id absent from the labels is not relevant;
+- a negative grade is what trec_eval calls "in the pool, unjudged": never relevant, not counted as
+  judged non-relevant by Bpref, and dropped with the unjudged by judged_only; Judged@k counts it
+  as judged (it has a label);
+- nDCG's gain is the grade (grades ≤ 0 gain nothing), discount log2(rank + 1), the ideal ranking
+  every positive grade of the query high to low;
+- a query with no relevant id scores 0 on every measure (the means over which queries: README);
+- an id listed twice counts once, at its first rank: the later copy is a slot with no label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from triage.core.ids import codes
+from triage.core.measures.names import Measure, Order
+
+KEY = np.int64(1 << 32)
+NO_LABEL = np.iinfo(np.int64).min  # the grade of a listed id absent from the labels
+
+
+@dataclass(frozen=True)
+class Judgements:
+    """Every judgement in force for `n` queries: sorted pair keys `query * KEY + code` (`code`
+    indexing `vocabulary`) with their grades, one per pair (a pair given twice keeps its highest
+    grade)."""
+
+    vocabulary: pa.Array
+    keys: np.ndarray
+    grade: np.ndarray
+    n: int
+
+    @cached_property
+    def query(self) -> np.ndarray:
+        return self.keys // KEY
+
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """Per query, how many of its judgements `mask` selects (int64)."""
+        return np.bincount(self.query[mask], minlength=self.n).astype(np.int64)
+
+    def n_relevant(self, rel: int) -> np.ndarray:
+        """R: judged ids with grade ≥ rel, per query."""
+        return self.count(self.grade >= rel)
+
+    def n_nonrelevant(self, rel: int) -> np.ndarray:
+        """N: judged ids with 0 ≤ grade < rel, per query (Bpref's)."""
+        return self.count((self.grade >= 0) & (self.grade < rel))
+
+    @cached_property
+    def _ideal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The positive grades, by query then grade descending, and each one's 1-based position
+        in its query's ideal ranking."""
+        keep = self.grade > 0
+        q, g = self.query[keep], self.grade[keep]
+        order = np.lexsort((-g, q))
+        q, g = q[order], g[order]
+        return q, g, _positions(q)
+
+    def ideal_dcg(self, k: int | None) -> np.ndarray:
+        """Per query, the DCG of its ideal ranking within k (None: all of it)."""
+        q, g, pos = self._ideal
+        inside = pos <= k if k is not None else np.ones(len(q), bool)
+        return np.bincount(q[inside], weights=g[inside] / np.log2(pos[inside] + 1.0), minlength=self.n)
+
+
+def judgements(
+    query: np.ndarray, chunk_ids: pa.Array | pa.ChunkedArray, grade: np.ndarray, n: int
+) -> Judgements:
+    """`Judgements` from rows: each row's query index (int64; rows with -1 are left out), chunk id
+    and grade."""
+    keep = query >= 0
+    if not keep.all():
+        chunk_ids = chunk_ids.filter(pa.array(keep))
+        query, grade = query[keep], grade[keep]
+    vocabulary, code = (
+        codes.coded_distinct(chunk_ids) if len(query) else (pa.array([], pa.string()), np.zeros(0, np.int64))
+    )
+    keys = query.astype(np.int64) * KEY + code
+    order = np.lexsort((-grade, keys))  # by key, the highest grade first
+    keys, grade = keys[order], grade[order].astype(np.int64)
+    first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, bool)
+    return Judgements(vocabulary, keys[first], grade[first], n)
+
+
+@dataclass(frozen=True)
+class Positions:
+    """One arm's ranked lists, flattened and sorted by (query, rank): each listed id's query index,
+    1-based rank and grade (`NO_LABEL`: absent from the labels, or a repeat of an id listed above
+    it). `depth`: per query, the length of its list (0: absent from the run)."""
+
+    query: np.ndarray
+    rank: np.ndarray
+    grade: np.ndarray
+    depth: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.depth)
+
+    @property
+    def labelled(self) -> np.ndarray:
+        """Has a judgement of any grade (Judged@k's judged)."""
+        return self.grade != NO_LABEL
+
+    @property
+    def pooled(self) -> np.ndarray:
+        """Judged with a grade ≥ 0 (what trec_eval's judged_only keeps)."""
+        return self.grade >= 0
+
+    def judged_only(self) -> Positions:
+        """The lists with every id that has no grade ≥ 0 removed, ranks closed up (trec_eval -J)."""
+        keep = self.pooled
+        q = self.query[keep]
+        return Positions(
+            q, _positions(q), self.grade[keep], np.bincount(q, minlength=self.n).astype(np.int64)
+        )
+
+
+def positions(
+    lists: pa.ListArray, row_query: np.ndarray, judged: Judgements, repeats: bool = True
+) -> Positions:
+    """`Positions` of `lists` (row i answers query index `row_query[i]`; each query at most once).
+    `repeats` False: no list holds an id twice, so none needs looking for."""
+    n = judged.n
+    offsets = lists.offsets.to_numpy().astype(np.int64)
+    lengths = np.diff(offsets)
+    flat = lists.flatten()
+    row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    rank = np.arange(len(flat), dtype=np.int64) - (offsets[row] - offsets[0]) + 1
+    q = row_query[row].astype(np.int64)
+    grade = np.full(len(flat), NO_LABEL, np.int64)
+    if len(judged.keys) and len(flat):
+        code = codes.encode(flat, judged.vocabulary).astype(np.int64)
+        keys = q * KEY + code
+        at = np.minimum(np.searchsorted(judged.keys, keys), len(judged.keys) - 1)
+        found = (code >= 0) & (judged.keys[at] == keys)
+        grade[found] = judged.grade[at[found]]
+    if repeats and len(flat):
+        _, ids = codes.coded_distinct(flat)
+        pair = row * (int(ids.max(initial=0)) + 1) + ids
+        order = np.lexsort((rank, pair))
+        again = np.zeros(len(flat), bool)
+        again[order[1:]] = pair[order[1:]] == pair[order[:-1]]
+        grade[again] = NO_LABEL
+    depth = np.zeros(n, np.int64)
+    depth[row_query] = lengths
+    order = np.lexsort((rank, q))
+    return Positions(q[order], rank[order], grade[order], depth)
+
+
+def reorder(
+    lists: pa.ListArray, scores: pa.ListArray | None, order: Order
+) -> tuple[pa.ListArray, pa.ListArray | None]:
+    """The run table's lists in `order`. TREC_EVAL: within each list by score descending, ties by
+    id descending (byte order, as trec_eval's strcmp), the stored order and any rank column
+    ignored; without scores, or AS_GIVEN, the lists as stored. Vectorised: one numpy sort over
+    (row, score), and a string sort of the tied ids alone."""
+    if order is Order.AS_GIVEN or scores is None:
+        return lists, scores
+    offsets = lists.offsets
+    values = lists.flatten()
+    s = scores.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
+    lengths = np.diff(offsets.to_numpy().astype(np.int64))
+    row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    perm = np.lexsort((-s, row))
+    tied = np.zeros(len(perm), bool)
+    if len(perm) > 1:
+        tied[1:] = (row[perm][1:] == row[perm][:-1]) & (s[perm][1:] == s[perm][:-1])
+    if tied.any():
+        group = np.cumsum(~tied) - 1
+        in_run = tied | np.r_[tied[1:], False]
+        at = np.flatnonzero(in_run)
+        ids = values.take(pa.array(perm[at]))
+        sub = pc.sort_indices(
+            pa.table({"g": group[at], "id": ids}), sort_keys=[("g", "ascending"), ("id", "descending")]
+        ).to_numpy()
+        perm[at] = perm[at][sub]
+    base = pa.array(offsets.to_numpy() - offsets[0].as_py(), pa.int32())
+    take = pa.array(perm)
+    return (
+        pa.ListArray.from_arrays(base, values.take(take)),
+        pa.ListArray.from_arrays(base, scores.flatten().take(take)),
+    )
+
+
+def compute(measure: Measure, at: Positions, judged: Judgements) -> np.ndarray:
+    """`measure` per query (float64, one entry per query index; 0 where the query has no relevant
+    id or no list)."""
+    if measure.judged_only:
+        at = at.judged_only()
+    n, rel, k = at.n, measure.rel, measure.cutoff
+    family = measure.family
+    if family == "Judged":
+        assert k is not None
+        top = at.rank <= k
+        shown = np.minimum(at.depth, k)
+        return _ratio(np.bincount(at.query[top & at.labelled], minlength=n), shown)
+    if family == "nDCG":
+        top = at.rank <= k if k is not None else np.ones(len(at.rank), bool)
+        gain = np.where(at.grade > 0, at.grade, 0).astype(np.float64)
+        dcg = np.bincount(at.query[top], weights=gain[top] / np.log2(at.rank[top] + 1.0), minlength=n)
+        return _ratio(dcg, judged.ideal_dcg(k))
+    relevant = at.grade >= rel
+    big_r = judged.n_relevant(rel)
+    if family == "Rprec":
+        top = at.rank <= big_r[at.query]
+        return _ratio(np.bincount(at.query[top & relevant], minlength=n), big_r)
+    if family == "Bpref":
+        return _bpref(at, relevant, rel, judged, big_r)
+    top = at.rank <= k if k is not None else np.ones(len(at.rank), bool)
+    hits = top & relevant
+    found = np.bincount(at.query[hits], minlength=n)
+    if family == "P":
+        assert k is not None
+        return found / float(k)
+    if family == "R":
+        return _ratio(found, big_r)
+    if family == "Success":
+        return (found > 0).astype(np.float64)
+    if family == "RR":
+        q, r = at.query[hits], at.rank[hits]
+        first = np.r_[True, q[1:] != q[:-1]] if len(q) else np.zeros(0, bool)
+        out = np.zeros(n, np.float64)
+        out[q[first]] = 1.0 / r[first]
+        return out
+    if family == "AP":
+        q, r = at.query[hits], at.rank[hits]
+        precision = _positions(q) / r  # the i-th relevant id of its query, at rank r
+        return _ratio(np.bincount(q, weights=precision, minlength=n), big_r)
+    raise AssertionError(family)
+
+
+def _bpref(
+    at: Positions, relevant: np.ndarray, rel: int, judged: Judgements, big_r: np.ndarray
+) -> np.ndarray:
+    """trec_eval's bpref: each relevant id retrieved adds 1 − min(n, R) / min(N, R), n the judged
+    non-relevant ids above it (1 when n = 0); the sum divided by R."""
+    n = at.n
+    nonrel = (at.grade >= 0) & (at.grade < rel)
+    # judged non-relevant ids strictly above each position, within its query
+    before: np.ndarray = np.cumsum(nonrel, dtype=np.int64) - nonrel
+    start = np.searchsorted(at.query, at.query)  # each query's first position (sorted by query)
+    above: np.ndarray = before - before[start]
+    q = at.query[relevant]
+    n_above: np.ndarray = above[relevant]
+    big_n = judged.n_nonrelevant(rel)
+    r_q, n_q = big_r[q], big_n[q]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        part = np.where(n_above > 0, 1.0 - np.minimum(n_above, r_q) / np.minimum(n_q, r_q), 1.0)
+    return _ratio(np.bincount(q, weights=part, minlength=n), big_r)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, 0 where den is 0 (float64)."""
+    out = np.zeros(len(den), np.float64)
+    ok = den > 0
+    out[ok] = num[ok] / den[ok]
+    return out
+
+
+def _positions(query: np.ndarray) -> np.ndarray:
+    """1-based position of each entry within its run of equal (sorted) query indices (int64)."""
+    if not len(query):
+        return np.zeros(0, np.int64)
+    first = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    counts = np.diff(np.r_[first, len(query)])
+    return np.arange(len(query)) - np.repeat(first, counts) + 1
