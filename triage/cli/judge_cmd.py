@@ -16,7 +16,7 @@ from triage.cli.labels_cmd import EXIT_NOT_SAVED, grade_text
 from triage.core.errors import InputError
 from triage.core.ids.codes import absent_from, positions
 from triage.core.inputs.contract import LABELS, conform, single
-from triage.core.inputs.readers import read_table
+from triage.core.inputs.shapes import read_table
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import visible
 from triage.labels.agreement import agreement as reviewer_agreement

@@ -65,6 +65,8 @@ LONG_ALIASES = {
 }
 # Labels also name the grade: BEIR `score`, PyTerrier `label`.
 LABEL_ALIASES = {**LONG_ALIASES, "score": "relevance", "label": "relevance", "rel": "relevance"}
+# Columns that hold ids under any of these names: read as text from CSV and TSV ("007" is not 7).
+ID_COLUMNS = frozenset({"query_id", "chunk_id", "_id", *LONG_ALIASES})
 
 _ARROW = {
     ID: pa.string(),

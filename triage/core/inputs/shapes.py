@@ -21,23 +21,24 @@ import pyarrow.csv as pcsv
 import pyarrow.dataset as ds
 
 from triage.core.errors import InputError
-from triage.core.inputs.compressed import codec, decompress
-from triage.core.inputs.contract import LABEL_ALIASES, LONG_ALIASES
+from triage.core.inputs.compressed import codec, inner_suffix
+from triage.core.inputs.contract import ID_COLUMNS, LABEL_ALIASES, LONG_ALIASES
+from triage.core.inputs.jsonl import read_jsonl
 from triage.core.inputs.long_runs import group_long
+from triage.core.inputs.parquet import read_parquet
 from triage.core.inputs.readers import (
     JSONL_EXT,
     PARQUET_EXT,
     Parsed,
     no_duplicate_keys,
-    read_jsonl,
-    read_parquet,
     read_sidecar,
-    read_table,
     regular_file,
     reject_constant,
     sniff,
+    text_bytes,
     validate_text,
 )
+from triage.core.inputs.trec import read_trec_qrels, read_trec_run
 
 
 class Role(StrEnum):
@@ -211,6 +212,41 @@ def read_input(path: Path, role: Role, fmt: str | None = None, columns: list[str
     return loaded
 
 
+def read_table(path: Path, trec: str | None = None, columns: list[str] | None = None) -> Parsed:
+    """Read `path` by its extension (sniffing Parquet magic; under `.gz`, `.zst` or `.bz2` the
+    extension before it); `trec` ("run" | "qrels") says how a plain-text file is read. A
+    `<file>.meta.json` sidecar adds to (and wins over) the metadata."""
+    path = Path(path)
+    head = sniff(path)
+    name = codec(path, head)
+    ext = inner_suffix(path) if name is not None else path.suffix.lower()
+    if name is not None and ext not in PARQUET_EXT:
+        head = _peek(path, name)
+    if ext in PARQUET_EXT or head.startswith(b"PAR1"):
+        loaded = read_parquet(path, columns)
+    elif ext in JSONL_EXT:
+        loaded = read_jsonl(path)
+    elif trec == "run":
+        loaded = read_trec_run(path)
+    elif trec == "qrels":
+        loaded = read_trec_qrels(path)
+    else:
+        raise InputError(path, f"unknown format {ext or '(no extension)'!r}; use .parquet or .jsonl")
+    sidecar = path.with_name(path.name + ".meta.json")
+    if sidecar.exists():
+        loaded.meta.update(read_sidecar(sidecar))
+    return loaded
+
+
+def _peek(path: Path, name: str) -> bytes:
+    """The first decompressed bytes of `path` (to recognise compressed Parquet)."""
+    try:
+        with pa.input_stream(str(path), compression=name) as stream:
+            return bytes(stream.read(4))
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(path, f"cannot decompress ({name}; truncated or corrupt?): {e}") from None
+
+
 def sidecar_of(path: Path) -> Path:
     """`<file>.meta.json` beside a file or folder; for a glob, beside the folder holding its
     matches (`runs/a/part-*.parquet` → `runs/a.meta.json`)."""
@@ -291,16 +327,6 @@ def read_dataset(path: Path, columns: list[str] | None = None) -> Parsed:
     return _with_sidecar(loaded)
 
 
-def _text_bytes(path: Path) -> bytes:
-    """The file's bytes, decompressed by extension, without a UTF-8 BOM."""
-    name = codec(path, sniff(path))
-    try:
-        data = path.read_bytes() if name is None else decompress(path, name)  # bounded (`limit`)
-    except OSError as e:
-        raise InputError(path, f"cannot be read: {e}") from None
-    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-
-
 def _nonblank_lines(data: bytes) -> np.ndarray:
     """1-based numbers of the lines holding anything but a CR (the lines pyarrow.csv reads)."""
     raw = np.frombuffer(data, np.uint8)
@@ -317,7 +343,7 @@ def _nonblank_lines(data: bytes) -> np.ndarray:
 def read_delimited(path: Path, delimiter: str) -> Parsed:
     """CSV or TSV with a header row (pyarrow.csv). Id columns stay text ("007" is not 7); TSV has
     no quoting (BEIR writes none). Each row remembers its line."""
-    data = _text_bytes(path)
+    data = text_bytes(path)
     if not data.strip():
         raise InputError(path, "holds no records")
     header = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace").split(delimiter)
@@ -325,11 +351,7 @@ def read_delimited(path: Path, delimiter: str) -> Parsed:
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         raise InputError(path, f"the header names column {dup!r} twice", "line 1")
-    ids = {"query_id", "chunk_id", "_id", "doc_id", *LABEL_ALIASES, *LONG_ALIASES} - {
-        "score",
-        "label",
-        "rel",
-    }
+    ids = ID_COLUMNS
     try:
         table = pcsv.read_csv(
             pa.BufferReader(data),
@@ -351,7 +373,7 @@ def read_delimited(path: Path, delimiter: str) -> Parsed:
 def read_ranx(path: Path, role: Role) -> Parsed:
     """ranx Run / Qrels JSON, `{query_id: {doc_id: score}}`, as a long table (query_id, chunk_id,
     score for a run; relevance for labels). Places are named by query id, not line."""
-    data = _text_bytes(path)
+    data = text_bytes(path)
     try:
         obj = json.loads(data, object_pairs_hook=no_duplicate_keys, parse_constant=reject_constant)
     except UnicodeDecodeError as e:
