@@ -40,7 +40,8 @@ _INT64 = (-(2**63), 2**63)
 
 def read_jsonl(path: Path) -> Parsed:
     data = _lone_cr(text_bytes(path))
-    if not _shallow(data):  # a line Arrow might not survive: Python's json names it
+    bounds = _line_bounds(data)
+    if not _shallow(data, bounds[0]):  # a line Arrow might not survive: Python's json names it
         _scan(path, data)
         raise InputError(path, f"holds a line opening more than {_DEEP} arrays or objects; not read")
     try:
@@ -58,7 +59,7 @@ def read_jsonl(path: Path) -> Parsed:
         except pa.ArrowInvalid:
             _scan(path, data)
             raise InputError(path, "holds text that is not UTF-8") from None
-    lines = _row_lines(data, table.num_rows)
+    lines = _row_lines(data, table.num_rows, bounds)
     numbers = _numbers(table)
     if lines is None or numbers == "not finite":  # NaN, or not one object a line: named there
         _scan(path, data)
@@ -92,12 +93,14 @@ def _line_bounds(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends - cr
 
 
-def _row_lines(data: bytes, rows: int) -> np.ndarray | None:
+def _row_lines(
+    data: bytes, rows: int, bounds: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray | None:
     """The 1-based line of each of `rows` rows, when every non-blank line holds one object (it
     starts with `{` and ends with `}`: inside valid JSON a `}` and a `{` with only whitespace
     between never meet, so such a line break always falls between two records, and as many
     records as lines means one a line); None otherwise."""
-    starts, ends = _line_bounds(data)
+    starts, ends = _line_bounds(data) if bounds is None else bounds
     arr = np.frombuffer(data, np.uint8)
     full = ends > starts
     s, e = starts[full], ends[full]
@@ -113,14 +116,13 @@ def _row_lines(data: bytes, rows: int) -> np.ndarray | None:
     return keep + 1 if len(keep) == rows else None
 
 
-def _shallow(data: bytes) -> bool:
+def _shallow(data: bytes, starts: np.ndarray) -> bool:
     """No line opens more than `_DEEP` arrays or objects (those in strings counted too: a bound on
     the nesting). Arrow's JSON parser recurses per level and crashes the process some 10,000
     levels down: a line that might be that deep is not given to it (Python's `json` stops near
     1,000 levels, and names the line)."""
     if data.count(b"[") + data.count(b"{") <= _DEEP:
         return True
-    starts, _ = _line_bounds(data)
     arr = np.frombuffer(data, np.uint8)
     at = np.flatnonzero((arr | 0x20) == ord("{"))  # "[" is 0x5B, "{" 0x7B: nothing else maps there
     per_line = np.bincount(np.searchsorted(starts, at, side="right"))

@@ -29,6 +29,7 @@ _BLOCK = 1 << 22  # bytes per parse block (4 MiB)
 # Unicode (its UTF-8 bytes, rewritten to as many spaces: every byte keeps its place).
 _ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace() and c != 10)
 _UNICODE_SPACES = tuple(chr(c).encode() for c in range(128, 0x3001) if chr(c).isspace())
+_OTHER_ASCII_SPACES = tuple(bytes([c]) for c in _ASCII_SPACES if c not in b" \t\r")  # memchr each
 _IS_SPACE = np.zeros(256, bool)
 _IS_SPACE[list(_ASCII_SPACES)] = True
 
@@ -103,19 +104,42 @@ def _read(path: Path, data: bytes, types: dict[str, pa.DataType], fields: str) -
     """The columns `types` of every non-blank line, and each row's 1-based line; a line at fault
     (a field too many or too few, a value that is not a number, not UTF-8, a score not finite, a
     relevance past 2^53) is named with its problem."""
-    sep = _separator(data)
-    text = data if sep is not None else _spaced(data)
-    if not text.strip(b"\n"):
-        return pa.table({n: pa.array([], t) for n, t in types.items()}), np.zeros(0, np.int64)
-    try:
-        table = _parse(text, sep or " ", types)
-    except (pa.ArrowInvalid, UnicodeError) as e:
-        raise _refusal(path, data, text, types, fields, str(e)) from None
+    sep, text = _separator(data), data
+    table = _plain(text, sep, types)
+    if table is None:  # other spacing (or a line at fault): fields joined by single spaces
+        sep, text = " ", _spaced(data)
+        try:
+            table = _parse(text, sep, types) if text else _empty(types)
+        except (pa.ArrowInvalid, UnicodeError) as e:
+            raise _refusal(path, data, text, sep, types, fields, str(e)) from None
     if "score" in types and not np.isfinite(table.column("score").to_numpy()).all():
-        raise _refusal(path, data, text, types, fields, "a score that is not finite")
-    if "rel" in types and pc.max(table.column("rel")).as_py() >= MAX_REL:
-        raise _refusal(path, data, text, types, fields, "a relevance too large")
-    return table, _row_lines(text)
+        raise _refusal(path, data, text, sep, types, fields, "a score that is not finite")
+    if "rel" in types and table.num_rows and pc.max(table.column("rel")).as_py() >= MAX_REL:
+        raise _refusal(path, data, text, sep, types, fields, "a relevance too large")
+    return table, _row_lines(text, table.num_rows)
+
+
+def _plain(data: bytes, sep: str | None, types: dict[str, pa.DataType]) -> pa.Table | None:
+    """The file read as it is, split at `sep`; None when it is not that simple: no `sep`, a line
+    Arrow refuses, or an empty text field (two separators in a row, or one at a line's end)."""
+    if sep is None:
+        return None
+    try:
+        table = _parse(data, sep, types)
+    except (pa.ArrowInvalid, UnicodeError):
+        return None
+    for name, kind in types.items():
+        if (
+            kind == pa.string()
+            and table.num_rows
+            and pc.min(pc.binary_length(table.column(name))).as_py() == 0
+        ):
+            return None
+    return table
+
+
+def _empty(types: dict[str, pa.DataType]) -> pa.Table:
+    return pa.table({n: pa.array([], t) for n, t in types.items()})
 
 
 def _parse(text: bytes, sep: str, types: dict[str, pa.DataType]) -> pa.Table:
@@ -136,20 +160,16 @@ def _parse(text: bytes, sep: str, types: dict[str, pa.DataType]) -> pa.Table:
 
 
 def _separator(data: bytes) -> str | None:
-    """The separator of a file whose fields are split by exactly one space, or exactly one tab
-    (tab when its first line holds one), with no other whitespace but CRLF line ends; None for any
-    other spacing (then `_spaced` rewrites it). Searches only, nothing copied."""
+    """The one character that can split the fields of `data` as `str.split()` would, when there is
+    one: tab when the first line holds one, else space, and no other whitespace in the file but
+    CRLF line ends. (Two separators in a row, or one at a line's end, give an empty field or a
+    field too many: `_plain` sees either.) Single-byte searches only, nothing copied."""
     sep = b"\t" if b"\t" in data[: max(data.find(b"\n"), 0)] else b" "
-    other = b" " if sep == b"\t" else b"\t"
-    if other in data or sep + sep in data or data.startswith(sep) or data.endswith(sep):
-        return None
-    if b"\n" + sep in data or sep + b"\n" in data or sep + b"\r" in data:
+    if (b" " if sep == b"\t" else b"\t") in data:
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # a CR inside a line
         return None
-    if b"\r\n\r" in data or data.startswith(b"\r"):  # a line of CRs only: blank to str.split()
-        return None
-    if any(c in data for c in _ASCII_SPACES if c not in b" \t\r"):
+    if any(c in data for c in _OTHER_ASCII_SPACES):
         return None
     if not data.isascii() and any(u in data for u in _UNICODE_SPACES):
         return None
@@ -177,11 +197,14 @@ def _spaced(data: bytes) -> bytes:
     return np.where(space, np.uint8(32), arr)[keep].tobytes()
 
 
-def _row_lines(text: bytes) -> np.ndarray:
-    """1-based numbers of the non-blank lines of `text` (the rows Arrow reads: it skips empty
-    lines; a line ending in CR alone is empty)."""
+def _row_lines(text: bytes, rows: int) -> np.ndarray:
+    """1-based numbers of the `rows` non-blank lines of `text` (the rows Arrow reads: it skips
+    empty lines; a line ending in CR alone is empty)."""
     arr = np.frombuffer(text, np.uint8)
-    nl = np.flatnonzero(arr == 10)
+    is_nl = arr == 10
+    if int(np.count_nonzero(is_nl)) + (0 if text.endswith(b"\n") else 1) == rows:  # no blank line
+        return np.arange(1, rows + 1, dtype=np.int64)
+    nl = np.flatnonzero(is_nl)
     starts = np.concatenate(([0], nl + 1))
     ends = np.concatenate((nl, [len(arr)]))
     cr = (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13)
@@ -189,11 +212,12 @@ def _row_lines(text: bytes) -> np.ndarray:
 
 
 def _refusal(
-    path: Path, data: bytes, text: bytes, types: dict[str, pa.DataType], fields: str, arrow: str
+    path: Path, data: bytes, text: bytes, sep: str, types: dict[str, pa.DataType], fields: str, arrow: str
 ) -> InputError:
     """The error path: the first line at fault, named with its problem, in the order a line is
     read (its bytes, then its fields, then its values). `data` is the file's text, `text` the same
-    with single spaces between fields (or `data` itself), `arrow` what Arrow said."""
+    with single spaces between fields (or `data` itself, its fields split at `sep`), `arrow` what
+    Arrow said."""
     undecoded = utf8_error(path, data)
     counts = _field_counts(text)
     wrong = np.flatnonzero((counts != 0) & (counts != len(types)))
@@ -203,10 +227,10 @@ def _refusal(
         return InputError(path, found, f"line {line}")
     if undecoded is not None:
         return undecoded[1]
-    strings = _parse(text, _separator(text) or " ", {n: pa.string() for n in types})
+    strings = _parse(text, sep, {n: pa.string() for n in types})
     value = _value_error(strings, types)
     if value is not None:
-        return InputError(path, value[1], f"line {int(_row_lines(text)[value[0]])}")
+        return InputError(path, value[1], f"line {int(_row_lines(text, strings.num_rows)[value[0]])}")
     return InputError(path, f"cannot be read as TREC text ({fields}): {arrow}")
 
 
