@@ -105,8 +105,8 @@ def _read(path: Path, data: bytes, types: dict[str, pa.DataType], fields: str) -
     (a field too many or too few, a value that is not a number, not UTF-8, a score not finite, a
     relevance past 2^53) is named with its problem."""
     sep, text = _separator(data), data
-    table = _plain(text, sep, types)
-    if table is None:  # other spacing (or a line at fault): fields joined by single spaces
+    table = None if sep is None else _plain(text, sep, types)
+    if sep is None or table is None:  # other spacing (or a line at fault): single spaces
         sep, text = " ", _spaced(data)
         try:
             table = _parse(text, sep, types) if text else _empty(types)
@@ -119,11 +119,9 @@ def _read(path: Path, data: bytes, types: dict[str, pa.DataType], fields: str) -
     return table, _row_lines(text, table.num_rows)
 
 
-def _plain(data: bytes, sep: str | None, types: dict[str, pa.DataType]) -> pa.Table | None:
-    """The file read as it is, split at `sep`; None when it is not that simple: no `sep`, a line
-    Arrow refuses, or an empty text field (two separators in a row, or one at a line's end)."""
-    if sep is None:
-        return None
+def _plain(data: bytes, sep: str, types: dict[str, pa.DataType]) -> pa.Table | None:
+    """The file read as it is, split at `sep`; None when it is not that simple: a line Arrow
+    refuses, or an empty text field (two separators in a row, or one at a line's end)."""
     try:
         table = _parse(data, sep, types)
     except (pa.ArrowInvalid, UnicodeError):
