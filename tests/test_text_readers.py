@@ -128,6 +128,24 @@ def test_a_list_mixing_text_and_integer_ids_is_read_as_text(tmp_path: Path) -> N
     assert p.lines is not None and p.lines.tolist() == [1, 2, 3]
 
 
+def test_objects_unlike_each_other_in_an_extra_column_are_kept_as_json_text(tmp_path: Path) -> None:
+    text = '{"query_id": "q1", "extra": {"x": 1}}\n{"query_id": "q2", "extra": {"x": "a"}}\n'
+    (tmp_path / "a.jsonl").write_text(text)
+    p = read_table(tmp_path / "a.jsonl")
+    assert p.table.column("extra").to_pylist() == ['{"x": 1}', '{"x": "a"}']
+
+
+def test_a_cr_inside_a_jsonl_line(tmp_path: Path) -> None:
+    # between values a CR is JSON whitespace (Arrow would end a line there); inside a string it
+    # is a control character JSON refuses
+    (tmp_path / "a.jsonl").write_bytes(b'{"query_id": "q1",\r"n": 1}\r\n{"query_id": "q2", "n": 2}\n')
+    p = read_table(tmp_path / "a.jsonl")
+    assert p.table.column("n").to_pylist() == [1, 2] and p.where(1) == "line 2"
+    (tmp_path / "b.jsonl").write_bytes(b'{"query_id": "q1"}\n{"query_id": "q\r2"}\n')
+    with pytest.raises(InputError, match="line 2: not valid JSON: Invalid control character"):
+        read_table(tmp_path / "b.jsonl")
+
+
 @pytest.mark.parametrize(
     "line, needles",
     [

@@ -39,7 +39,10 @@ _INT64 = (-(2**63), 2**63)
 
 
 def read_jsonl(path: Path) -> Parsed:
-    data = _lone_cr(text_bytes(path))
+    data = text_bytes(path)
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        _scan(path, data)  # a CR inside a line: whitespace between values, or named there
+        data = _lone_cr(data)
     bounds = _line_bounds(data)
     if not _shallow(data, bounds[0]):  # a line Arrow might not survive: Python's json names it
         _scan(path, data)
@@ -70,10 +73,9 @@ def read_jsonl(path: Path) -> Parsed:
 
 
 def _lone_cr(data: bytes) -> bytes:
-    """`data` with every CR that does not end a line made a space (Arrow would end a line there,
-    JSON reads it as whitespace); CRLF endings stay."""
-    if b"\r" not in data or data.count(b"\r") == data.count(b"\r\n"):
-        return data
+    """`data` with every CR that does not end a line made a space (Arrow would end a line there;
+    between values JSON reads it as whitespace, and `_scan` has refused one anywhere else); CRLF
+    endings stay."""
     arr = np.frombuffer(data, np.uint8).copy()
     cr = np.flatnonzero(arr == 13)
     lone = cr[(cr + 1 >= len(arr)) | (arr[np.minimum(cr + 1, len(arr) - 1)] != 10)]
