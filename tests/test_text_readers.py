@@ -320,3 +320,12 @@ def test_deep_nesting_never_reaches_arrow(tmp_path: Path, depth: int) -> None:
     shallow = '{"query_id": "q1", "x": []}\n{"query_id": "q2", "x": ' + "[" * 1000 + "]" * 1000 + "}\n"
     (tmp_path / "b.jsonl").write_text(shallow)
     assert read_table(tmp_path / "b.jsonl").table.num_rows == 2
+
+
+def test_a_line_with_brackets_in_its_text_past_the_bound_is_named(tmp_path: Path) -> None:
+    # Brackets are counted in strings too (a bound, not a parse): such a line is refused by line,
+    # never given to Arrow.
+    text = '{"query_id": "q1"}\n\n' + json.dumps({"query_id": "q2", "text": "[" * 2500}) + "\n"
+    (tmp_path / "a.jsonl").write_text(text)
+    with pytest.raises(InputError, match="line 3: opens more than 2000 arrays or objects"):
+        read_table(tmp_path / "a.jsonl")

@@ -44,9 +44,12 @@ def read_jsonl(path: Path) -> Parsed:
         _scan(path, data)  # a CR inside a line: whitespace between values, or named there
         data = _lone_cr(data)
     bounds = _line_bounds(data)
-    if not _shallow(data, bounds[0]):  # a line Arrow might not survive: Python's json names it
+    deep = _deep_line(data, bounds[0])
+    if deep:  # a line Arrow might not survive: Python's json names it
         _scan(path, data)
-        raise InputError(path, f"holds a line opening more than {_DEEP} arrays or objects; not read")
+        raise InputError(
+            path, f"opens more than {_DEEP} arrays or objects (in strings too); not read", f"line {deep}"
+        )
     try:
         table = _read_json(data)
     except (pa.ArrowException, UnicodeError) as e:
@@ -118,17 +121,18 @@ def _row_lines(
     return keep + 1 if len(keep) == rows else None
 
 
-def _shallow(data: bytes, starts: np.ndarray) -> bool:
-    """No line opens more than `_DEEP` arrays or objects (those in strings counted too: a bound on
-    the nesting). Arrow's JSON parser recurses per level and crashes the process some 10,000
-    levels down: a line that might be that deep is not given to it (Python's `json` stops near
-    1,000 levels, and names the line)."""
+def _deep_line(data: bytes, starts: np.ndarray) -> int:
+    """The 1-based line of the first line opening more than `_DEEP` arrays or objects (those in
+    strings counted too: a bound on the nesting); 0 when none does. Arrow's JSON parser recurses
+    per level and crashes the process some 10,000 levels down: such a line is not given to it
+    (Python's `json` stops near 1,000 levels, and names the line)."""
     if data.count(b"[") + data.count(b"{") <= _DEEP:
-        return True
+        return 0
     arr = np.frombuffer(data, np.uint8)
     at = np.flatnonzero((arr | 0x20) == ord("{"))  # "[" is 0x5B, "{" 0x7B: nothing else maps there
-    per_line = np.bincount(np.searchsorted(starts, at, side="right"))
-    return int(per_line.max()) <= _DEEP
+    per_line = np.bincount(np.searchsorted(starts, at, side="right"))  # index: the 1-based line
+    over = np.flatnonzero(per_line > _DEEP)
+    return int(over[0]) if len(over) else 0
 
 
 def _read_json(data: bytes) -> pa.Table:
