@@ -146,8 +146,7 @@ def tiny(tmp_path: Path) -> Path:
     return manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet", k=None)
 
 
-# Text inputs on both reading paths: Arrow's parsers ("fast") and the line reader alone
-# ("lines"), each plain and compressed (written by Arrow's own compressors).
+# Text inputs plain and compressed (written by Arrow's own compressors).
 COMPRESSION_SUFFIX = {"plain": "", "gzip": ".gz", "zstd": ".zst", "bz2": ".bz2"}
 
 
@@ -164,32 +163,15 @@ def write_compressed(path: Path, data: str | bytes, how: str) -> Path:
 
 
 class TextFiles:
-    """Writes text inputs one way; `fallbacks` counts the files the line reader read."""
+    """Writes text inputs one way: plain, or compressed by one of the codecs triage reads."""
 
-    def __init__(self, path_kind: str, how: str) -> None:
-        self.path_kind, self.how, self.fallbacks = path_kind, how, 0
+    def __init__(self, how: str) -> None:
+        self.how = how
 
     def write(self, path: Path, data: str | bytes) -> Path:
         return write_compressed(path, data, self.how)
 
 
-@pytest.fixture(
-    params=[(p, c) for p in ("fast", "lines") for c in COMPRESSION_SUFFIX],
-    ids=lambda pc: "-".join(pc),
-)
-def text_files(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> TextFiles:
-    from triage.core.inputs import arrowtext, readers
-
-    files = TextFiles(*request.param)
-    if files.path_kind == "lines":
-        for name in ("jsonl", "trec_run", "trec_qrels"):
-            monkeypatch.setattr(arrowtext, name, lambda *a: None)
-    for name in ("_jsonl_lines", "_trec_run_lines", "_trec_qrels_lines"):
-        real = getattr(readers, name)
-
-        def counted(*a: object, _real=real) -> object:
-            files.fallbacks += 1
-            return _real(*a)
-
-        monkeypatch.setattr(readers, name, counted)
-    return files
+@pytest.fixture(params=list(COMPRESSION_SUFFIX))
+def text_files(request: pytest.FixtureRequest) -> TextFiles:
+    return TextFiles(request.param)

@@ -347,7 +347,6 @@ def test_jsonl_and_parquet_give_the_same_numbers(ev: Path, capsys, text_files: T
     assert numbers(parquet, "a") == numbers(jsonl, "a") == GOOD_NUMBERS
     assert cells(parquet) == cells(jsonl) == GOOD_CELLS
     assert jsonl["arms"]["a"]["k"] == 2
-    assert text_files.fallbacks == (0 if text_files.path_kind == "fast" else 1)
 
 
 def test_an_error_naming_a_hostile_path_shows_its_escapes_as_tokens(tmp_path: Path, capsys) -> None:

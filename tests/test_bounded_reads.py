@@ -1,5 +1,5 @@
 """Reads are bounded: a compressed input that inflates past its limit, memory running out and a
-Parquet column named twice are each exit 2 naming the file, never a traceback (core/inputs/compressed.py)."""
+Parquet column named twice are each exit 2 naming the file, never a traceback (core/inputs/readers.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.inputs import compressed
+from triage.core.inputs import readers as compressed
 
 
 @pytest.fixture
@@ -83,12 +83,12 @@ def test_the_absolute_limit_holds_and_an_ordinary_file_is_read(ev, capsys, monke
 
 
 def test_running_out_of_memory_while_reading_is_exit_2(ev, capsys, monkeypatch) -> None:
-    from triage.core.inputs import readers
+    from triage.core.inputs import parquet
 
     def exhausted(*a: object, **k: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(readers.pq, "ParquetFile", exhausted)
+    monkeypatch.setattr(parquet.pq, "ParquetFile", exhausted)
     rc = main(["report", str(ev / "triage.toml")])
     err = capsys.readouterr().err
     assert rc == 2 and "out of memory" in err and "Traceback" not in err

@@ -111,12 +111,12 @@ def test_k_from_the_command_line_judges_both_arms(capsys) -> None:
 def test_a_large_parquet_file_read_through_a_buffer_gives_the_same_report(
     capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Files past readers.STREAM_BYTES are read through a small buffer: every file counts as large
+    # Files past parquet.STREAM_BYTES are read through a small buffer: every file counts as large
     # here. The report is the same, and a truncated file is still named.
-    from triage.core.inputs import readers
+    from triage.core.inputs import parquet
 
     whole = report(capsys, str(SAMPLE))
-    monkeypatch.setattr(readers, "STREAM_BYTES", 0)
+    monkeypatch.setattr(parquet, "STREAM_BYTES", 0)
     assert report(capsys, str(SAMPLE)) == whole
     cut = tmp_path / "cut.parquet"
     data = (SAMPLE / "runs/plain.parquet").read_bytes()

@@ -1,17 +1,17 @@
-"""Benchmark the text readers: ours beside the floor (Arrow's parser alone) and the line reader.
+"""Benchmark the text readers: ours beside the floor (Arrow's parser alone).
 
 Writes, into ``--data`` (default ``/tmp/triage-bench-readers``), a TREC run of ``--queries`` x
 ``--depth`` lines (default 20,000 x 100 = 2,000,000 lines), the same run gzipped, and the same run
 as JSON Lines (one object per query: ``query_id``, ``retrieved``, ``scores``). Then times, in this
 process, each ``--repeat`` times, round-robin (median and best wall seconds, ``time.perf_counter``):
 
-- TREC: ``readers.read_trec_run`` (ours, plain and ``.gz``); the floor ``pyarrow.csv.read_csv`` of
-  the same file (space separated, column names given, types inferred); the line reader (the
-  reader before Arrow, which ours falls back to; ``--skip-lines`` leaves it out).
-- JSON Lines: ``readers.read_jsonl``; the floor ``pyarrow.json.read_json``; the line reader.
+- TREC: ``trec.read_trec_run`` (ours, plain and ``.gz``); the floor ``pyarrow.csv.read_csv`` of
+  the same file (space separated, column names given, types inferred).
+- JSON Lines: ``jsonl.read_jsonl``; the floor ``pyarrow.json.read_json``.
 
-It checks that ours and the line reader give equal tables, and exits 1 when ours (plain TREC,
-median) takes more than ``--max-ratio`` (default 2.0) times the floor's median. Example::
+It checks that both TREC readings and the JSON Lines one give the run as written, and exits 1 when
+ours (plain TREC, median) takes more than ``--max-ratio`` (default 2.0) times the floor's median.
+Example::
 
     PYTHONPATH=$PWD python tests/benchmarks/bench_readers.py --repeat 5
 """
@@ -31,7 +31,9 @@ import numpy as np
 import pyarrow.csv as csv
 import pyarrow.json as pj
 
-from triage.core.inputs import readers
+from triage.core.inputs.jsonl import read_jsonl
+from triage.core.inputs.readers import Parsed
+from triage.core.inputs.trec import read_trec_run
 
 
 def write_data(folder: Path, queries: int, depth: int) -> tuple[Path, Path, Path]:
@@ -63,14 +65,11 @@ def timed(
     cases: list[tuple[str, Callable[[], object]]], repeat: int
 ) -> dict[str, tuple[float, float, object]]:
     """(median, best) wall seconds and the last result of each case, run round-robin `repeat`
-    times (so a slower minute of a shared machine falls on every case alike); the line reader,
-    ten times slower, once."""
+    times (so a slower minute of a shared machine falls on every case alike)."""
     times: dict[str, list[float]] = {label: [] for label, _ in cases}
     out: dict[str, object] = {}
-    for n in range(repeat):
+    for _ in range(repeat):
         for label, fn in cases:
-            if n and "line reader" in label:
-                continue
             t = time.perf_counter()
             out[label] = fn()
             times[label].append(time.perf_counter() - t)
@@ -84,7 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--max-ratio", type=float, default=2.0)
-    ap.add_argument("--skip-lines", action="store_true", help="do not time the line reader")
     args = ap.parse_args(argv)
     trec, gz, jsonl = write_data(args.data, args.queries, args.depth)
     lines = args.queries * args.depth
@@ -93,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"JSON Lines {args.queries:,} x {args.depth} ({mib[jsonl]:.0f} MiB); repeat {args.repeat}")
     names = ["qid", "q0", "docid", "rank", "score", "tag"]
     cases: list[tuple[str, Callable[[], object]]] = [
-        ("trec  ours", lambda: readers.read_trec_run(trec)),
-        ("trec  ours .gz", lambda: readers.read_trec_run(gz)),
+        ("trec  ours", lambda: read_trec_run(trec)),
+        ("trec  ours .gz", lambda: read_trec_run(gz)),
         (
             "trec  floor pyarrow.csv.read_csv",
             lambda: csv.read_csv(
@@ -103,32 +101,19 @@ def main(argv: list[str] | None = None) -> int:
                 parse_options=csv.ParseOptions(delimiter=" "),
             ),
         ),
-        ("jsonl ours", lambda: readers.read_jsonl(jsonl)),
+        ("jsonl ours", lambda: read_jsonl(jsonl)),
         ("jsonl floor pyarrow.json.read_json", lambda: pj.read_json(jsonl)),
     ]
-    if not args.skip_lines:
-        cases.insert(
-            3, ("trec  line reader", lambda: readers._trec_run_lines(trec, readers.text_bytes(trec)))
-        )
-        cases.append(("jsonl line reader", lambda: readers._jsonl_lines(jsonl, readers.text_bytes(jsonl))))
     results = timed(cases, args.repeat)
     print(f"{'':36} {'median s':>9} {'best s':>9}")
     for label, (med, best, _) in results.items():
         print(f"{label:36} {med:9.3f} {best:9.3f}")
-    ok = True
-    for kind in ("trec", "jsonl"):
-        line = results.get(f"{kind:5} line reader")
-        if line is not None:
-            ours, slow = results[f"{kind:5} ours"][2], line[2]
-            assert isinstance(ours, readers.Parsed) and isinstance(slow, readers.Parsed)
-            same = ours.table.equals(slow.table) and bool(np.array_equal(ours.lines, slow.lines))
-            print(f"{kind}: ours equals the line reader: {same}")
-            ok &= same
-    gz_out = results["trec  ours .gz"][2]
-    assert isinstance(gz_out, readers.Parsed)
-    plain = results["trec  ours"][2]
-    assert isinstance(plain, readers.Parsed)
-    ok &= gz_out.table.equals(plain.table)
+    outs = {k: v[2] for k, v in results.items() if "ours" in k}
+    assert all(isinstance(p, Parsed) for p in outs.values())
+    plain, gz_out, js = outs["trec  ours"], outs["trec  ours .gz"], outs["jsonl ours"]
+    assert isinstance(plain, Parsed) and isinstance(gz_out, Parsed) and isinstance(js, Parsed)
+    ok = gz_out.table.equals(plain.table) and js.table.equals(plain.table)
+    print(f"trec, trec .gz and jsonl give the same table: {ok}")
     ratio = results["trec  ours"][0] / results["trec  floor pyarrow.csv.read_csv"][0]
     print(f"trec ours / floor (medians): {ratio:.2f}x (target <= {args.max_ratio}x)")
     jratio = results["jsonl ours"][0] / results["jsonl floor pyarrow.json.read_json"][0]

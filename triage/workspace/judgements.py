@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from triage.core.errors import InputError
 from triage.core.ids.codes import absent_from, positions
 from triage.core.inputs.contract import LABELS, conform, single
-from triage.core.inputs.readers import read_table
+from triage.core.inputs.shapes import read_table
 from triage.core.measures.paired import Outcome
 from triage.labels.agreement import Agreement
 from triage.labels.agreement import agreement as reviewer_agreement

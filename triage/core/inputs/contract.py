@@ -7,6 +7,8 @@ Arrow types; extra columns are kept untouched. Ids are strings whatever their ty
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -65,6 +67,8 @@ LONG_ALIASES = {
 }
 # Labels also name the grade: BEIR `score`, PyTerrier `label`.
 LABEL_ALIASES = {**LONG_ALIASES, "score": "relevance", "label": "relevance", "rel": "relevance"}
+# Columns that hold ids under any of these names: read as text from CSV and TSV ("007" is not 7).
+ID_COLUMNS = frozenset({"query_id", "chunk_id", "_id", *LONG_ALIASES})
 
 _ARROW = {
     ID: pa.string(),
@@ -122,90 +126,94 @@ def _bad_type(loaded: Parsed, name: str, kind: str, t: pa.DataType) -> InputErro
     return InputError(loaded.path, f"column {name!r} has type {t}, expected {kind}")
 
 
-def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:  # noqa: C901 being split
+def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
     t = col.type
     if pa.types.is_dictionary(t):
         col, t = col.dictionary_decode(), t.value_type
     if pa.types.is_null(t):
         return pa.nulls(len(col), _ARROW[kind])
-    if kind in (ID, STR):
-        ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
-        if kind == STR:
-            ok = ok or pa.types.is_boolean(t)
-        if not ok:
-            raise _bad_type(loaded, name, kind + (" (ids are strings or integers)" if kind == ID else ""), t)
-        return _cast(col, kind)
-    if kind in (IDS, FLOATS):
-        if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
-            raise _bad_type(loaded, name, kind, t)
-        vt = t.value_type
-        ok = (
-            pa.types.is_string(vt) or pa.types.is_large_string(vt) or pa.types.is_integer(vt)
-            if kind == IDS
-            else pa.types.is_integer(vt) or pa.types.is_floating(vt)
-        )
-        if pa.types.is_null(vt):
-            ok = True
-        if not ok:
-            raise _bad_type(loaded, name, kind, t)
-        out = _cast(col, kind)
-        flat = out.flatten()
-        if flat.null_count:
-            row = _first(pc.list_parent_indices(out).to_numpy()[_nulls(flat)])
-            raise InputError(loaded.path, f"{name!r} holds an empty (null) element", loaded.where(row))
-        if kind == FLOATS and not all(np.isfinite(c.to_numpy()).all() for c in _chunks(flat)):
-            values = flat.to_numpy(zero_copy_only=False)
-            bad = ~np.isfinite(values)
-            if bad.any():
-                row = _first(pc.list_parent_indices(out).to_numpy()[bad])
-                raise InputError(loaded.path, f"{name!r} holds NaN or an infinite value", loaded.where(row))
-        return out
-    if kind == BOOL:
-        return _boolean(loaded, name, col)
     if kind in (INT, FLOAT) and name in loaded.oversize:  # an integer too large for Arrow
         r, value = loaded.oversize[name]
         raise InputError(
             loaded.path, f"{name!r} is {value:.3g}, expected a number below 2^53", loaded.where(r)
         )
-    if kind == INT:
-        if pa.types.is_integer(t) or pa.types.is_floating(t):
-            v = col.to_numpy(zero_copy_only=False)
-            out_of_range = ~_nulls(col) & ((v < 0) | (v >= MAX_INT))
-            if out_of_range.any():
-                r = _first(out_of_range)
-                shown = f"{v[r]:.3g}" if abs(float(v[r])) >= 1e15 else str(v[r])
-                raise InputError(
-                    loaded.path,
-                    f"{name!r} is {shown}, expected an integer from 0 to 2^53",
-                    loaded.where(r),
-                )
-        if pa.types.is_integer(t):
-            return _cast(col, kind)
-        if pa.types.is_floating(t):
-            v = col.to_numpy(zero_copy_only=False)
-            bad = np.isfinite(v) & (v != np.round(v)) | np.isinf(v)
-            if bad.any():
-                raise InputError(
-                    loaded.path,
-                    f"{name!r} is {v[_first(bad)]}, expected an integer",
-                    loaded.where(_first(bad)),
-                )
-            return pc.cast(pc.if_else(pc.is_nan(col), None, col), pa.int64())
+    return _COERCE[kind](loaded, name, kind, col)
+
+
+def _text(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
+    """An id or a text: strings or integers (a text may also be a boolean)."""
+    t = col.type
+    ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+    if kind == STR:
+        ok = ok or pa.types.is_boolean(t)
+    if not ok:
+        raise _bad_type(loaded, name, kind + (" (ids are strings or integers)" if kind == ID else ""), t)
+    return _cast(col, kind)
+
+
+def _list(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
+    """A list of ids (strings or integers) or of numbers (finite), no element null."""
+    t = col.type
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
         raise _bad_type(loaded, name, kind, t)
-    if kind == FLOAT:
-        if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
-            raise _bad_type(loaded, name, kind, t)
-        out = _cast(col, kind)
-        v = out.to_numpy(zero_copy_only=False)
-        bad = np.isinf(v) | (np.isnan(v) & ~_nulls(out))
+    vt = t.value_type
+    ok = (
+        pa.types.is_string(vt) or pa.types.is_large_string(vt) or pa.types.is_integer(vt)
+        if kind == IDS
+        else pa.types.is_integer(vt) or pa.types.is_floating(vt)
+    )
+    if not (ok or pa.types.is_null(vt)):
+        raise _bad_type(loaded, name, kind, t)
+    out = _cast(col, kind)
+    flat = out.flatten()
+    if flat.null_count:
+        row = _first(pc.list_parent_indices(out).to_numpy()[_nulls(flat)])
+        raise InputError(loaded.path, f"{name!r} holds an empty (null) element", loaded.where(row))
+    if kind == FLOATS and not all(np.isfinite(c.to_numpy()).all() for c in _chunks(flat)):
+        values = flat.to_numpy(zero_copy_only=False)
+        bad = ~np.isfinite(values)
         if bad.any():
-            raise InputError(
-                loaded.path,
-                f"{name!r} is {v[_first(bad)]}, expected a finite number",
-                loaded.where(_first(bad)),
-            )
-        return out
-    raise AssertionError(kind)
+            row = _first(pc.list_parent_indices(out).to_numpy()[bad])
+            raise InputError(loaded.path, f"{name!r} holds NaN or an infinite value", loaded.where(row))
+    return out
+
+
+def _integer(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
+    """An integer from 0 to 2^53: integers, or floats without a fraction."""
+    t = col.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        raise _bad_type(loaded, name, kind, t)
+    v = col.to_numpy(zero_copy_only=False)
+    out_of_range = ~_nulls(col) & ((v < 0) | (v >= MAX_INT))
+    if out_of_range.any():
+        r = _first(out_of_range)
+        shown = f"{v[r]:.3g}" if abs(float(v[r])) >= 1e15 else str(v[r])
+        raise InputError(
+            loaded.path, f"{name!r} is {shown}, expected an integer from 0 to 2^53", loaded.where(r)
+        )
+    if pa.types.is_integer(t):
+        return _cast(col, kind)
+    bad = np.isfinite(v) & (v != np.round(v)) | np.isinf(v)
+    if bad.any():
+        raise InputError(
+            loaded.path, f"{name!r} is {v[_first(bad)]}, expected an integer", loaded.where(_first(bad))
+        )
+    return pc.cast(pc.if_else(pc.is_nan(col), None, col), pa.int64())
+
+
+def _number(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
+    """A finite number: integers or floats."""
+    t = col.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        raise _bad_type(loaded, name, kind, t)
+    out = _cast(col, kind)
+    v = out.to_numpy(zero_copy_only=False)
+    bad = np.isinf(v) | (np.isnan(v) & ~_nulls(out))
+    if bad.any():
+        raise InputError(
+            loaded.path, f"{name!r} is {v[_first(bad)]}, expected a finite number", loaded.where(_first(bad))
+        )
+    return out
 
 
 def _boolean(loaded: Parsed, name: str, col: pa.Array) -> pa.Array:
@@ -221,6 +229,17 @@ def _boolean(loaded: Parsed, name: str, col: pa.Array) -> pa.Array:
         r = _first(bad)
         raise InputError(loaded.path, f"{name!r} is {v[r]}, expected true/false or 1/0", loaded.where(r))
     return pc.not_equal(col, 0)
+
+
+_COERCE: dict[str, Callable[[Parsed, str, str, pa.Array], pa.Array]] = {
+    ID: _text,
+    STR: _text,
+    IDS: _list,
+    FLOATS: _list,
+    BOOL: lambda loaded, name, _kind, col: _boolean(loaded, name, col),
+    INT: _integer,
+    FLOAT: _number,
+}
 
 
 def _chunks(arr: pa.Array | pa.ChunkedArray) -> list[pa.Array]:

@@ -4,40 +4,37 @@ A shape is a container (one Parquet file, a folder or glob of Parquet files, JSO
 JSON, CSV/TSV with a header row, TREC run or qrels text) plus, for runs, a layout: one row per
 query (`retrieved` lists) or one row per (query, retrieved id) — the "long" layout, grouped here
 into the contract's lists (`long_runs`). The shape is detected (`detect`) unless the manifest names it
-(`format = "…"`). `read_input` returns a `Parsed` whose table already uses the contract's names.
+(`format = "…"`). `read_input` returns a `Parsed` whose table already uses the contract's names;
+each format's own module reads it (`parquet`, `jsonl`, `ranx`, `delimited`, `trec`).
 """
 
 from __future__ import annotations
 
 import glob
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pcsv
-import pyarrow.dataset as ds
 
 from triage.core.errors import InputError
-from triage.core.inputs.compressed import codec, decompress
 from triage.core.inputs.contract import LABEL_ALIASES, LONG_ALIASES
+from triage.core.inputs.delimited import read_delimited
+from triage.core.inputs.jsonl import read_jsonl
 from triage.core.inputs.long_runs import group_long
+from triage.core.inputs.parquet import read_dataset, read_parquet
+from triage.core.inputs.ranx import read_ranx
 from triage.core.inputs.readers import (
     JSONL_EXT,
     PARQUET_EXT,
     Parsed,
-    no_duplicate_keys,
-    read_jsonl,
-    read_parquet,
+    codec,
+    inner_suffix,
     read_sidecar,
-    read_table,
-    regular_file,
-    reject_constant,
     sniff,
-    validate_text,
 )
+from triage.core.inputs.trec import read_trec_qrels, read_trec_run
 
 
 class Role(StrEnum):
@@ -189,9 +186,12 @@ def read_input(path: Path, role: Role, fmt: str | None = None, columns: list[str
     except ValueError:
         raise InputError(path, f"unknown format {fmt!r} (formats: {FORMATS})") from None
     if form is Format.PARQUET_DATASET:
-        loaded = read_dataset(path, columns)
+        files = members(path)
+        if not files:
+            raise InputError(path, "names no files" if is_pattern(path) else "folder holds no files")
+        loaded = _with_sidecar(read_dataset(path, files, columns))
     elif form is Format.RANX:
-        loaded = _with_sidecar(read_ranx(path, role))
+        loaded = _with_sidecar(read_ranx(path, role is Role.RUN))
     elif form in (Format.TSV, Format.CSV):
         loaded = _with_sidecar(read_delimited(path, "\t" if form is Format.TSV else ","))
     elif form is Format.TREC:
@@ -209,6 +209,41 @@ def read_input(path: Path, role: Role, fmt: str | None = None, columns: list[str
     if role is Role.RUN and "retrieved" not in loaded.table.column_names:
         return group_long(_renamed(loaded, LONG_ALIASES))
     return loaded
+
+
+def read_table(path: Path, trec: str | None = None, columns: list[str] | None = None) -> Parsed:
+    """Read `path` by its extension (sniffing Parquet magic; under `.gz`, `.zst` or `.bz2` the
+    extension before it); `trec` ("run" | "qrels") says how a plain-text file is read. A
+    `<file>.meta.json` sidecar adds to (and wins over) the metadata."""
+    path = Path(path)
+    head = sniff(path)
+    name = codec(path, head)
+    ext = inner_suffix(path) if name is not None else path.suffix.lower()
+    if name is not None and ext not in PARQUET_EXT:
+        head = _peek(path, name)
+    if ext in PARQUET_EXT or head.startswith(b"PAR1"):
+        loaded = read_parquet(path, columns)
+    elif ext in JSONL_EXT:
+        loaded = read_jsonl(path)
+    elif trec == "run":
+        loaded = read_trec_run(path)
+    elif trec == "qrels":
+        loaded = read_trec_qrels(path)
+    else:
+        raise InputError(path, f"unknown format {ext or '(no extension)'!r}; use .parquet or .jsonl")
+    sidecar = path.with_name(path.name + ".meta.json")
+    if sidecar.exists():
+        loaded.meta.update(read_sidecar(sidecar))
+    return loaded
+
+
+def _peek(path: Path, name: str) -> bytes:
+    """The first decompressed bytes of `path` (to recognise compressed Parquet)."""
+    try:
+        with pa.input_stream(str(path), compression=name) as stream:
+            return bytes(stream.read(4))
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(path, f"cannot decompress ({name}; truncated or corrupt?): {e}") from None
 
 
 def sidecar_of(path: Path) -> Path:
@@ -242,158 +277,3 @@ def _renamed(loaded: Parsed, aliases: dict[str, str]) -> Parsed:
     if new == names:
         return loaded
     return replace(loaded, table=loaded.table.rename_columns(new))  # keeps how rows are placed
-
-
-@dataclass(frozen=True)
-class Shards(Parsed):
-    """Parquet files read as one table: `starts[i]` is the first row of `files[i]`."""
-
-    files: tuple[Path, ...] = ()
-    starts: np.ndarray | None = None
-
-    def where(self, row: int) -> str:
-        if self.starts is None:
-            return super().where(row)
-        i = int(np.searchsorted(self.starts, row, side="right")) - 1
-        return f"{self.files[i].name} row {row - int(self.starts[i]) + 1}"
-
-
-def read_dataset(path: Path, columns: list[str] | None = None) -> Parsed:
-    """A folder or glob of Parquet files as one table (pyarrow.dataset), files in path order; the
-    metadata is the first file's, plus a `<folder>.meta.json` sidecar."""
-    files = members(path)
-    if not files:
-        raise InputError(path, "names no files" if is_pattern(path) else "folder holds no files")
-    for f in files:
-        regular_file(f)
-        if not sniff(f).startswith(b"PAR1"):
-            raise InputError(f, "not a Parquet file; a folder or glob is read as Parquet files only")
-    try:
-        dataset = ds.dataset([str(f) for f in files], format="parquet")
-        names = dataset.schema.names
-        wanted = None if columns is None else [c for c in columns if c in names]
-        parts = [frag.to_table(schema=dataset.schema, columns=wanted) for frag in dataset.get_fragments()]
-    except (pa.ArrowException, OSError) as e:
-        raise InputError(path, f"cannot read the Parquet files as one table: {e}") from None
-    table = pa.concat_tables(parts) if parts else dataset.schema.empty_table()
-    try:
-        validate_text(table)
-    except pa.ArrowInvalid as e:
-        raise InputError(path, f"holds invalid data (text not UTF-8?): {e}") from None
-    raw = dataset.schema.metadata or {}
-    meta = {
-        k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
-        for k, v in raw.items()
-        if not k.startswith(b"ARROW:") and k != b"pandas"
-    }
-    starts = np.cumsum([0] + [p.num_rows for p in parts[:-1]]).astype(np.int64)
-    loaded = Shards(path, table.replace_schema_metadata(None), meta, files=tuple(files), starts=starts)
-    return _with_sidecar(loaded)
-
-
-def _text_bytes(path: Path) -> bytes:
-    """The file's bytes, decompressed by extension, without a UTF-8 BOM."""
-    name = codec(path, sniff(path))
-    try:
-        data = path.read_bytes() if name is None else decompress(path, name)  # bounded (`limit`)
-    except OSError as e:
-        raise InputError(path, f"cannot be read: {e}") from None
-    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-
-
-def _nonblank_lines(data: bytes) -> np.ndarray:
-    """1-based numbers of the lines holding anything but a CR (the lines pyarrow.csv reads)."""
-    raw = np.frombuffer(data, np.uint8)
-    nl = np.flatnonzero(raw == 10)
-    starts = np.concatenate([[0], nl + 1])
-    ends = np.concatenate([nl, [len(raw)]])
-    length = ends - starts
-    cr = np.zeros(len(starts), bool)
-    has = length > 0
-    cr[has] = raw[ends[has] - 1] == 13
-    return np.flatnonzero(length - cr > 0) + 1
-
-
-def read_delimited(path: Path, delimiter: str) -> Parsed:
-    """CSV or TSV with a header row (pyarrow.csv). Id columns stay text ("007" is not 7); TSV has
-    no quoting (BEIR writes none). Each row remembers its line."""
-    data = _text_bytes(path)
-    if not data.strip():
-        raise InputError(path, "holds no records")
-    header = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace").split(delimiter)
-    names = [h.strip().strip('"') for h in header]
-    dup = next((n for n in names if names.count(n) > 1), None)
-    if dup is not None:
-        raise InputError(path, f"the header names column {dup!r} twice", "line 1")
-    ids = {"query_id", "chunk_id", "_id", "doc_id", *LABEL_ALIASES, *LONG_ALIASES} - {
-        "score",
-        "label",
-        "rel",
-    }
-    try:
-        table = pcsv.read_csv(
-            pa.BufferReader(data),
-            parse_options=pcsv.ParseOptions(
-                delimiter=delimiter, quote_char='"' if delimiter == "," else False
-            ),
-            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names if n in ids}),
-        )
-    except pa.ArrowInvalid as e:
-        raise InputError(path, f"not valid {'TSV' if delimiter == chr(9) else 'CSV'}: {e}") from None
-    lines = _nonblank_lines(data)[1:]
-    if table.num_rows == 0:
-        raise InputError(path, "holds a header and no rows")
-    if len(lines) != table.num_rows:  # quoted line breaks: rows no longer map onto lines
-        return Parsed(path, table)
-    return Parsed(path, table, {}, lines)
-
-
-def read_ranx(path: Path, role: Role) -> Parsed:
-    """ranx Run / Qrels JSON, `{query_id: {doc_id: score}}`, as a long table (query_id, chunk_id,
-    score for a run; relevance for labels). Places are named by query id, not line."""
-    data = _text_bytes(path)
-    try:
-        obj = json.loads(data, object_pairs_hook=no_duplicate_keys, parse_constant=reject_constant)
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"not UTF-8: {e.reason}") from None
-    except RecursionError:
-        raise InputError(path, "holds JSON nested too deeply to read") from None
-    except ValueError as e:
-        raise InputError(path, f"not valid JSON: {e}") from None
-    if not isinstance(obj, dict) or not obj:
-        raise InputError(path, "a ranx file is one non-empty JSON object {query_id: {doc_id: score}}")
-    bad = next((q for q, v in obj.items() if not isinstance(v, dict)), None)
-    if bad is not None:
-        raise InputError(path, f"query {bad!r} maps to {type(obj[bad]).__name__}, expected {{doc_id: score}}")
-    qids = [q for q, docs in obj.items() for _ in docs]
-    docs = [d for v in obj.values() for d in v]
-    values = [s for v in obj.values() for s in v.values()]
-    kind = "score" if role is Role.RUN else "relevance"
-    wrong = next(
-        (i for i, s in enumerate(values) if isinstance(s, bool) or not isinstance(s, int | float)), None
-    )
-    if wrong is not None:
-        raise InputError(
-            path, f"{kind} {values[wrong]!r} is not a number", f"query {qids[wrong]!r}, doc {docs[wrong]!r}"
-        )
-    try:
-        column = pa.array(values, pa.float64() if role is Role.RUN else None)
-    except (pa.ArrowException, OverflowError) as e:
-        raise InputError(path, f"{kind} values: {e}") from None
-    table = pa.table(
-        {"query_id": pa.array(qids, pa.string()), "chunk_id": pa.array(docs, pa.string()), kind: column}
-    )
-    return Ranx(path, table, qids=qids, docs=docs)
-
-
-@dataclass(frozen=True)
-class Ranx(Parsed):
-    """A ranx table: row i is doc `docs[i]` of query `qids[i]`."""
-
-    qids: list[str] | None = None
-    docs: list[str] | None = None
-
-    def where(self, row: int) -> str:
-        if self.qids is None or self.docs is None:
-            return super().where(row)
-        return f"query {self.qids[row]!r}, doc {self.docs[row]!r}"
