@@ -20,6 +20,7 @@ from triage.report import cells
 from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
 from triage.ui.keys import Keys
 from triage.ui.literal import line
+from triage.ui.screens.help import HELP_KEY
 from triage.ui.screens.lists import QueryList
 from triage.ui.screens.live import LiveScreen, report
 from triage.ui.table import Column, VirtualTable
@@ -50,6 +51,8 @@ def empty_tenant_columns(rows: Sequence[TenantRow]) -> set[str]:
 class SliceQueries(QueryList):
     """One slice's queries: regressions first, then wins, then the rest."""
 
+    HELP = "slice-queries"
+
     def __init__(self, session: Session, slice_: Slice) -> None:
         super().__init__(session)
         self.slice = slice_
@@ -76,7 +79,9 @@ class SliceQueries(QueryList):
 
 
 class TenantsScreen(LiveScreen):
+    HELP = "tenants"
     BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
         Binding("escape", "app.pop_screen", "back"),
         Binding("b", "bars", "bars / table"),
         Binding("l", "order", "by rate / lower bound"),
@@ -157,7 +162,9 @@ class TenantsScreen(LiveScreen):
 
 
 class SlicesScreen(LiveScreen):
+    HELP = "slices"
     BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
         Binding("escape", "app.pop_screen", "back"),
         Binding("right_square_bracket,right", "key(1)", "next key"),
         Binding("left_square_bracket,left", "key(-1)", "previous key"),
