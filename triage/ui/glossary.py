@@ -118,7 +118,7 @@ TERMS: dict[str, str] = {
     # -- list columns ---------------------------------------------------------------------------------
     "#": "The row's position in this list.",
     "outcome": "The query's paired result: both hit, both miss, hit→miss or miss→hit.",
-    "query": "The query's id.",
+    "query": "The query's id, as the query file spells it.",
     "tenant": "The customer (tenant) the query was asked for.",
     "gold A": (
         "Where arm A ranked the query's best gold chunk: a rank, (>k) when beyond k, absent when not stored."

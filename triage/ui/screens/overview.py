@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual.content import Content
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
 
