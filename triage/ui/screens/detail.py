@@ -56,7 +56,7 @@ class DetailScreen(OneLayout, Screen[int]):
     DEFAULT_CSS = "DetailScreen { overflow-y: hidden; } DetailScreen.-short { overflow-y: auto; }"
     # Narrower than 120 cells, A's list stands above B's (styles: `.-narrow #lists`), so each
     # keeps room for the heading and the text beside the ids.
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
     HELP = "detail"
     BINDINGS: ClassVar[list[BindingType]] = [
