@@ -101,18 +101,26 @@ async def test_the_detail_title_stays_on_screen_and_no_scroll_bar_comes_and_goes
 
 
 @pytest.mark.slow
-async def test_a_short_detail_screen_scrolls_to_its_ranked_lists() -> None:
-    # 80x24: the regions above the lists take the whole height. Hidden, the lists would be out of
-    # reach; the screen scrolls instead, to the focused list, on every query.
+async def test_a_short_detail_screen_opens_on_the_query_and_scrolls_to_a_list_on_tab() -> None:
+    # 80x24: the regions above the lists take the whole height. The screen opens on the query and
+    # its hint, on every query; the lists below stay in reach: it scrolls to the list focused.
     app = TriageApp()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _first_flip(pilot)
         for _ in range(3):
-            table = screen.query_one(RankedLists).table("b")
-            assert screen.has_class("-short")
-            assert table.has_focus and table.region.intersection(screen.region).area > 0
+            assert screen.has_class("-short") and screen.scroll_y == 0
+            for name in ("#query-text", "#hint-line"):
+                assert screen.query_one(name).region.intersection(screen.region).area > 0
+            assert screen.virtual_size.height > screen.size.height  # the lists are below
             await pilot.press("n")
             await pilot.pause()
+        table = screen.query_one(RankedLists).table("a")
+        for _ in range(3):
+            if table.has_focus:
+                break
+            await pilot.press("tab")
+            await pilot.pause()
+        assert table.has_focus and table.region.intersection(screen.region).area > 0
 
 
 @pytest.mark.slow

@@ -66,3 +66,34 @@ def test_rank_drops(snap_compare) -> None:
         await pilot.press("r", "j")
 
     assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
+
+
+# -- every main screen at the smallest usual terminal and a roomy one ---------------------------------
+SIZES = {"80x24": (80, 24), "140x45": (140, 45)}
+SCREENS = {
+    "overview": (),
+    "flips": ("f", "j"),
+    "detail": ("f", "enter"),
+    "tenants": ("t",),
+    "slices": ("s",),
+    "queue": ("J",),
+    "help_on_flips": ("f", "question_mark"),
+    "help_on_detail": ("f", "enter", "question_mark"),
+}
+
+
+def _walk(keys: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:
+        await wait_loaded(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.app.workers.wait_for_complete()  # the hints column's, the queue's worker
+            await pilot.pause()
+
+    return before
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_screen_at_size(snap_compare, screen: str, size: str) -> None:
+    assert snap_compare(_app(), terminal_size=SIZES[size], run_before=_walk(SCREENS[screen]))

@@ -64,7 +64,7 @@ class TriageApp(App[None]):
         Binding("s", "slices", "slices", id="slices"),
         Binding("L", "amendments", "amendments", id="amendments"),
         Binding("J", "queue", "judge", id="queue"),
-        Binding("r", "ranks", "rank drops", id="ranks"),  # the queue's own r comes first there
+        Binding("r", "ranks", "rank drops", id="ranks"),
     ]
 
     def __init__(
@@ -388,10 +388,11 @@ class TriageApp(App[None]):
             self.push_screen(QueueScreen(self.session))
 
     def action_help(self) -> None:
+        from triage.ui.glossary import topic_of
         from triage.ui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(topic_of(self.screen)))
 
     def on_open_query(self, message: OpenQuery) -> None:
         self.open_query(message.q)

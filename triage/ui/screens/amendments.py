@@ -13,13 +13,15 @@ from triage.labels.records import RETRACT, VERDICT
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.messages import OpenQuery
+from triage.ui.screens.help import HELP_KEY
 from triage.ui.screens.live import LiveScreen
 from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session
 
 
 class AmendmentsScreen(LiveScreen):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "back")]
+    HELP = "amendments"
+    BINDINGS: ClassVar[list[BindingType]] = [HELP_KEY, Binding("escape", "app.pop_screen", "back")]
 
     def __init__(self, session: Session) -> None:
         super().__init__()

@@ -19,6 +19,7 @@ from triage.core.text.words import Passage, best_passages, normal, passages, spa
 from triage.report import cells as fmt
 from triage.ui.keys import Keys
 from triage.ui.literal import heading, line, marked, plain
+from triage.ui.screens.help import HELP_KEY
 from triage.workspace.detail import QueryDetail, token_label
 from triage.workspace.session import Session
 
@@ -34,7 +35,9 @@ def in_query_order(query: str, found: frozenset[str]) -> list[str]:
 
 
 class ChunkScreen(Screen):
+    HELP = "chunk"
     BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
         Binding("escape", "app.pop_screen", "back"),
         Binding("j,down", "scroll(1)", "down", show=False),
         Binding("k,up", "scroll(-1)", "up", show=False),

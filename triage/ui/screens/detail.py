@@ -22,6 +22,7 @@ from triage.ui.ahead import Ahead
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.messages import DetailClosed, announce
+from triage.ui.screens.help import HELP_KEY
 from triage.ui.table import VirtualTable
 from triage.ui.widgets.detail import (
     ArmSummaries,
@@ -53,8 +54,13 @@ class DetailScreen(OneLayout, Screen[int]):
     # (re-wrapping every region). A short one scrolls, as a screen does, to the focused list:
     # its regions cannot all fit, and hidden ones would be out of reach.
     DEFAULT_CSS = "DetailScreen { overflow-y: hidden; } DetailScreen.-short { overflow-y: auto; }"
+    # Narrower than 120 cells, A's list stands above B's (styles: `.-narrow #lists`), so each
+    # keeps room for the heading and the text beside the ids.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
+    HELP = "detail"
     BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
         Binding("n", "step(1)", "next"),
         Binding("p", "step(-1)", "previous"),
         Binding("tab", "app.focus_next", "next pane", show=False),
@@ -97,7 +103,9 @@ class DetailScreen(OneLayout, Screen[int]):
 
     def on_mount(self) -> None:
         self.show()
-        self.query_one(RankedLists).table("b").focus()
+        # B's list has the keys; the screen stays at its top (the query and its hint), which a
+        # short terminal would otherwise scroll past to show the focused list
+        self.query_one(RankedLists).table("b").focus(scroll_visible=False)
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.height < SHORT, "-short")

@@ -1,7 +1,10 @@
-"""`?`: every key, by where it applies."""
+"""`?`: the keys of the screen it was opened on, then every column and term that screen shows, then
+the keys that work anywhere and the other screens' keys. The text is the glossary's
+(`triage.ui.glossary`); this screen lays it out, wrapped to the box's width."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -10,117 +13,51 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from triage.ui.glossary import ANYWHERE, TOPICS, Topic
 from triage.ui.literal import line
 
-KEYS: list[tuple[str, list[tuple[str, str]]]] = [
-    (
-        "Anywhere",
-        [
-            ("f", "the flips, hit→miss first"),
-            ("a", "all queries"),
-            ("o", "the overview"),
-            (
-                "t",
-                "tenants, worst first by B's hit rate (b: bars A beside B; l: by the low end of B's "
-                "95% interval instead)",
-            ),
-            ("s", "slices: plan, selectivity band, tenant, query type, source type, filter shape, language"),
-            ("L", "the amendments: who added which gold, when, with what note and evidence; the verdicts"),
-            ("J", "the judging queue: every unjudged passage of a top k, one at a time"),
-            (
-                "r",
-                "rank drops: both-hit queries whose gold B ranked lower; the rank-change histogram",
-            ),
-            ("/", "fuzzy search over query ids and texts (in a list)"),
-            ("ctrl+p", "command palette: jump to a query by id or text; switch theme"),
-            ("?", "this help"),
-            ("escape", "back"),
-            ("q", "quit (except while typing in a search box)"),
-        ],
-    ),
-    (
-        "Lists (flips, all queries)",
-        [
-            ("j / k, ↓ / ↑", "move"),
-            ("pgdn / pgup, home / end", "move by a page, to the ends"),
-            ("enter", "open the query's detail"),
-            ("0 1 2 3 4", "all queries only: every / both hit / both miss / hit→miss / miss→hit"),
-            (
-                "hint",
-                "flips: the likely cause of the loss — short (short list), plan (plan change), header "
-                "(header dominates), path (misleading path), unlab (likely unlabelled), window, pushed "
-                "(just below k), dropped; the detail shows its evidence (README: Cause hints)",
-            ),
-            ("verdict", "the cause a reviewer recorded with v (real, label, other, or a hint's code)"),
-        ],
-    ),
-    (
-        "Detail",
-        [
-            ("n / p", "next / previous query of the list you came from"),
-            ("tab / shift+tab", "move the focus: gold pane, arm A's list, arm B's list"),
-            ("j / k", "move the selection in the focused list (scroll the gold pane)"),
-            ("enter", "open the selected chunk's full text (in the gold pane: the first gold)"),
-            ("g", "mark the selected passage as additional gold (written at once, grade 1)"),
-            ("1 … 9", "right after g: the grade of that amendment"),
-            ("G", "the same, after asking for a note"),
-            ("u", "undo your last amendment (a retract record: nothing is deleted)"),
-            ("v", "your verdict on the query: its cause (one key each, hinted first), then an optional note"),
-        ],
-    ),
-    (
-        "Judging queue (J)",
-        [
-            ("y", "relevant (grade 1), written at once; the next candidate follows"),
-            ("1 … 9", "relevant with that grade instead"),
-            ("n", "not relevant (grade 0)"),
-            ("G / N", "relevant / not relevant, after asking for a note"),
-            ("space", "skip: the candidate goes to the end of the queue (nothing written)"),
-            ("backspace", "undo the last decision made here; its candidate comes back"),
-            ("r", "regressions only (on / off)"),
-            ("t", "cycle the tenant: every tenant, then each in turn"),
-            ("a", "cycle the arm: both, A's top k only, B's top k only"),
-            ("escape", "leave; J brings you back where you were"),
-        ],
-    ),
-    (
-        "Chunk",
-        [
-            ("j / k", "scroll"),
-            ("w", "the passage holding the most query words; again: the next best"),
-            ("W", "back to the previous best passage"),
-            ("m", "show more of a very long text"),
-        ],
-    ),
-    (
-        "Tenants (t) and slices (s)",
-        [
-            ("enter", "the tenant's or slice's queries, flips first; enter again for the detail"),
-            ("b", "tenants: bars of A's and B's hit rate, ┃ marks the floor"),
-            ("← / →, [ / ]", "slices: the previous / next slice key"),
-        ],
-    ),
-    (
-        "Rank drops (r)",
-        [
-            ("enter", "open the query's detail; n / p walk the drops"),
-        ],
-    ),
-    (
-        "Amendments (L)",
-        [
-            ("enter", "open the amended query"),
-        ],
-    ),
-    (
-        "Search",
-        [
-            ("type", "results update as you type"),
-            ("↓ / ↑", "choose a result"),
-            ("enter", "open the best (or chosen) match"),
-        ],
-    ),
-]
+# Each screen's first binding: the footer lists a screen's keys before the app's, so `?` shows
+# first however narrow the terminal (the app's own `?` binding does the same on a screen without it)
+HELP_KEY = Binding("question_mark", "app.help", "help")
+
+KEY = "$text-warning"
+TERM = "$text-accent"
+
+
+def rows(entries: list[tuple[str, str]], width: int, column: int, style: str) -> list[str | tuple[str, str]]:
+    """`key  what` rows, `what` wrapped under itself; a key wider than its column on a line of its own."""
+    out: list[str | tuple[str, str]] = []
+    indent = " " * (column + 2)
+    for key, what in entries:
+        wrapped = textwrap.wrap(what, max(20, width - column - 2)) or [""]
+        if len(key) >= column:
+            out += [(f"  {key}", style), "\n"]
+            first = indent + wrapped[0]
+        else:
+            out.append((f"  {key:<{column}}", style))
+            first = wrapped[0]
+        out += [first, "\n", *(f"{indent}{rest}\n" for rest in wrapped[1:])]
+    return out
+
+
+def text_of(topic: Topic, width: int) -> list[str | tuple[str, str]]:
+    """The help for `topic` as `line` parts, for a box `width` cells wide inside."""
+    column = 16 if width >= 60 else 12
+    terms = [(term, topic.explain(term)) for term in topic.terms] + [
+        (term, meaning) for term, meaning in topic.own.items() if term not in topic.terms
+    ]
+    parts: list[str | tuple[str, str]] = [(f"{topic.title} — keys here", "bold $text-accent"), "\n"]
+    parts += rows(list(topic.keys), width, column, KEY)
+    parts += ["\n", (f"{topic.title} — what it shows", "bold $text-accent"), "\n"]
+    parts += rows(terms, width, column, TERM)
+    parts += ["\n", ("Anywhere", "bold"), "\n"]
+    parts += rows(list(ANYWHERE), width, column, KEY)
+    for other in TOPICS.values():
+        if other is not topic:
+            parts += ["\n", (f"{other.title} — keys", "bold"), "\n"]
+            parts += rows(list(other.keys), width, column, KEY)
+    parts += ["\n", ("escape or ? closes this help", "$text-muted")]
+    return parts
 
 
 class HelpScreen(ModalScreen[None]):
@@ -129,12 +66,21 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "app.quit", "quit"),  # a modal screen does not see the app's bindings
     ]
 
+    def __init__(self, topic: Topic | None = None) -> None:
+        super().__init__()
+        self.topic = topic or TOPICS["overview"]
+
     def compose(self) -> ComposeResult:
-        parts: list[str | tuple[str, str]] = [("triage — keys", "bold $text-accent"), "\n"]
-        for section, keys in KEYS:
-            parts += ["\n", (section, "bold"), "\n"]
-            for key, what in keys:
-                parts += [(f"  {key:<26}", "$text-warning"), what, "\n"]
-        parts += ["\n", ("escape or ? closes this help", "$text-muted")]
         with VerticalScroll(id="help"):
-            yield Static(line(*parts))
+            yield Static(id="help-text")
+
+    def on_mount(self) -> None:
+        self.draw()
+
+    def on_resize(self) -> None:
+        self.draw()
+
+    def draw(self) -> None:
+        # the box (styles: 90 cells, at most 95% of the screen) less its border, padding, scroll bar
+        width = min(90, self.size.width * 95 // 100) - 6
+        self.query_one("#help-text", Static).update(line(*text_of(self.topic, width)))

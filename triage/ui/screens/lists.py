@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 import pyarrow.compute as pc
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
@@ -19,11 +19,13 @@ from triage.labels.verdicts import Verdict
 from triage.report import cells
 from triage.ui.keys import Keys
 from triage.ui.literal import line
+from triage.ui.screens.help import HELP_KEY
 from triage.ui.screens.live import LiveScreen
 from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session, flip_label
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good", Outcome.UNSCORED: "muted"}
+NARROW = 100  # cells: a narrower list leaves the tenant out, so ids, ranks and plans stay whole
 
 
 def empty_columns(session: Session) -> set[str]:
@@ -57,7 +59,9 @@ def verdict_cell(verdicts: tuple[Verdict, ...]) -> str:
 class QueryList(LiveScreen):
     """A list of query indices (`order`); enter opens the detail with n/p walking this list."""
 
+    HELP = "flips"
     BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
         Binding("slash", "search", "search"),
         Binding("escape", "app.pop_screen", "back"),
     ]
@@ -71,6 +75,7 @@ class QueryList(LiveScreen):
         self.columns: list[Column] = []
         self.hidden: set[str] = set()  # titles of columns left out (empty for this evaluation)
         self.drawn_hints: FlipHints | None = None  # the flips' hints drawn (None: "…" drawn)
+        self.narrow = False  # narrower than NARROW: no tenant column
 
     def compose(self) -> ComposeResult:
         ev = self.session.ev
@@ -100,10 +105,14 @@ class QueryList(LiveScreen):
         self.order = self.rows()
         order = self.order
         short_a, short_b = ev.a.short, ev.b.short
-        hidden = self.hidden | (set() if verdicts.by_query else {"verdict"})
+        hidden = self.hidden | (set() if verdicts.by_query else {"verdict"}) | self.narrow_hidden()
         shown = [c.title not in hidden for c in self.columns]
         table = self.query_one(VirtualTable)
-        table.columns = [c for c, keep in zip(self.columns, shown, strict=True) if keep]
+        table.columns = [
+            Column("#", 4, right=True) if self.narrow and c.title == "#" else c
+            for c, keep in zip(self.columns, shown, strict=True)
+            if keep
+        ]
         hints = s.hints_ready() if self.with_hints else None
         self.drawn_hints = hints
         if self.with_hints and hints is None:
@@ -140,6 +149,16 @@ class QueryList(LiveScreen):
 
     def rows(self) -> np.ndarray:
         raise NotImplementedError
+
+    def narrow_hidden(self) -> set[str]:
+        return {"tenant"} if self.narrow else set()
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            if self.is_mounted and self.order is not None and self.shown_version is not None:
+                self.fill()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="hints")
     def compute_hints(self) -> None:
@@ -232,6 +251,7 @@ FILTERS = {
 
 
 class AllQueriesScreen(QueryList):
+    HELP = "all"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("0", "only('0')", "all"),
         Binding("1", "only('1')", "both hit"),

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
 
@@ -17,19 +18,45 @@ from triage.report import terminal as report_text
 from triage.report.model import Report
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
+from triage.ui.screens.help import HELP_KEY
 from triage.ui.screens.live import report, report_ready
 from triage.workspace.session import Session
+
+
+def headline(r: Report) -> Content:
+    """Each arm's metrics at k, B − A, and the flips with McNemar's p, in three short lines: the
+    numbers a reader came for, above everything that can push them below the first screen."""
+    a, b = r.arms.a, r.arms.b
+    parts: list[str | tuple[str, str]] = []
+    for name, x, y in (
+        ("hit rate", a.hit_rate, b.hit_rate),
+        ("recall", a.recall, b.recall),
+        ("mrr", a.mrr, b.mrr),
+        ("ndcg", a.ndcg, b.ndcg),
+    ):
+        parts += [(f"{name}@{r.k} ", "$text-muted"), f"A {cells.rate(x)} → B {cells.rate(y)} "]
+        parts += [(f"({cells.delta(x, y)})", "bold"), "\n" if name in ("hit rate", "mrr") else "   "]
+    p = r.paired
+    parts[-1] = "\n"
+    parts += [
+        (cells.flip_counts(p), "bold"),
+        "   ",
+        (cells.mcnemar(p), "bold $text-accent"),
+    ]
+    return line(*parts)
 
 
 class OverviewScreen(Screen):
     """Shows "loading" at once; `show` fills it when the worker has loaded the evaluation."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("slash", "search", "search")]
+    HELP = "overview"
+    BINDINGS: ClassVar[list[BindingType]] = [HELP_KEY, Binding("slash", "search", "search")]
 
     def compose(self) -> ComposeResult:
         yield Static(line(("triage", "bold"), "  loading the evaluation…"), id="title")
         yield LoadingIndicator(id="loading")
         with VerticalScroll(id="overview"):
+            yield Static(id="headline")  # both arms' figures and McNemar's p: in view at 80×24
             yield Static(id="summary")
             yield Static(id="checks")
             with Horizontal(id="numbers"):
@@ -69,6 +96,7 @@ class OverviewScreen(Screen):
                 f"  (also k = {', '.join(map(str, r.ks[1:]))})" if len(r.ks) > 1 else "",
             )
         )
+        self.query_one("#headline", Static).update(headline(r))
         summary = report_text.summary(r)
         if r.origin_quote is not None:  # real and generated queries: which figure to quote, on top
             summary = summary + "\n" + Text(cells.quote_line(r.origin_quote), "bold")

@@ -23,6 +23,7 @@ from triage.report import cells as fmt
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
 from triage.ui.messages import announce
+from triage.ui.screens.help import HELP_KEY
 from triage.ui.widgets.detail.text import clip
 from triage.workspace.queue import (
     TIERS,
@@ -111,16 +112,19 @@ class QueueScreen(Screen[None]):
     #queue-gold-pane { width: 1fr; padding: 0 1; border: round $warning 40%; }
     """
 
+    HELP = "queue"
+    # The filters are capitals: r, t and a keep their meaning everywhere (rank drops, tenants, all queries).
     BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
         Binding("y", "decide(1)", "relevant"),
         Binding("n", "decide(0)", "not relevant"),
         Binding("space", "skip", "skip"),
         Binding("backspace", "undo", "undo"),
         Binding("G", "decide_note(1)", "relevant + note"),
         Binding("N", "decide_note(0)", "not + note"),
-        Binding("r", "regressions", "regressions only"),
-        Binding("t", "tenant", "tenant"),
-        Binding("a", "arm", "arm"),
+        Binding("R", "regressions", "regressions only"),
+        Binding("T", "tenant", "tenant"),
+        Binding("A", "arm", "arm"),
         Binding("escape", "leave", "back"),
         *[Binding(str(g), f"decide({g})", f"grade {g}", show=False) for g in range(1, 10)],
     ]
@@ -194,7 +198,7 @@ class QueueScreen(Screen[None]):
             self._static("queue-query").update(
                 line(
                     ("nothing left to judge here", "bold $text-success"),
-                    ("  (filters: r t a)", "$text-muted"),
+                    ("  (filters: R T A)", "$text-muted"),
                 )
             )
             self._static("queue-candidate").update("")

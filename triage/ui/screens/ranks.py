@@ -41,6 +41,7 @@ def histogram(x: RanksSection) -> Content:
 class RankDropsScreen(QueryList):
     """The report's drops; enter opens a query's detail, n/p walking the drops."""
 
+    HELP = "ranks"
     title_text = "Rank drops"
 
     def compose(self) -> ComposeResult:

@@ -22,6 +22,7 @@ TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good"}
 
 
 class SearchScreen(ModalScreen[int | None]):
+    HELP = "search"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "close"),
         Binding("down", "results", "results", show=False),

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
@@ -20,7 +21,8 @@ from triage.report import cells
 from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
 from triage.ui.keys import Keys
 from triage.ui.literal import line
-from triage.ui.screens.lists import QueryList
+from triage.ui.screens.help import HELP_KEY
+from triage.ui.screens.lists import NARROW, QueryList
 from triage.ui.screens.live import LiveScreen, report
 from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session
@@ -50,6 +52,8 @@ def empty_tenant_columns(rows: Sequence[TenantRow]) -> set[str]:
 class SliceQueries(QueryList):
     """One slice's queries: regressions first, then wins, then the rest."""
 
+    HELP = "slice-queries"
+
     def __init__(self, session: Session, slice_: Slice) -> None:
         super().__init__(session)
         self.slice = slice_
@@ -76,7 +80,9 @@ class SliceQueries(QueryList):
 
 
 class TenantsScreen(LiveScreen):
+    HELP = "tenants"
     BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
         Binding("escape", "app.pop_screen", "back"),
         Binding("b", "bars", "bars / table"),
         Binding("l", "order", "by rate / lower bound"),
@@ -89,6 +95,14 @@ class TenantsScreen(LiveScreen):
         self.session = session
         self.show_bars = False
         self.order = TenantOrder.HIT_RATE
+        self.narrow = False  # narrower than NARROW: no plan and selectivity, a shorter note
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            if self.shown_version is not None:
+                self.fill()
 
     def compose(self) -> ComposeResult:
         yield Static(id="tenants-title")
@@ -110,22 +124,24 @@ class TenantsScreen(LiveScreen):
             table.set_rows(0, lambda i: [])
             return
         rows, floor = t.rows, t.floor
+        note = (
+            "\nthe worst three are highlighted; ? explains every column"
+            if self.narrow
+            else "\nthe worst three are highlighted; few = fewer than "
+            f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; b: bars (┃ marks the "
+            "floor); l: order by hit rate / by the interval's low end; enter: the tenant's queries"
+        )
         self.query_one("#tenants-title", Static).update(
             line(
                 (f"Tenants, {t.order.label}  ", "bold"),
                 (cells.below_floor(t), "$text-error bold"),
                 f"   {cells.p5(t)}",
-                (
-                    "\nthe worst three are highlighted; few = fewer than "
-                    f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; b: bars (┃ marks the "
-                    "floor); l: order by hit rate / by the interval's low end; enter: the tenant's queries",
-                    "$text-muted",
-                ),
+                (note, "$text-muted"),
             )
         )
         cells_of = cells.tenant_bar_cells if self.show_bars else cells.tenant_cells
         head = self.BARS if self.show_bars else self.COLUMNS
-        empty = empty_tenant_columns(rows)
+        empty = empty_tenant_columns(rows) | ({"plan", "sel."} if self.narrow else set())
         keep = [c.title not in empty for c in head]
 
         def row(i: int) -> list[str]:
@@ -137,7 +153,11 @@ class TenantsScreen(LiveScreen):
                 return "bad" if x.below(floor) else "gold"
             return "muted" if x.few else None
 
-        table.columns = [c for c, shown in zip(head, keep, strict=True) if shown]
+        table.columns = [
+            Column(c.title, 19) if self.narrow and c.title == "tenant" else c
+            for c, shown in zip(head, keep, strict=True)
+            if shown
+        ]
         table.set_rows(len(rows), row, tag, table.cursor)
 
     def action_bars(self) -> None:
@@ -157,7 +177,9 @@ class TenantsScreen(LiveScreen):
 
 
 class SlicesScreen(LiveScreen):
+    HELP = "slices"
     BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
         Binding("escape", "app.pop_screen", "back"),
         Binding("right_square_bracket,right", "key(1)", "next key"),
         Binding("left_square_bracket,left", "key(-1)", "previous key"),
