@@ -4,7 +4,7 @@ graded labels including 0 and negative grades, queries missing from the run, ids
 short and empty lists.
 
 ir_measures computes RR@k (its msmarco provider) and Judged@k (its own) after breaking score
-ties by id ascending, unlike trec_eval's id descending (reported on ir_measures' tracker as #18); those two are
+ties by id ascending, unlike trec_eval's id descending (ir_measures' tracker, #18); those two are
 given the run with strictly decreasing scores in trec_eval's order, so that every measure is
 compared on the same ranking.
 """
