@@ -93,19 +93,15 @@ class _Schemas:
             raise TypeError(f"two report classes named {name}: {self.made[name]} and {cls}")
         return {"$ref": f"#/$defs/{name}"}
 
-    def of(self, t: object) -> dict[str, object]:  # noqa: C901 (one branch per kind of annotation)
+    def of(self, t: object) -> dict[str, object]:
         """The schema of a value annotated `t`, as `model._plain` spells it."""
-        origin, args = typing.get_origin(t), typing.get_args(t)
         if t in _SCALARS:
             return dict(_SCALARS[t])
+        if isinstance(t, type):
+            return self._class(t)
+        origin, args = typing.get_origin(t), typing.get_args(t)
         if origin in (types.UnionType, typing.Union):
             return {"anyOf": [self.of(a) for a in args]}
-        if isinstance(t, type) and issubclass(t, Outcome):
-            return {"enum": [o.json for o in Outcome]}
-        if isinstance(t, type) and issubclass(t, Enum):
-            return {"enum": [e.value for e in t]}
-        if isinstance(t, type) and issubclass(t, Rows):  # a row section: a list of its rows
-            return {"type": "array", "items": self.ref(t.row_type)}
         if origin is model.ByArm:  # {"a": …, "b": …}
             arm = self.of(args[0])
             return {
@@ -115,14 +111,23 @@ class _Schemas:
                 "additionalProperties": False,
             }
         if origin in (tuple, list):
-            item = args[0] if args else object
-            return {"type": "array", "items": self.of(item)}
+            return {"type": "array", "items": self.of(args[0] if args else object)}
         if origin in (Mapping, dict, typing.Mapping):  # an open map: any key
             key, value = args or (str, object)
             out: dict[str, object] = {"type": "object", "additionalProperties": self.of(value)}
             if key is int:
                 out["propertyNames"] = dict(_INTEGER_KEY)
             return out
-        if isinstance(t, type) and dataclasses.is_dataclass(t):
-            return self.ref(t)
         raise TypeError(f"no JSON schema for the annotation {t!r}")
+
+    def _class(self, t: type) -> dict[str, object]:
+        """The schema of a value of class `t`: an enum's values, a row section's rows, a dataclass."""
+        if issubclass(t, Outcome):
+            return {"enum": [o.json for o in Outcome]}
+        if issubclass(t, Enum):
+            return {"enum": [e.value for e in t]}
+        if issubclass(t, Rows):  # a row section: a list of its rows
+            return {"type": "array", "items": self.ref(t.row_type)}
+        if dataclasses.is_dataclass(t):
+            return self.ref(t)
+        raise TypeError(f"no JSON schema for the class {t!r}")
