@@ -17,7 +17,7 @@ from triage.report.review_html import e
 
 WIDTH = 760
 FELL, SAME, ROSE = "#b3261e", "#8a8a8a", "#2a7d2a"  # worse in B, unchanged, better in B
-INK, GRID, TRACK = "#222", "#ddd", "#9aa4b5"
+INK, GRID, TRACK, B_DOT = "#222", "#ddd", "#9aa4b5", "#1f4e9a"
 NAME_WIDTH = 24  # characters of a tenant's name drawn beside its row
 
 
@@ -220,7 +220,7 @@ def tenant_floor(ident: str, rows: Sequence[TenantMark], floor: float, desc: str
                 f'stroke-width="1.5"><title>{name}: A {r.a:.3f}</title></circle>'
             )
         if r.b is not None:
-            colour = FELL if r.below else "#1f4e9a"
+            colour = FELL if r.below else B_DOT
             body.append(
                 f'<circle cx="{_n(x_of(r.b))}" cy="{_n(y)}" r="5" fill="{colour}">'
                 f"<title>{name}: B {r.b:.3f}</title></circle>"
@@ -231,7 +231,7 @@ def tenant_floor(ident: str, rows: Sequence[TenantMark], floor: float, desc: str
 
 def _legend(x: float, y: float) -> list[str]:
     return [
-        f'<circle cx="{_n(x + 5)}" cy="{_n(y - 4)}" r="5" fill="#1f4e9a"/>',
+        f'<circle cx="{_n(x + 5)}" cy="{_n(y - 4)}" r="5" fill="{B_DOT}"/>',
         _text(x + 14, y, "B hit rate", anchor="start"),
         f'<circle cx="{_n(x + 105)}" cy="{_n(y - 4)}" r="5" fill="{FELL}"/>',
         _text(x + 114, y, "B below the floor", anchor="start"),
