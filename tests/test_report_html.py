@@ -4,6 +4,8 @@ and which a real browser draws (headless Chromium, when installed)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import shutil
@@ -18,6 +20,8 @@ import pytest
 from test_review_export import PAYLOAD, RAW, SHOWN, hostile  # noqa: F401  (hostile: a fixture)
 
 from triage.cli.main import main
+
+from conftest import write_evaluation
 
 CHROMIUM = Path("/usr/bin/chromium")
 SECTIONS = ("summary", "checks", "measures", "paired", "charts", "flips", "tenants")
@@ -97,25 +101,24 @@ def report(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def sample() -> tuple[str, dict]:
-    """The bundled sample's page and its JSON report."""
-    import contextlib
-    import io
-
+def sample_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    """The bundled sample's page and its JSON report (amendments read from an empty data folder)."""
     pages = []
-    for fmt in ("html", "json"):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            assert main(["report", "--format", fmt]) == 0
-        pages.append(out.getvalue())
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TRIAGE_DATA", str(tmp_path_factory.mktemp("data")))
+        for fmt in ("html", "json"):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert main(["report", "--format", fmt]) == 0
+            pages.append(out.getvalue())
     return pages[0], json.loads(pages[1])
 
 
 # -- the sample's page ---------------------------------------------------------------------------
 
 
-def test_the_page_has_every_section_and_three_charts(sample: tuple[str, dict]) -> None:
-    html, _ = sample
+def test_the_page_has_every_section_and_three_charts(sample_page: tuple[str, dict]) -> None:
+    html, _ = sample_page
     p = read(html)
     assert html.startswith("<!DOCTYPE html>") and html.endswith("</html>\n")
     ids = [v for k, v in p.attrs if k == "id"]
@@ -135,8 +138,8 @@ def test_the_page_has_every_section_and_three_charts(sample: tuple[str, dict]) -
     assert directions.count("hit→miss") == 6 and len(flips) == 6 + 25  # miss→hit capped at 25
 
 
-def test_no_script_no_external_resource_and_the_csp(sample: tuple[str, dict]) -> None:
-    html, _ = sample
+def test_no_script_no_external_resource_and_the_csp(sample_page: tuple[str, dict]) -> None:
+    html, _ = sample_page
     p = read(html)
     assert "script" not in p.tags and "<script" not in html.lower()
     assert not [k for k, _ in p.attrs if k.startswith("on")]
@@ -149,8 +152,8 @@ def test_no_script_no_external_resource_and_the_csp(sample: tuple[str, dict]) ->
     assert "script-src" not in policy  # so default-src 'none' forbids every script
 
 
-def test_the_pages_figures_are_the_json_reports(sample: tuple[str, dict]) -> None:
-    html, r = sample
+def test_the_pages_figures_are_the_json_reports(sample_page: tuple[str, dict]) -> None:
+    html, r = sample_page
     p = read(html)
     a, b, paired = r["arms"]["a"], r["arms"]["b"], r["paired"]
     metrics = {row[0]: row[1:] for row in p.rows["measures"]}
@@ -192,6 +195,25 @@ def test_the_pages_figures_are_the_json_reports(sample: tuple[str, dict]) -> Non
     for t in rows:
         said = f"{t['tenant']} (n {t['n']}): B {t['hit_rate_b']:.3f} [{t['wilson_low_b']:.3f}, "
         assert said in tenants_desc
+
+
+def test_without_tenants_or_rank_changes_the_page_says_so(tmp_path: Path, capsys) -> None:
+    """No queries file (no tenants) and golds retrieved by one arm only (no rank change): the
+    page keeps its sections, draws the one chart it can, and says what it cannot draw."""
+    rows_a = [{"query_id": "q1", "retrieved": ["g1", "x"]}, {"query_id": "q2", "retrieved": ["x", "y"]}]
+    rows_b = [{"query_id": "q1", "retrieved": ["x", "y"]}, {"query_id": "q2", "retrieved": ["g2", "x"]}]
+    labels = [
+        {"query_id": "q1", "chunk_id": "g1", "relevance": 1},
+        {"query_id": "q2", "chunk_id": "g2", "relevance": 1},
+    ]
+    html = report(capsys, str(write_evaluation(tmp_path, rows_a, rows_b, labels)), "--format", "html")
+    p = read(html)
+    assert tuple(p.charts) == ("chart-delta",) and 'id="tenants"' not in html
+    assert "no scored query has a gold id in both stored lists" in " ".join(p.text)
+    assert "2 scored queries: 1 at −1 (hit→miss), 0 at 0, 1 at +1 (miss→hit)" in str(
+        p.charts["chart-delta"]["desc"]
+    )
+    assert [row[3] for row in p.rows["flips"][1:]] == ["hit→miss", "miss→hit"]
 
 
 # -- hostile text --------------------------------------------------------------------------------
@@ -296,11 +318,11 @@ def colour(hex_: str) -> tuple[int, int, int]:
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)")
-def test_chromium_draws_the_page_and_its_charts(sample: tuple[str, dict], tmp_path: Path) -> None:
+def test_chromium_draws_the_page_and_its_charts(sample_page: tuple[str, dict], tmp_path: Path) -> None:
     from triage.report import svg
 
     page, shot = tmp_path / "report.html", tmp_path / "out.png"
-    page.write_text(sample[0], "utf-8")
+    page.write_text(sample_page[0], "utf-8")
     profile = tmp_path / "profile"
     profile.mkdir()
     args = [

@@ -117,12 +117,13 @@ def rank_histogram(ident: str, changes: Mapping[int, int], every: Sequence[int],
     top = ticks[-1] or 1
     y_of = lambda v: box.bottom - v / top * box.height  # noqa: E731
     body = _y_axis(box, ticks, y_of, lambda t: f"{t:g}")
-    slot = box.width / max(len(every), 1)
+    slot = min(box.width / max(len(every), 1), 48.0)  # a few changes: narrow bars, centred
+    start = box.left + (box.width - slot * len(every)) / 2
     label_every = max(1, math.ceil(len(every) / 20))
     contiguous = bool(every) and every[-1] - every[0] + 1 == len(every)  # else: only the changes seen
     for i, c in enumerate(every):
         n = changes.get(c, 0)
-        x = box.left + i * slot
+        x = start + i * slot
         colour = FELL if c < 0 else ROSE if c > 0 else SAME
         y = y_of(n)
         word = "query" if n == 1 else "queries"
