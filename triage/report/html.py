@@ -26,6 +26,7 @@ tr.m2h td:first-child { border-left: 4px solid #2a7d2a; }
 figure { margin: .6rem 0 1.2rem; } figcaption { color: #444; max-width: 48rem; }
 svg { max-width: 100%; height: auto; display: block; }
 .summary td:first-child { font-weight: bold; }
+#checks .id { overflow-wrap: normal; white-space: nowrap; }
 """
 
 
