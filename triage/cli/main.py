@@ -146,7 +146,7 @@ def report_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="triage report", description="Print an evaluation's numbers (no UI).")
     _evaluation_args(p)
     _label_args(p)
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text")
     p.add_argument(
         "--json-schema",
         action="store_true",
@@ -404,6 +404,10 @@ def report(args: argparse.Namespace) -> int:
         from triage.report import markdown
 
         sys.stdout.write(markdown.render(result))
+    elif args.format == "html":
+        from triage.report import html
+
+        sys.stdout.write(html.render(result))
     else:
         from triage.report import terminal
 
