@@ -1,28 +1,23 @@
 """`triage --print-completion bash|zsh|fish`: the shell completion script, made by shtab.
 
-`main()` picks a parser by its first word (`report`, `labels`, `review`, else the app's), so no
-single parser knows every verb. `tree()` builds one for completion only: the app's parser with a
-subcommand per verb, each copied (argparse `parents`) from the very parser `main()` uses, so a
-flag added to a verb completes with nothing written twice. Imported only when a script is asked
-for: shtab is not loaded by any other command.
+`main()` picks a parser by its first word (`main.VERBS`: `report`, `labels`, `review`; else the
+app's), so no single parser knows every verb. `tree()` joins them for completion only: the app's
+parser with a subcommand per verb, each copied (argparse `parents`) from the very parser `main()`
+parses that verb with, so a flag added to a verb completes with nothing written twice. Imported
+only when a script is asked for: no other command loads shtab.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import shtab
 
-from triage.cli import main
 from triage.cli.exits import Exit
 
-VERBS = (
-    ("report", main.report_parser),
-    ("labels", main.labels_parser),
-    ("review", main.review_parser),
-)
 FILE_ARGUMENTS = ("paths", "out")  # the positionals that name files (the flags are typed Path)
 
 
@@ -36,26 +31,23 @@ def _complete_files(parser: argparse.ArgumentParser) -> None:
             action.complete = shtab.FILE  # type: ignore[attr-defined]
 
 
-def tree() -> argparse.ArgumentParser:
-    """The app's parser with `report`, `labels <action>` and `review export` as subcommands."""
-    root = main.app_parser()
+def tree(
+    root: argparse.ArgumentParser, verbs: Mapping[str, argparse.ArgumentParser]
+) -> argparse.ArgumentParser:
+    """`root` (the app's parser) with each of `verbs` (`report`, `labels`, `review`) as a subcommand."""
     # The app's PATH (any number of them) would swallow the verb in every shell's script: in the
     # tree the verb is the first word (bash falls back to file names when no verb matches).
     root._positionals._remove_action(next(a for a in root._actions if a.dest == "paths"))
-    verbs = root.add_subparsers(dest="verb", metavar="VERB")
-    for name, build in VERBS:
-        parser = build()
-        verbs.add_parser(
-            name, parents=[parser], add_help=False, help=parser.description, description=parser.description
-        )
+    sub = root.add_subparsers(dest="verb", metavar="VERB")
+    for name, parser in verbs.items():
+        text = parser.description
+        sub.add_parser(name, parents=[parser], add_help=False, help=text, description=text)
     _complete_files(root)
     return root
 
 
-def script(shell: str) -> str:
-    return shtab.complete(tree(), shell=shell)
-
-
-def print_completion(shell: str) -> Exit:
-    sys.stdout.write(script(shell))
+def print_completion(
+    shell: str, root: argparse.ArgumentParser, verbs: Mapping[str, argparse.ArgumentParser]
+) -> Exit:
+    sys.stdout.write(shtab.complete(tree(root, verbs), shell=shell))
     return Exit.OK

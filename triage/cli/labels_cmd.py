@@ -16,6 +16,7 @@ from triage.core.text.sanitize import visible
 from triage.workspace import store
 from triage.workspace.snapshot import Snapshot
 
+
 def log(snapshot: Snapshot) -> int:
     state = snapshot.labels
     verdicts = state.verdicts

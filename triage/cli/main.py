@@ -18,7 +18,6 @@ from pathlib import Path
 from triage import __version__
 from triage.cli.exits import Exit
 
-
 VERSION = f"triage {__version__}"
 
 
@@ -127,7 +126,7 @@ def app_parser() -> argparse.ArgumentParser:
         "--print-completion",
         choices=("bash", "zsh", "fish"),
         metavar="SHELL",
-        help="print the completion script for bash, zsh or fish and exit (README \"Shell completion\")",
+        help='print the completion script for bash, zsh or fish and exit (README "Shell completion")',
     )
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
@@ -421,23 +420,29 @@ def app(args: argparse.Namespace) -> int:
     return run(partial(spec_from, args), args.k, args.reviewer, args.floor)
 
 
+# the first word that picks a parser and a command; any other runs the app
+VERBS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {
+    "report": (report_parser, report),
+    "labels": (labels_parser, labels),
+    "review": (review_parser, review),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--version"]:  # before any parser is built
         print(VERSION)
         return Exit.OK
-    if argv and argv[0] == "report":
-        args, command = report_parser().parse_args(argv[1:]), report
-    elif argv and argv[0] == "labels":
-        args, command = labels_parser().parse_args(argv[1:]), labels
-    elif argv and argv[0] == "review":
-        args, command = review_parser().parse_args(argv[1:]), review
+    if argv and argv[0] in VERBS:
+        build, command = VERBS[argv[0]]
+        args = build().parse_args(argv[1:])
     else:
         args, command = app_parser().parse_args(argv), app
         if args.print_completion is not None:
             from triage.cli.completion import print_completion
 
-            return print_completion(args.print_completion)
+            verbs = {name: build() for name, (build, _) in VERBS.items()}
+            return print_completion(args.print_completion, app_parser(), verbs)
     from pyarrow import ArrowException
 
     # Arrow keeps its default memory pool: with the system allocator, two runs decoded in
