@@ -430,9 +430,9 @@ VERBS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--version"]:  # before any parser is built
+    if argv[:1] == ["--version"]:  # before any parser is built; exits as argparse's --version does
         print(VERSION)
-        return Exit.OK
+        raise SystemExit(Exit.OK)
     if argv and argv[0] in VERBS:
         build, command = VERBS[argv[0]]
         args = build().parse_args(argv[1:])
