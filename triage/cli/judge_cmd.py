@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from triage.cli.labels_cmd import EXIT_NOT_SAVED, grade_text
+from triage.cli.exits import Exit
+from triage.cli.labels_cmd import grade_text
 from triage.core.text.sanitize import visible
 from triage.workspace import judgements
 from triage.workspace.snapshot import Snapshot
@@ -61,7 +62,7 @@ def judge(
             ),
             file=sys.stderr,
         )
-        return EXIT_NOT_SAVED
+        return Exit.NOT_SAVED
     print(
         visible(
             f"judged {pair}: {grade_text(grade)} by {done.reviewer}"
@@ -78,7 +79,7 @@ def judge(
     print(visible(f"  {change.message}", newlines=False))
     for n in notes:
         print(visible(f"  note: {n}", newlines=False))
-    return 0
+    return Exit.OK
 
 
 def import_judgements(snapshot: Snapshot, source: Path, note: str = "", reviewer: str | None = None) -> int:
@@ -97,7 +98,7 @@ def import_judgements(snapshot: Snapshot, source: Path, note: str = "", reviewer
             ),
             file=sys.stderr,
         )
-        return EXIT_NOT_SAVED
+        return Exit.NOT_SAVED
     print(
         visible(
             f"imported {done.rows} judgements from {source} ({done.gold} gold, {done.rows - done.gold} "
@@ -119,7 +120,7 @@ def import_judgements(snapshot: Snapshot, source: Path, note: str = "", reviewer
             f"  note: {done.new_conflicts} pairs are now judged differently by different reviewers: each "
             "stays unjudged until resolved (triage labels conflicts)"
         )
-    return 0
+    return Exit.OK
 
 
 # -- reviewers who disagree ---------------------------------------------------------------------
@@ -146,7 +147,7 @@ def conflicts(snapshot: Snapshot) -> int:
         _list(differences)
     if found or differences:
         print("resolve one: triage labels judge [PATH] --query Q --chunk C --grade G --resolves")
-    return 1 if found else 0
+    return Exit.FOUND if found else Exit.OK
 
 
 def _list(splits: Sequence[Split]) -> None:
@@ -171,7 +172,7 @@ def agreement(snapshot: Snapshot) -> int:
     )
     if not found:
         print("fewer than two reviewers have judgements in force: nothing to compare")
-        return 0
+        return Exit.OK
     for a in found:
         both_rel, first_only, second_only, both_not = a.table
         k = a.kappa
@@ -209,7 +210,7 @@ def agreement(snapshot: Snapshot) -> int:
                     newlines=False,
                 )
             )
-    return 0
+    return Exit.OK
 
 
 def _count(n: int, word: str) -> str:

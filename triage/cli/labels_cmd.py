@@ -11,11 +11,10 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from triage.cli.exits import Exit
 from triage.core.text.sanitize import visible
 from triage.workspace import store
 from triage.workspace.snapshot import Snapshot
-
-EXIT_NOT_SAVED = 2  # as an input that cannot be read: the command did not do what it was asked
 
 
 def log(snapshot: Snapshot) -> int:
@@ -54,7 +53,7 @@ def log(snapshot: Snapshot) -> int:
         print(visible(f"verdicts disagree on {query_id}: {who}", newlines=False))
     for p in state.log.problems:
         print(visible(f"problem: {p}", newlines=False))
-    return 0
+    return Exit.OK
 
 
 def verify(snapshot: Snapshot) -> int:
@@ -66,7 +65,7 @@ def verify(snapshot: Snapshot) -> int:
         print(visible(f"{f.level:<4} {f.text}", newlines=False))
     if not verified.files:
         print(visible(f"ok   no amendment files in {verified.folder}"))
-    return 1 if verified.failed else 0
+    return Exit.FOUND if verified.failed else Exit.OK
 
 
 def export(snapshot: Snapshot, out: Path) -> int:
@@ -78,7 +77,7 @@ def export(snapshot: Snapshot, out: Path) -> int:
             f"{snapshot.labels.describe()}"
         )
     )
-    return 0
+    return Exit.OK
 
 
 def suggest(snapshot: Snapshot, fmt: str) -> int:
@@ -96,7 +95,7 @@ def suggest(snapshot: Snapshot, fmt: str) -> int:
                 ensure_ascii=False,
             )
         )
-        return 0
+        return Exit.OK
     print(
         f"{len(found)} retrieved passages are likely also gold "
         f"(body and heading path ≥ {THRESHOLD:g}% similar "
@@ -110,7 +109,7 @@ def suggest(snapshot: Snapshot, fmt: str) -> int:
                 newlines=False,
             )
         )
-    return 0
+    return Exit.OK
 
 
 def grade_text(relevance: int) -> str:

@@ -1,9 +1,9 @@
 """Command line: `triage [PATH]` opens the app; `triage report [PATH | RUN_A RUN_B --labels L] …`
 prints the numbers.
 
-Exit status: 0 done; 1 `--strict` and a check is an error (or `labels conflicts` found one); 2 an
-input cannot be read, or a judgement could not be saved.
-Imports stay lazy so `triage report` never loads Textual.
+Exit status: `cli.exits.Exit` (README "Exit codes").
+Imports stay lazy so `triage report` never loads Textual, and building the parsers loads nothing
+but the standard library: `triage --help` and `--version` answer at once (README "Speed").
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-EXIT_OK, EXIT_CHECKS, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-EXIT_PIPE = 141  # 128 + SIGPIPE, as the shell reports a reader that stopped early
+from triage import __version__
+from triage.cli.exits import Exit
+
+VERSION = f"triage {__version__}"
 
 
 def _evaluation_args(p: argparse.ArgumentParser) -> None:
@@ -104,7 +106,7 @@ def standard_errors(text: str) -> float:
 
 
 def _floor_arg(p: argparse.ArgumentParser) -> None:
-    from triage.core.views.slices import DEFAULT_FLOOR
+    from triage.core.defaults import DEFAULT_FLOOR
 
     p.add_argument(
         "--floor", type=rate, default=DEFAULT_FLOOR, help=f"tenant hit-rate floor (default {DEFAULT_FLOOR})"
@@ -119,9 +121,13 @@ def app_parser() -> argparse.ArgumentParser:
         "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, and "
         "`triage review export` (the regressions as one Markdown or HTML document to paste).",
     )
-    from triage import __version__
-
-    p.add_argument("--version", action="version", version=f"triage {__version__}")
+    p.add_argument("--version", action="version", version=VERSION)
+    p.add_argument(
+        "--print-completion",
+        choices=("bash", "zsh", "fish"),
+        metavar="SHELL",
+        help='print the completion script for bash, zsh or fish and exit (README "Shell completion")',
+    )
     _evaluation_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
     _floor_arg(p)
@@ -178,7 +184,7 @@ def report_parser() -> argparse.ArgumentParser:
         metavar="FLOORS.toml",
         help="exit 1 when B's hit rate falls below a floor of this file's [floors]",
     )
-    from triage.core.gate.propose import MIN_N, SUGGEST_SE
+    from triage.core.defaults import MIN_N, SUGGEST_SE
 
     p.add_argument(
         "--suggest-floors",
@@ -361,7 +367,7 @@ def report(args: argparse.Namespace) -> int:
         from triage.report.schema import schema_text
 
         sys.stdout.write(schema_text())
-        return EXIT_OK
+        return Exit.OK
     from triage.core.checks.model import Level
     from triage.labels.state import LabelMode
     from triage.report.build import build, gate_section
@@ -413,10 +419,10 @@ def report(args: argparse.Namespace) -> int:
 
         terminal.render(result)
     if args.strict and any(c.level is Level.ERROR for c in result.checks):
-        return EXIT_CHECKS
+        return Exit.FOUND
     if result.gate is not None and not result.gate.holds:
-        return EXIT_CHECKS
-    return EXIT_OK
+        return Exit.FOUND
+    return Exit.OK
 
 
 def _suggest_floors(snapshot, se: float, min_n: int) -> int:  # snapshot: workspace Snapshot
@@ -426,7 +432,7 @@ def _suggest_floors(snapshot, se: float, min_n: int) -> int:  # snapshot: worksp
     ev = snapshot.ev
     what = f"k = {ev.k}, labels {snapshot.labels.describe()}"
     sys.stdout.write(floors_toml(suggest_floors(ev, se, min_n), se, min_n, what))
-    return EXIT_OK
+    return Exit.OK
 
 
 def app(args: argparse.Namespace) -> int:
@@ -439,16 +445,29 @@ def app(args: argparse.Namespace) -> int:
     return run(partial(spec_from, args), args.k, args.reviewer, args.floor)
 
 
+# the first word that picks a parser and a command; any other runs the app
+VERBS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {
+    "report": (report_parser, report),
+    "labels": (labels_parser, labels),
+    "review": (review_parser, review),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "report":
-        args, command = report_parser().parse_args(argv[1:]), report
-    elif argv and argv[0] == "labels":
-        args, command = labels_parser().parse_args(argv[1:]), labels
-    elif argv and argv[0] == "review":
-        args, command = review_parser().parse_args(argv[1:]), review
+    if argv[:1] == ["--version"]:  # before any parser is built; exits as argparse's --version does
+        print(VERSION)
+        raise SystemExit(Exit.OK)
+    if argv and argv[0] in VERBS:
+        build, command = VERBS[argv[0]]
+        args = build().parse_args(argv[1:])
     else:
         args, command = app_parser().parse_args(argv), app
+        if args.print_completion is not None:
+            from triage.cli.completion import print_completion
+
+            verbs = {name: build() for name, (build, _) in VERBS.items()}
+            return print_completion(args.print_completion, app_parser(), verbs)
     from pyarrow import ArrowException
 
     # Arrow keeps its default memory pool: with the system allocator, two runs decoded in
@@ -461,20 +480,20 @@ def main(argv: list[str] | None = None) -> int:
         return command(args)
     except InputError as e:
         print(f"triage: error: {visible(e.message, newlines=False)}", file=sys.stderr)
-        return EXIT_INPUT
+        return Exit.INPUT
     except MemoryError:  # an input too large for this machine: named as an input problem, exit 2
         print(
             "triage: error: out of memory while reading the inputs (a file larger than this machine "
             "can hold at once?)",
             file=sys.stderr,
         )
-        return EXIT_INPUT
+        return Exit.INPUT
     except KeyboardInterrupt:  # ctrl+c while loading: stop cleanly, no traceback
         print("triage: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return Exit.INTERRUPTED
     except BrokenPipeError:  # the reader stopped reading (`triage report | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush cannot fail
-        return EXIT_PIPE
+        return Exit.PIPE
     except (ArrowException, OSError) as e:
         if os.environ.get("TRIAGE_DEBUG"):
             raise
@@ -482,4 +501,4 @@ def main(argv: list[str] | None = None) -> int:
             "cannot write" if isinstance(e, OSError) and getattr(e, "filename", None) else "cannot read input"
         )
         print(f"triage: error: {what}: {visible(str(e), newlines=False)}", file=sys.stderr)
-        return EXIT_INPUT
+        return Exit.INPUT

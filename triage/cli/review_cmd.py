@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from triage.cli.exits import Exit
 from triage.core.errors import InputError
 from triage.core.files import Identity, refuse_target
 from triage.core.inputs.manifest import Spec
@@ -68,8 +69,8 @@ def export(args: argparse.Namespace, spec: Spec) -> int:
     text = renderer.render(doc)
     if out is None:
         sys.stdout.write(text)
-        return 0
+        return Exit.OK
     write_bytes(out, text.encode("utf-8"), protected, replace=args.force)
     what = "flips" if args.every else "regressions"
     print(visible(f"wrote {out}: {len(doc.queries)} {what} as {fmt}", newlines=False))
-    return 0
+    return Exit.OK

@@ -13,11 +13,9 @@ import math
 import unicodedata
 from dataclasses import dataclass
 
+from triage.core.defaults import MIN_N, SUGGEST_SE
 from triage.core.evaluation import Evaluation
 from triage.core.views.slices import all_slices
-
-MIN_N = 30  # scored queries a slice needs to be gated: below it, one query moves the rate > 3%
-SUGGEST_SE = 3.0  # standard errors between B's hit rate and the proposed floor
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from triage.core.defaults import DEFAULT_FLOOR
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.measures.intervals import wilson
 from triage.core.measures.paired import Outcome, noise_band
@@ -30,7 +31,6 @@ KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", 
 UNFILTERED = "unfiltered"
 BANDS = (UNFILTERED, "≥10%", "1–10%", "0.1–1%", "<0.1%")  # selectivity: fraction of the corpus eligible
 NONE = "(none)"  # the slice of queries without a value for the key
-DEFAULT_FLOOR = 0.80  # tenant hit-rate floor unless --floor says otherwise
 FEW = 10  # a tenant with fewer scored queries than this is marked as few
 _ATTRIBUTE = re.compile(
     r"([A-Za-z_][\w.]*)\s*(?:=|!=|<>|<=|>=|<|>|\bin\b|\bnot\s+in\b|\blike\b|\bis\b)", re.I
