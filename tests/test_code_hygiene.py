@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Documents the repository does not hold, as a comment would cite them (this file's examples aside).
 CITATION = re.compile(r"\bDESIGN\b|\bFINDINGS\b|\bSTYLE(\.md\b|\s*§)|(?i:\bissues? #?[0-9]|\bthe issue's\b)")
-SCANNED = ("triage", "tests", "sample_runs")
+SCANNED = ("triage", "tests", "sample_runs", "docs")
 SUFFIXES = {".py", ".md", ".toml", ".tcss"}
 
 

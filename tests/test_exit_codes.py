@@ -1,4 +1,4 @@
-"""Every exit status the command line uses is a member of `cli.exits.Exit`, and README "Exit
+"""Every exit status the command line uses is a member of `cli.exits.Exit`, and docs/cli.md "Exit
 codes" lists exactly those codes."""
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ CLI = Path(triage.__file__).parent / "cli"
 
 
 def readme_codes() -> list[int]:
-    section = (ROOT / "README.md").read_text("utf-8").split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    section = (
+        (ROOT / "docs" / "cli.md").read_text("utf-8").split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    )
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     return [int(re.match(r"\| `(\d+)` \|", row).group(1)) for row in rows]  # type: ignore[union-attr]
 

@@ -1,0 +1,112 @@
+"""mkdocs hook: the pages' generated parts, made at build time from triage itself.
+
+A page holds a marker line where a generated part goes:
+
+- `<!-- generated: json-schema -->`: `triage report --json-schema`, each object's keys as a table,
+  then the whole schema (docs/report-schema.md);
+- `<!-- generated: cli-help -->`: every verb's `--help` (docs/cli.md).
+
+The app's pictures are the snapshot tests' own SVGs (tests/__snapshots__/test_snapshots/), served
+as `snapshots/NAME.svg`: a page shows what the tests check the app draws.
+
+Nothing generated is committed, so no page can drift from the code. tests/test_docs.py builds the
+site with `mkdocs build --strict` (when mkdocs is installed) and checks each marker is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from mkdocs.structure.files import File, Files
+
+SNAPSHOTS = Path(__file__).resolve().parent.parent / "tests" / "__snapshots__" / "test_snapshots"
+
+MARKER = "<!-- generated: {} -->"
+
+
+def triage(*args: str) -> str:
+    """What the installed `triage` prints (the interpreter running mkdocs has it installed)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "triage", *args], capture_output=True, text=True, check=True, timeout=120
+    )
+    return out.stdout
+
+
+def _type(schema: dict) -> str:
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return f"[{name}](#{name.lower()})"
+    if "const" in schema:
+        return f"`{json.dumps(schema['const'])}`"
+    if "enum" in schema:
+        return " \\| ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " or ".join(_type(s) for s in schema[key])
+    kind = schema.get("type")
+    if kind == "object" and schema.get("properties"):
+        inner = ", ".join(f"`{key}`: {_type(value)}" for key, value in schema["properties"].items())
+        return "{" + inner + "}"
+    if kind == "array":
+        return f"array of {_type(schema.get('items', {}))}"
+    if kind == "object" and "additionalProperties" in schema and not schema.get("properties"):
+        extra = schema["additionalProperties"]
+        return "map of " + (_type(extra) if isinstance(extra, dict) else "any")
+    if isinstance(kind, list):
+        return " or ".join(f"`{k}`" for k in kind)
+    return f"`{kind}`" if kind else "any JSON value"
+
+
+def _table(title: str, schema: dict) -> list[str]:
+    lines = [f"### {title}", ""]
+    props = schema.get("properties") or {}
+    if not props:
+        return [*lines, f"{_type(schema)}", ""]
+    lines += ["| key | type |", "| --- | --- |"]
+    lines += [f"| `{key}` | {_type(value)} |" for key, value in props.items()]
+    return [*lines, ""]
+
+
+def schema_markdown() -> str:
+    text = triage("report", "--json-schema")
+    schema = json.loads(text)
+    parts = ["## Objects", "", *_table("Report", schema)]
+    for name, sub in schema.get("$defs", {}).items():
+        parts += _table(name, sub)
+    parts += ["## The whole schema", "", "```json", text.rstrip("\n"), "```", ""]
+    return "\n".join(parts)
+
+
+def cli_markdown() -> str:
+    verbs = [
+        ("triage", ["--help"]),
+        ("triage report", ["report", "--help"]),
+        ("triage review export", ["review", "export", "--help"]),
+    ]
+    from triage.cli.main import LABEL_ACTIONS
+
+    verbs += [(f"triage labels {name}", ["labels", name, "--help"]) for name, _ in LABEL_ACTIONS]
+    parts = []
+    for title, args in verbs:
+        parts += [f"### `{title}`", "", "```text", triage(*args).rstrip("\n"), "```", ""]
+    return "\n".join(parts)
+
+
+GENERATORS = {"json-schema": schema_markdown, "cli-help": cli_markdown}
+
+
+def on_files(files: Files, config) -> Files:
+    for svg in sorted(SNAPSHOTS.glob("*.svg")):
+        files.append(File.generated(config, f"snapshots/{svg.name}", abs_src_path=str(svg)))
+    return files
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    for name, make in GENERATORS.items():
+        marker = MARKER.format(name)
+        if marker in markdown:
+            markdown = markdown.replace(marker, make())
+    return markdown
