@@ -8,7 +8,7 @@ text in them (ids, names, plans) is escaped or made visible by whoever draws the
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from triage.core.checks.model import Check, Level
 from triage.core.measures.paired import Outcome
@@ -26,6 +26,7 @@ from triage.report.model import (
     RankHistogram,
     RanksSection,
     Report,
+    SliceComparison,
     SliceRow,
     Sourced,
     Spread,
@@ -346,14 +347,35 @@ SLICE_HEAD = [
     "m→h",
     "short",
     "elig=0",
+    "Δ q",
 ]
-TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "B 95%", "h→m", "m→h", "plan", "sel.", ""]
+TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "B 95%", "h→m", "m→h", "plan", "sel.", "Δ q", ""]
 TENANT_BAR_HEAD = ["#", "tenant", "n", "A", "B", ""]
 LEGEND = (
     "B 95%: Wilson 95% interval of B's hit rate; h→m, m→h: flips each way; short: lists shorter "
     "than k, A/B; elig=0: filter matched nothing (in n, not in the rates); sel.: median "
-    "selectivity; rec: recall"
+    "selectivity; rec: recall; Δ q: B − A on the decision measure and its Benjamini–Hochberg q "
+    "across the key's slices (* q < 0.05: moved beyond noise)"
 )
+
+
+def moved(compare: Mapping[str, SliceComparison]) -> str:
+    """The decision measure's Δ and BH q in one slice: "+0.21 q 0.22", "+0.15 q <.01*" (* when
+    q < 0.05), "+0.00 q –" when untested, "–" when not compared."""
+    c = next(iter(compare.values()), None)
+    if c is None or c.delta is None:
+        return NONE
+    q = NONE if c.q_bh is None else "<.01" if c.q_bh < 0.01 else f"{c.q_bh:.2f}"
+    return f"{c.delta:+.2f} q {q}" + ("*" if c.moved else "")
+
+
+def decision_line(r: Report) -> str:
+    """Which measure the Δ q column compares on, and by which test ("" when no slice is compared)."""
+    for rows in r.slices.values():
+        for name, c in (rows[0].compare if rows else {}).items():
+            test = "exact McNemar" if c.test == "mcnemar" else "paired t-test"
+            return f"Δ q compares B with A on {name} ({test} per slice, q: Benjamini–Hochberg per key)"
+    return ""
 
 
 def slice_cells(s: SliceRow) -> list[str]:
@@ -372,6 +394,7 @@ def slice_cells(s: SliceRow) -> list[str]:
         str(s.miss_to_hit),
         f"{a.short_lists}/{b.short_lists}",
         str(zero) if zero else "",
+        moved(s.compare),
     ]
 
 
@@ -393,6 +416,7 @@ def tenant_cells(i: int, t: TenantRow, floor_at: float) -> list[str]:
         str(t.miss_to_hit),
         plan(t.plan, t.plan_share),
         selectivity(t.median_selectivity),
+        moved(t.compare),
         tenant_marks(t, floor_at),
     ]
 

@@ -208,7 +208,9 @@ def _slices(r: Report) -> list[str]:
             cells.SLICE_HEAD, [[cell(c) for c in cells.slice_cells(s)] for s in rows[: cells.SLICE_CAP]]
         )
     if r.slices or t is not None:
-        out += [cell(cells.LEGEND), ""]
+        out += [prose(cells.LEGEND), ""]
+        if line := cells.decision_line(r):
+            out += [prose(line), ""]
     return out
 
 

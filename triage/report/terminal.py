@@ -160,7 +160,7 @@ def slices_view(r: Report) -> Group | None:
         if len(rows) > cells.SLICE_CAP:
             t.caption = f"… {len(rows) - cells.SLICE_CAP} more (--format json lists all)"
         parts += [t, Text("")]
-    return Group(*parts, Text(cells.LEGEND, "dim"))
+    return Group(*parts, Text(cells.LEGEND, "dim"), Text(cells.decision_line(r), "dim"))
 
 
 def tenants_view(r: Report) -> Group | None:
@@ -172,8 +172,8 @@ def tenants_view(r: Report) -> Group | None:
     for i, name in enumerate(cells.TENANT_HEAD):
         table.add_column(
             name,
-            justify="left" if i in (1, 9, 11) else "right",
-            no_wrap=i in (1, 9, 11),
+            justify="left" if i in (1, 9, 12) else "right",
+            no_wrap=i in (1, 9, 11, 12),
             min_width=width if i == 1 else None,
         )
     for i, x in enumerate(t.rows[: cells.SLICE_CAP], 1):
