@@ -15,13 +15,13 @@ from triage.core.checks.holdout import held_out_means, query_split
 from triage.core.checks.model import worst_first
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.gate.apply import Floor
+from triage.core.gate.apply import Floor, MeasureVerdict
 from triage.core.inputs.corpus import Corpus, open_corpus
 from triage.core.measures.metrics import Means, means
 from triage.core.measures.paired import Outcome, Paired, noise_band, outcome_codes, paired
+from triage.core.measures.significance import SliceComparisons
 from triage.core.views.hints import flip_hint_table
 from triage.core.views.ranks import WinTieLoss, ranks
-from triage.core.measures.significance import SliceComparisons
 from triage.core.views.slices import (
     DEFAULT_FLOOR,
     ArmSlice,
@@ -416,12 +416,35 @@ def build(
     )
 
 
-def gate_section(floors: list[Floor], path: Path) -> GateSection:
-    """The gate's verdicts, broken floors first."""
+def measure_gate_row(v: MeasureVerdict) -> MeasureGateRow:
+    return MeasureGateRow(
+        v.name,
+        v.limit.floor,
+        v.limit.max_drop,
+        v.n,
+        _num(v.mean_a),
+        _num(v.mean_b),
+        v.delta,
+        v.p,
+        v.p_holm,
+        v.mde80,
+        v.floor_holds,
+        v.drop_holds,
+        v.blind,
+        v.reason,
+    )
+
+
+def gate_section(
+    floors: list[Floor], path: Path, measures: list[MeasureVerdict] | None = None
+) -> GateSection:
+    """The gate's verdicts, broken floors first (and broken measures first)."""
     rows = sorted(floors, key=lambda f: f.holds)
+    gated = sorted(measures or [], key=lambda v: v.holds)
     return GateSection(
         path=path,
-        holds=all(f.holds for f in rows),
+        holds=all(f.holds for f in rows) and all(v.holds for v in gated),
+        measures=tuple(measure_gate_row(v) for v in gated),
         floors=tuple(
             FloorRow(
                 f.name,

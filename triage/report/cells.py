@@ -20,6 +20,8 @@ from triage.report.model import (
     ArmSection,
     CostSection,
     FloorRow,
+    GateSection,
+    MeasureGateRow,
     OriginQuote,
     OverlapSection,
     PairedSection,
@@ -456,6 +458,41 @@ def below_floor_line(t: TenantsSection, show: int = 3) -> str:
     if not names:
         return head
     return f"{head}: {', '.join(names[:show])}{' …' if len(names) > show else ''}"
+
+
+MEASURE_GATE_HEAD = ["measure", "A", "B", "floor", "B−A", "max drop", "p (Holm)", "MDE 80%"]
+
+
+def measure_gate_cells(m: MeasureGateRow) -> list[str]:
+    """One gated measure under MEASURE_GATE_HEAD."""
+    return [
+        m.name,
+        rate(m.mean_a),
+        rate(m.mean_b),
+        NONE if m.floor is None else f"{m.floor:g}",
+        signed(m.delta),
+        NONE if m.max_drop is None else f"{m.max_drop:g}",
+        p_value(m.p_holm),
+        rate(m.mde80),
+    ]
+
+
+def measure_verdict(m: MeasureGateRow) -> str:
+    """ "below the floor; significant drop; cannot see max_drop (MDE 0.031)" or "holds"."""
+    out = [
+        *(["below the floor"] if not m.floor_holds else []),
+        *(["significant drop"] if not m.drop_holds else []),
+    ]
+    if m.blind and m.mde80 is not None:
+        out.append(f"cannot see a drop of max_drop (MDE {m.mde80:.3f})")
+    return "; ".join(out) or "holds"
+
+
+def measure_gate_line(g: GateSection) -> str:
+    return (
+        f"{len(g.broken_measures)} of {len(g.measures)} measures broken by B "
+        "(a drop beyond max_drop fails when its paired-t p, Holm-adjusted across the measures, is < 0.05)"
+    )
 
 
 def floor_cells(f: FloorRow) -> list[str]:

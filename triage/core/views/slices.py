@@ -202,7 +202,9 @@ def decision(ev: Evaluation) -> Decision:
         name = str(ev.measures[0])
         a, b = (np.where(off, np.nan, ev.named(arm)[name]) for arm in ev.arms)
         return Decision(name, a, b, None)
-    a, b = (np.where(off | (arm.n_eligible == 0), np.nan, arm.judged.hit.astype(np.float64)) for arm in ev.arms)
+    a, b = (
+        np.where(off | (arm.n_eligible == 0), np.nan, arm.judged.hit.astype(np.float64)) for arm in ev.arms
+    )
     return Decision(f"hit_rate@{ev.k}", a, b, True)
 
 

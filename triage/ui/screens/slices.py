@@ -185,7 +185,10 @@ class SlicesScreen(LiveScreen):
         Binding("right_square_bracket,right", "key(1)", "next key"),
         Binding("left_square_bracket,left", "key(-1)", "previous key"),
     ]
-    COLUMNS = [*columns(cells.SLICE_HEAD, [18, 5, 5, 5, 14, 6, 5, 5, 4, 4, 5, 6, 13], left={0}), Column("", 0)]
+    COLUMNS = [
+        *columns(cells.SLICE_HEAD, [18, 5, 5, 5, 14, 6, 5, 5, 4, 4, 5, 6, 13], left={0}),
+        Column("", 0),
+    ]
 
     def __init__(self, session: Session) -> None:
         super().__init__()
