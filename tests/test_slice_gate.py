@@ -183,7 +183,7 @@ def test_a_floor_on_a_measure_holds_and_floors_keep_working(tmp_path: Path, caps
         ('[measures."nDGC@10"]\nfloor = 0.5\n', "unknown measure 'nDGC@10'"),
         ("[measures.RR]\n", "[measures.RR]: 'RR' needs a table with floor and/or max_drop"),
         ("measures = 3\n", "[measures]: measures must be tables"),
-        ("[floor]\noverall = 0.5\n", "unknown table or key 'floor'"),
+        ("[floors]\noverall = 0.5\n[floor]\nx = 1\n", "unknown table or key 'floor'"),
         ("[measures.RR]\nfloor = 0.5\n[measures.recip_rank]\nfloor = 0.5\n", "another table names too"),
     ],
 )

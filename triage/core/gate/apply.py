@@ -96,6 +96,8 @@ def read_gate(path: Path) -> GateFile:
     """The gate file: [floors] and [measures."NAME"] tables (at least one). A bad file raises
     InputError naming the file, the table and the key."""
     doc = _toml(path)
+    if "floors" not in doc and "measures" not in doc:
+        _floors(path, None)  # names what the file needs
     unknown = [k for k in doc if k not in ("floors", "measures")]
     if unknown:
         raise InputError(path, f'unknown table or key {unknown[0]!r}: use [floors] and [measures."NAME"]')
@@ -125,11 +127,8 @@ def _measures(path: Path, tables: object) -> dict[str, Limit]:
         canonical = str(parse(name, f"{path}: {where}"))
         if canonical in out:
             raise InputError(path, f"{name!r} names {canonical}, which another table names too", where)
-        get = table.get
-        out[canonical] = Limit(
-            None if get("floor") is None else float(get("floor")),
-            None if get("max_drop") is None else float(get("max_drop")),
-        )
+        floor, cap = table.get("floor"), table.get("max_drop")
+        out[canonical] = Limit(None if floor is None else float(floor), None if cap is None else float(cap))
     return out
 
 
@@ -278,13 +277,10 @@ class MeasureVerdict:
 def gated_values(ev: Evaluation, names: list[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Each named measure per query for A and B: the evaluation's own when it has them, else
     computed here from the same runs, judgements and order."""
-    have = ev.named(ev.a)
-    missing = tuple(parse(n) for n in names if n not in have)
+    missing = tuple(parse(n) for n in names if n not in ev.named(ev.a))
     extra = replace(ev, measures=missing) if missing else ev
-    return (
-        {n: (have.get(n) if n in have else extra.named(extra.a)[n]) for n in names},
-        {n: (ev.named(ev.b).get(n) if n in have else extra.named(extra.b)[n]) for n in names},
-    )
+    a, b = ({**extra.named(x), **ev.named(y)} for x, y in ((extra.a, ev.a), (extra.b, ev.b)))
+    return {n: a[n] for n in names}, {n: b[n] for n in names}
 
 
 def judge_measures(ev: Evaluation, limits: dict[str, Limit]) -> list[MeasureVerdict]:
