@@ -182,7 +182,8 @@ def report_parser() -> argparse.ArgumentParser:
         "--gate",
         type=Path,
         metavar="FLOORS.toml",
-        help="exit 1 when B's hit rate falls below a floor of this file's [floors]",
+        help="exit 1 when B's hit rate falls below a floor of this file's [floors], or a measure of its "
+        "[measures.NAME] below its floor or significantly more than its max_drop below A",
     )
     from triage.core.defaults import MIN_N, SUGGEST_SE
 
@@ -374,11 +375,11 @@ def report(args: argparse.Namespace) -> int:
     from triage.report.model import dumps, write_json
     from triage.workspace.snapshot import open_snapshot
 
-    floors = None
+    gate = None
     if args.gate is not None:
-        from triage.core.gate.apply import read_floors
+        from triage.core.gate.apply import read_gate
 
-        floors = read_floors(args.gate)  # a bad gate file fails before any loading
+        gate = read_gate(args.gate)  # a bad gate file fails before any loading
     snapshot = open_snapshot(
         with_measures(spec_from(args), args), args.k, LabelMode(args.label_state), args.apply_stale
     )
@@ -389,11 +390,13 @@ def report(args: argparse.Namespace) -> int:
         from triage.report.model import TenantOrder
 
         result = result.with_tenant_order(TenantOrder.LOWER_BOUND)
-    if floors is not None:
-        from triage.core.gate.apply import judge_floors, noise_checks
+    if gate is not None:
+        from triage.core.gate.apply import judge_floors, judge_measures, mde_checks, noise_checks
 
-        judged = judge_floors(snapshot.ev, floors, args.gate)
-        result = result.with_gate(gate_section(judged, args.gate), tuple(noise_checks(judged)))
+        judged = judge_floors(snapshot.ev, gate.floors, args.gate)
+        measured = judge_measures(snapshot.ev, gate.measures)
+        checks = (noise_checks(judged) if gate.floors else []) + mde_checks(measured)
+        result = result.with_gate(gate_section(judged, args.gate, measured), tuple(checks))
     for notice in dict.fromkeys(result.notices):
         from triage.core.text.sanitize import visible
 

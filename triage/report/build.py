@@ -15,13 +15,24 @@ from triage.core.checks.holdout import held_out_means, query_split
 from triage.core.checks.model import worst_first
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
-from triage.core.gate.apply import Floor
+from triage.core.gate.apply import Floor, MeasureVerdict
 from triage.core.inputs.corpus import Corpus, open_corpus
 from triage.core.measures.metrics import Means, means
 from triage.core.measures.paired import Outcome, Paired, noise_band, outcome_codes, paired
+from triage.core.measures.significance import SliceComparisons
 from triage.core.views.hints import flip_hint_table
 from triage.core.views.ranks import WinTieLoss, ranks
-from triage.core.views.slices import DEFAULT_FLOOR, ArmSlice, Slice, Tenant, all_slices, tenants
+from triage.core.views.slices import (
+    DEFAULT_FLOOR,
+    ArmSlice,
+    Decision,
+    Slice,
+    Tenant,
+    all_slices,
+    decision,
+    slice_comparisons,
+    tenants,
+)
 from triage.labels.state import LabelState
 from triage.report.costs import answers_section, cost_section
 from triage.report.model import (
@@ -37,11 +48,13 @@ from triage.report.model import (
     HoldoutSection,
     KCells,
     LabelsSection,
+    MeasureGateRow,
     PairedSection,
     Partition,
     RankHistogram,
     RanksSection,
     Report,
+    SliceComparison,
     SliceRow,
     TenantRow,
     TenantsSection,
@@ -234,21 +247,35 @@ def _arm_slice(a: ArmSlice) -> ArmSliceRow:
     )
 
 
-def slice_row(s: Slice) -> SliceRow:
-    return SliceRow(s.value, s.n, _arm_slice(s.a), _arm_slice(s.b), s.hit_to_miss, s.miss_to_hit)
+def slice_compare(c: SliceComparisons, i: int) -> SliceComparison:
+    """Slice `i` of one key's comparisons (README "Slices and tenants: which moved beyond noise")."""
+    why = c.reasons[i]
+    return SliceComparison(
+        int(c.n[i]), _num(c.delta[i]), _num(c.p[i]), _num(c.q[i]), c.test, None if why is None else why.value
+    )
 
 
-def _slices(ev: Evaluation) -> tuple[dict[str, tuple[SliceRow, ...]], dict[str, Partition]]:
+def slice_row(s: Slice, compared: dict[str, SliceComparison] | None = None) -> SliceRow:
+    return SliceRow(
+        s.value, s.n, _arm_slice(s.a), _arm_slice(s.b), s.hit_to_miss, s.miss_to_hit, compared or {}
+    )
+
+
+def _slices(
+    ev: Evaluation, measure: Decision | None = None
+) -> tuple[dict[str, tuple[SliceRow, ...]], dict[str, Partition]]:
     out, partition = {}, {}
     n_scored = int(ev.scored.sum())
+    m = decision(ev) if measure is None else measure
     for key, rows in all_slices(ev).items():
-        out[key] = tuple(slice_row(s) for s in rows)
+        c = slice_comparisons(ev, rows, m)
+        out[key] = tuple(slice_row(s, {m.name: slice_compare(c, i)}) for i, s in enumerate(rows))
         total = sum(s.n for s in rows)
         partition[key] = Partition(total, n_scored, total == n_scored)
     return out, partition
 
 
-def tenant_row(x: Tenant) -> TenantRow:
+def tenant_row(x: Tenant, compared: dict[str, SliceComparison] | None = None) -> TenantRow:
     s = x.slice
     return TenantRow(
         tenant=x.name,
@@ -265,14 +292,17 @@ def tenant_row(x: Tenant) -> TenantRow:
         noise_band_b=_num(s.b.noise_band),
         wilson_low_b=_num(s.b.wilson_low),
         wilson_high_b=_num(s.b.wilson_high),
+        compare=compared or {},
     )
 
 
-def _tenants(ev: Evaluation, floor: float) -> TenantsSection | None:
+def _tenants(ev: Evaluation, floor: float, measure: Decision | None = None) -> TenantsSection | None:
     t = tenants(ev, floor)
     if t is None:
         return None
-    rows = tuple(tenant_row(x) for x in t.rows)
+    m = decision(ev) if measure is None else measure
+    c = slice_comparisons(ev, [x.slice for x in t.rows], m)  # BH across the tenants, as the slices
+    rows = tuple(tenant_row(x, {m.name: slice_compare(c, i)}) for i, x in enumerate(t.rows))
     return TenantsSection(
         floor=floor,
         below_floor=ByArm(t.below_floor["a"], t.below_floor["b"]),
@@ -344,7 +374,8 @@ def build(
     chunks = report_corpus(snapshot) if corpus == "open" else corpus
     cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
     scored = ev.scored
-    slice_rows, partition = _slices(ev)
+    measure = decision(ev)
+    slice_rows, partition = _slices(ev, measure)
     arms = ByArm(_arm(ev, ev.a), _arm(ev, ev.b))
     frozen = _frozen(ev, snapshot.labels)
     by_origin, origin_quote = origin_sections(ev)
@@ -370,7 +401,7 @@ def build(
         k_cells=_k_cells(arms),
         slices=slice_rows,
         partition=partition,
-        tenants=_tenants(ev, floor),
+        tenants=_tenants(ev, floor, measure),
         flips=_flips(ev, chunks) if flips else Flips.none(),
         ranks=_ranks(ev),
         checks=tuple(worst_first([*checks, *cost_checks])),
@@ -385,12 +416,35 @@ def build(
     )
 
 
-def gate_section(floors: list[Floor], path: Path) -> GateSection:
-    """The gate's verdicts, broken floors first."""
+def measure_gate_row(v: MeasureVerdict) -> MeasureGateRow:
+    return MeasureGateRow(
+        v.name,
+        v.limit.floor,
+        v.limit.max_drop,
+        v.n,
+        _num(v.mean_a),
+        _num(v.mean_b),
+        v.delta,
+        v.p,
+        v.p_holm,
+        v.mde80,
+        v.floor_holds,
+        v.drop_holds,
+        v.blind,
+        v.reason,
+    )
+
+
+def gate_section(
+    floors: list[Floor], path: Path, measures: list[MeasureVerdict] | None = None
+) -> GateSection:
+    """The gate's verdicts, broken floors first (and broken measures first)."""
     rows = sorted(floors, key=lambda f: f.holds)
+    gated = sorted(measures or [], key=lambda v: v.holds)
     return GateSection(
         path=path,
-        holds=all(f.holds for f in rows),
+        holds=all(f.holds for f in rows) and all(v.holds for v in gated),
+        measures=tuple(measure_gate_row(v) for v in gated),
         floors=tuple(
             FloorRow(
                 f.name,

@@ -8,7 +8,7 @@ text in them (ids, names, plans) is escaped or made visible by whoever draws the
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from triage.core.checks.model import Check, Level
 from triage.core.measures.paired import Outcome
@@ -20,12 +20,15 @@ from triage.report.model import (
     ArmSection,
     CostSection,
     FloorRow,
+    GateSection,
+    MeasureGateRow,
     OriginQuote,
     OverlapSection,
     PairedSection,
     RankHistogram,
     RanksSection,
     Report,
+    SliceComparison,
     SliceRow,
     Sourced,
     Spread,
@@ -346,14 +349,35 @@ SLICE_HEAD = [
     "m→h",
     "short",
     "elig=0",
+    "Δ q",
 ]
-TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "B 95%", "h→m", "m→h", "plan", "sel.", ""]
+TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "B 95%", "h→m", "m→h", "plan", "sel.", "Δ q", ""]
 TENANT_BAR_HEAD = ["#", "tenant", "n", "A", "B", ""]
 LEGEND = (
     "B 95%: Wilson 95% interval of B's hit rate; h→m, m→h: flips each way; short: lists shorter "
     "than k, A/B; elig=0: filter matched nothing (in n, not in the rates); sel.: median "
-    "selectivity; rec: recall"
+    "selectivity; rec: recall; Δ q: B − A on the decision measure and its Benjamini–Hochberg q "
+    "across the key's slices (* q < 0.05: moved beyond noise)"
 )
+
+
+def moved(compare: Mapping[str, SliceComparison]) -> str:
+    """The decision measure's Δ and BH q in one slice: "+0.21 q 0.22", "+0.15 q <.01*" (* when
+    q < 0.05), "+0.00 q –" when untested, "–" when not compared."""
+    c = next(iter(compare.values()), None)
+    if c is None or c.delta is None:
+        return NONE
+    q = NONE if c.q_bh is None else "<.01" if c.q_bh < 0.01 else f"{c.q_bh:.2f}"
+    return f"{c.delta:+.2f} q {q}" + ("*" if c.moved else "")
+
+
+def decision_line(r: Report) -> str:
+    """Which measure the Δ q column compares on, and by which test ("" when no slice is compared)."""
+    for rows in r.slices.values():
+        for name, c in (rows[0].compare if rows else {}).items():
+            test = "exact McNemar" if c.test == "mcnemar" else "paired t-test"
+            return f"Δ q compares B with A on {name} ({test} per slice, q: Benjamini–Hochberg per key)"
+    return ""
 
 
 def slice_cells(s: SliceRow) -> list[str]:
@@ -372,6 +396,7 @@ def slice_cells(s: SliceRow) -> list[str]:
         str(s.miss_to_hit),
         f"{a.short_lists}/{b.short_lists}",
         str(zero) if zero else "",
+        moved(s.compare),
     ]
 
 
@@ -393,6 +418,7 @@ def tenant_cells(i: int, t: TenantRow, floor_at: float) -> list[str]:
         str(t.miss_to_hit),
         plan(t.plan, t.plan_share),
         selectivity(t.median_selectivity),
+        moved(t.compare),
         tenant_marks(t, floor_at),
     ]
 
@@ -432,6 +458,41 @@ def below_floor_line(t: TenantsSection, show: int = 3) -> str:
     if not names:
         return head
     return f"{head}: {', '.join(names[:show])}{' …' if len(names) > show else ''}"
+
+
+MEASURE_GATE_HEAD = ["measure", "A", "B", "floor", "B−A", "max drop", "p (Holm)", "MDE 80%"]
+
+
+def measure_gate_cells(m: MeasureGateRow) -> list[str]:
+    """One gated measure under MEASURE_GATE_HEAD."""
+    return [
+        m.name,
+        rate(m.mean_a),
+        rate(m.mean_b),
+        NONE if m.floor is None else f"{m.floor:g}",
+        signed(m.delta),
+        NONE if m.max_drop is None else f"{m.max_drop:g}",
+        p_value(m.p_holm),
+        rate(m.mde80),
+    ]
+
+
+def measure_verdict(m: MeasureGateRow) -> str:
+    """ "below the floor; significant drop; cannot see max_drop (MDE 0.031)" or "holds"."""
+    out = [
+        *(["below the floor"] if not m.floor_holds else []),
+        *(["significant drop"] if not m.drop_holds else []),
+    ]
+    if m.blind and m.mde80 is not None:
+        out.append(f"cannot see a drop of max_drop (MDE {m.mde80:.3f})")
+    return "; ".join(out) or "holds"
+
+
+def measure_gate_line(g: GateSection) -> str:
+    return (
+        f"{len(g.broken_measures)} of {len(g.measures)} measures broken by B "
+        "(a drop beyond max_drop fails when its paired-t p, Holm-adjusted across the measures, is < 0.05)"
+    )
 
 
 def floor_cells(f: FloorRow) -> list[str]:

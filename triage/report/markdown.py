@@ -39,7 +39,7 @@ def _gate(r: Report) -> list[str]:
     if not g:
         return []
     failed = g.broken
-    out = [f"**Gate**: {len(failed)} of {len(g.floors)} floors broken by B.", ""]
+    out = [f"**Gate**: {len(failed)} of {len(g.floors)} floors broken by B.", ""] if g.floors else []
     shown = failed + [f for f in g.floors if f.holds and f.noisy]
     if shown:
         rows = [
@@ -51,6 +51,12 @@ def _gate(r: Report) -> list[str]:
             for f, (name, *figures) in zip(shown, map(cells.floor_cells, shown), strict=True)
         ]
         out += _table([*cells.FLOOR_HEAD, ""], rows)
+    if g.measures:
+        out += [f"**Gate**: {prose(cells.measure_gate_line(g))}.", ""]
+        out += _table(
+            [*cells.MEASURE_GATE_HEAD, ""],
+            [[cell(c) for c in cells.measure_gate_cells(m)] + [cells.measure_verdict(m)] for m in g.measures],
+        )
     return out
 
 
@@ -208,7 +214,9 @@ def _slices(r: Report) -> list[str]:
             cells.SLICE_HEAD, [[cell(c) for c in cells.slice_cells(s)] for s in rows[: cells.SLICE_CAP]]
         )
     if r.slices or t is not None:
-        out += [cell(cells.LEGEND), ""]
+        out += [prose(cells.LEGEND), ""]
+        if line := cells.decision_line(r):
+            out += [prose(line), ""]
     return out
 
 

@@ -157,6 +157,27 @@ class ArmSliceRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SliceComparison:
+    """B against A on one measure in one slice (core/views/slices.py `slice_comparisons`). A figure
+    not computed is None (null), with `reason` saying why there is no p."""
+
+    n: int  # the slice's queries both arms are compared on
+    delta: float | None  # mean(B − A) over them
+    p: float | None  # two-sided: the paired t-test, or exact McNemar for a binary measure (`test`)
+    q_bh: float | None  # p adjusted by Benjamini–Hochberg across the slices of the same key
+    test: str  # "t" | "mcnemar"
+    reason: str | None  # why there is no p (significance.NoTest); None when tested
+
+    @property
+    def moved(self) -> bool:
+        """Beyond noise: q < 0.05."""
+        return self.q_bh is not None and self.q_bh < Q_MOVED
+
+
+Q_MOVED = 0.05  # a slice whose BH q is below this moved beyond noise
+
+
+@dataclass(frozen=True, slots=True)
 class SliceRow:
     value: str
     n: int
@@ -164,6 +185,8 @@ class SliceRow:
     b: ArmSliceRow
     hit_to_miss: int
     miss_to_hit: int
+    # The decision measure (README "Slices and tenants: which moved beyond noise") → B against A.
+    compare: Mapping[str, SliceComparison] = field(default_factory=dict)
 
     @property
     def b_below_a(self) -> bool:
@@ -194,6 +217,7 @@ class TenantRow:
     noise_band_b: float | None
     wilson_low_b: float | None  # Wilson 95% interval of B's hit rate
     wilson_high_b: float | None
+    compare: Mapping[str, SliceComparison] = field(default_factory=dict)  # as SliceRow's
 
     def below(self, floor: float) -> bool:
         return self.hit_rate_b is not None and self.hit_rate_b < floor
@@ -280,15 +304,44 @@ class HoldoutSection:
     noise_band: ByArm[float | None]  # √(p(1−p)/n) of each arm's held-out hit rate
 
 
+@dataclass(frozen=True, slots=True)
+class MeasureGateRow:
+    """One `[measures."NAME"]` table of the gate file, judged (core/gate/apply.py)."""
+
+    name: str  # the measure's canonical name
+    floor: float | None  # B's mean must be at least this (None: no floor)
+    max_drop: float | None  # B − A must not fall below −max_drop, significantly (None: no limit)
+    n: int  # scored queries compared
+    mean_a: float | None
+    mean_b: float | None
+    delta: float | None  # mean(B − A)
+    p: float | None  # paired t-test, two-sided
+    p_holm: float | None  # p adjusted by Holm across the measures with a max_drop
+    mde80: float | None  # the smallest |Δ| the paired t-test finds 4 times in 5 (α = 0.05)
+    floor_holds: bool
+    drop_holds: bool
+    blind: bool  # max_drop < mde80: the gate cannot see the drop it promises to stop
+    reason: str | None  # why there is no p (significance.NoTest)
+
+    @property
+    def holds(self) -> bool:
+        return self.floor_holds and self.drop_holds
+
+
 @dataclass(frozen=True)
 class GateSection:
     path: Path
-    holds: bool  # every floor holds
+    holds: bool  # every floor holds (and every measure's floor and drop limit)
     floors: tuple[FloorRow, ...]  # broken first
+    measures: tuple[MeasureGateRow, ...] = field(default=(), metadata={"omit_empty": True})  # broken first
 
     @property
     def broken(self) -> list[FloorRow]:
         return [f for f in self.floors if not f.holds]
+
+    @property
+    def broken_measures(self) -> list[MeasureGateRow]:
+        return [m for m in self.measures if not m.holds]
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,7 +160,7 @@ def slices_view(r: Report) -> Group | None:
         if len(rows) > cells.SLICE_CAP:
             t.caption = f"… {len(rows) - cells.SLICE_CAP} more (--format json lists all)"
         parts += [t, Text("")]
-    return Group(*parts, Text(cells.LEGEND, "dim"))
+    return Group(*parts, Text(cells.LEGEND, "dim"), Text(cells.decision_line(r), "dim"))
 
 
 def tenants_view(r: Report) -> Group | None:
@@ -172,8 +172,8 @@ def tenants_view(r: Report) -> Group | None:
     for i, name in enumerate(cells.TENANT_HEAD):
         table.add_column(
             name,
-            justify="left" if i in (1, 9, 11) else "right",
-            no_wrap=i in (1, 9, 11),
+            justify="left" if i in (1, 9, 12) else "right",
+            no_wrap=i in (1, 9, 11, 12),
             min_width=width if i == 1 else None,
         )
     for i, x in enumerate(t.rows[: cells.SLICE_CAP], 1):
@@ -201,6 +201,20 @@ def gate_view(r: Report) -> Group | None:
         f"Gate {g.path}: {len(failed)} of {len(g.floors)} floors broken by B",
         "bold red" if failed else "bold green",
     )
+    extra: list[RenderableType] = []
+    if g.measures:
+        m = Table(title=cells.measure_gate_line(g), title_justify="left")
+        for i, name in enumerate([*cells.MEASURE_GATE_HEAD, ""]):
+            m.add_column(name, justify="left" if i in (0, len(cells.MEASURE_GATE_HEAD)) else "right")
+        for x in g.measures:
+            name, *figures = cells.measure_gate_cells(x)
+            verdict = Text(cells.measure_verdict(x), "bold red" if not x.holds else "green")
+            if x.blind and x.holds:
+                verdict.stylize("yellow")
+            m.add_row(plain(name, 60), *figures, verdict)
+        extra = [m]
+        if not g.floors:
+            return Group(*extra)
     t = Table(title_justify="left")
     for i, name in enumerate([*cells.FLOOR_HEAD, ""]):
         t.add_column(name, justify="left" if i in (0, len(cells.FLOOR_HEAD)) else "right")
@@ -210,7 +224,7 @@ def gate_view(r: Report) -> Group | None:
         if f.noisy:
             verdict += Text(" · fires on noise", "yellow")
         t.add_row(plain(name, 60), *figures, verdict)
-    return Group(head, t)
+    return Group(head, t, *extra)
 
 
 def holdout_view(r: Report) -> Group | None:

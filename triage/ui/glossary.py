@@ -76,6 +76,11 @@ TERMS: dict[str, str] = {
     ),
     "B − A": "B's figure minus A's: positive means B is higher.",
     "B−A": "B's hit rate minus A's for that row.",
+    "Δ q": (
+        "B − A on the decision measure (the first measure named, else the hit rate at k) over the row's "
+        "queries, and its q: the p (paired t, or McNemar for a 0/1 measure) adjusted by "
+        "Benjamini–Hochberg across the rows of the list; * marks q < 0.05, a move beyond noise."
+    ),
     "paired outcomes": (
         "The 2×2 table of each query's result in A against B: both hit, both miss, and the two kinds of flip."
     ),
@@ -402,6 +407,7 @@ TOPICS: dict[str, Topic] = {
             "m→h",
             "plan",
             "sel.",
+            "Δ q",
             "< floor",
             "few",
             "floor",
@@ -432,6 +438,7 @@ TOPICS: dict[str, Topic] = {
             "m→h",
             "short",
             "elig=0",
+            "Δ q",
             "partition",
             "noise band",
         ),

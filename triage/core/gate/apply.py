@@ -8,22 +8,42 @@ overall = 0.75               # B's hit rate over every scored query
 
 A floor closer to B's current hit rate p than NOISE_SE standard errors √(p(1−p)/n) fails on
 resampling alone: the check `gate.noise` names each such floor and its distance in standard errors.
+
+Any measure by name (core/measures/names.py) gets its own table, computed even when --measures
+does not name it:
+
+[measures."nDCG@10"]
+floor = 0.60       # B's mean over the scored queries must be at least this
+max_drop = 0.01    # B − A must not fall below −0.01 …
+
+… where a drop fails only when it is significant: the paired t-test's p, adjusted by Holm across
+the measures with a max_drop, below ALPHA. A max_drop below the drop the test finds 4 times in 5
+at that n (mde80, core/measures/significance.py) warns (`gate.mde`): the gate cannot see what it
+promises to stop. A file needs [floors], [measures] or both.
 """
 
 from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import numpy as np
 
 from triage.core.checks.model import OK, WARNING, Check
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
+from triage.core.gate.propose import toml_key
 from triage.core.inputs.readers import regular_file
+from triage.core.measures.corrections import Correction
+from triage.core.measures.names import parse
+from triage.core.measures.significance import compare_all
 from triage.core.views.slices import BANDS, KEYS, Slice, slices
 
 NOISE_SE = 2.0  # a floor nearer B's hit rate than this many standard errors fires on noise
+ALPHA = 0.05  # a measure's drop fails when its Holm-adjusted paired-t p is below this
+LIMITS = ("floor", "max_drop")  # the keys of a [measures."NAME"] table
 
 
 @dataclass(frozen=True)
@@ -58,17 +78,78 @@ class Floor:
         return abs(self.distance_se) < NOISE_SE  # NaN compares False: nothing judged is not noise
 
 
-def read_floors(path: Path) -> dict[str, float]:
+@dataclass(frozen=True)
+class Limit:
+    """One `[measures."NAME"]` table: None where the key is not given."""
+
+    floor: float | None = None
+    max_drop: float | None = None
+
+
+@dataclass(frozen=True)
+class GateFile:
+    floors: dict[str, float] = field(default_factory=dict)  # [floors]: B's hit rate
+    measures: dict[str, Limit] = field(default_factory=dict)  # canonical measure name → its limits
+
+
+def read_gate(path: Path) -> GateFile:
+    """The gate file: [floors] and [measures."NAME"] tables (at least one). A bad file raises
+    InputError naming the file, the table and the key."""
+    doc = _toml(path)
+    if "floors" not in doc and "measures" not in doc:
+        _floors(path, None)  # names what the file needs
+    unknown = [k for k in doc if k not in ("floors", "measures")]
+    if unknown:
+        raise InputError(path, f'unknown table or key {unknown[0]!r}: use [floors] and [measures."NAME"]')
+    measures = _measures(path, doc.get("measures"))
+    if "floors" not in doc and measures:
+        return GateFile({}, measures)
+    return GateFile(_floors(path, doc.get("floors")), measures)
+
+
+def _measures(path: Path, tables: object) -> dict[str, Limit]:
+    if tables is None:
+        return {}
+    if not isinstance(tables, dict) or not tables:
+        raise InputError(path, 'measures must be tables, e.g. [measures."nDCG@10"] floor = 0.6', "[measures]")
+    out: dict[str, Limit] = {}
+    for name, table in tables.items():
+        where = f"[measures.{toml_key(name)}]"
+        if not isinstance(table, dict) or not table:
+            raise InputError(path, f"{name!r} needs a table with floor and/or max_drop", where)
+        for key, value in table.items():
+            if key not in LIMITS:
+                raise InputError(path, f"unknown key {key!r}: use floor and/or max_drop", where)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise InputError(path, f"{key} = {value!r} must be a number", where)
+            if value < 0:
+                raise InputError(path, f"{key} = {value!r} must not be negative", where)
+        canonical = str(parse(name, f"{path}: {where}"))
+        if canonical in out:
+            raise InputError(path, f"{name!r} names {canonical}, which another table names too", where)
+        floor, cap = table.get("floor"), table.get("max_drop")
+        out[canonical] = Limit(None if floor is None else float(floor), None if cap is None else float(cap))
+    return out
+
+
+def _toml(path: Path) -> dict[str, object]:
     regular_file(Path(path))
     try:
-        doc = tomllib.loads(Path(path).read_text("utf-8-sig"))  # a BOM (Windows editors) is tolerated
+        return tomllib.loads(Path(path).read_text("utf-8-sig"))  # a BOM (Windows editors) is tolerated
     except RecursionError:
         raise InputError(path, "not valid TOML: nested too deeply") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise InputError(path, f"not valid TOML: {e}") from None
-    floors = doc.get("floors")
+
+
+def read_floors(path: Path) -> dict[str, float]:
+    """The [floors] table alone (the file must have one)."""
+    return _floors(path, _toml(path).get("floors"))
+
+
+def _floors(path: Path, floors: object) -> dict[str, float]:
     if not isinstance(floors, dict) or not floors:
-        raise InputError(path, "needs a [floors] table, e.g. overall = 0.75")
+        raise InputError(path, 'needs a [floors] table, e.g. overall = 0.75, or a [measures."NAME"] table')
     out = {}
     for name, value in floors.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
@@ -148,4 +229,110 @@ def noise_checks(floors: list[Floor]) -> list[Check]:
             {"slice": f.name, "floor": f.floor, "distance_se": round(f.distance_se, 3), "n": f.n},
         )
         for f in noisy
+    ]
+
+
+@dataclass(frozen=True)
+class MeasureVerdict:
+    """One gated measure on this evaluation (see the module's docstring)."""
+
+    name: str
+    limit: Limit
+    n: int  # scored queries compared
+    mean_a: float  # NaN: nothing scored
+    mean_b: float
+    delta: float | None  # mean(B − A)
+    p: float | None  # the paired t-test's two-sided p
+    p_holm: float | None  # p adjusted by Holm across the measures with a max_drop
+    mde80: float | None
+    reason: str | None  # why there is no p
+
+    @property
+    def floor_holds(self) -> bool:
+        floor = self.limit.floor
+        return floor is None or not (self.mean_b < floor)  # NaN (nothing scored) holds
+
+    @property
+    def drops(self) -> bool:
+        """B − A is below −max_drop (significant or not)."""
+        cap = self.limit.max_drop
+        return cap is not None and self.delta is not None and self.delta < -cap
+
+    @property
+    def drop_holds(self) -> bool:
+        """No drop beyond max_drop that is significant after Holm (p_holm < ALPHA)."""
+        return not (self.drops and self.p_holm is not None and self.p_holm < ALPHA)
+
+    @property
+    def blind(self) -> bool:
+        """max_drop is below the minimum detectable effect: a drop that size would mostly pass."""
+        cap = self.limit.max_drop
+        return cap is not None and self.mde80 is not None and cap < self.mde80
+
+    @property
+    def holds(self) -> bool:
+        return self.floor_holds and self.drop_holds
+
+
+def gated_values(ev: Evaluation, names: list[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each named measure per query for A and B: the evaluation's own when it has them, else
+    computed here from the same runs, judgements and order."""
+    missing = tuple(parse(n) for n in names if n not in ev.named(ev.a))
+    extra = replace(ev, measures=missing) if missing else ev
+    a, b = ({**extra.named(x), **ev.named(y)} for x, y in ((extra.a, ev.a), (extra.b, ev.b)))
+    return {n: a[n] for n in names}, {n: b[n] for n in names}
+
+
+def judge_measures(ev: Evaluation, limits: dict[str, Limit]) -> list[MeasureVerdict]:
+    """One verdict per gated measure, in the file's order, over the scored queries paired by
+    query index (the arms are aligned on the evaluation's queries)."""
+    if not limits:
+        return []
+    names = list(limits)
+    a, b = gated_values(ev, names)
+    scored = ev.scored
+    a = {n: v[scored] for n, v in a.items()}
+    b = {n: v[scored] for n, v in b.items()}
+    tested = compare_all(a, b, correction=Correction.NONE)  # the MDE and p of each
+    capped = [n for n in names if limits[n].max_drop is not None]
+    holm = compare_all({n: a[n] for n in capped}, {n: b[n] for n in capped}) if capped else {}
+    out = []
+    for n in names:
+        c = tested[n]
+        out.append(
+            MeasureVerdict(
+                n,
+                limits[n],
+                c.n,
+                float(a[n].mean()) if len(a[n]) else math.nan,
+                float(b[n].mean()) if len(b[n]) else math.nan,
+                c.delta,
+                c.p_t,
+                holm[n].p_holm if n in holm else None,
+                c.mde80,
+                None if c.reason is None else c.reason.value,
+            )
+        )
+    return out
+
+
+def mde_checks(verdicts: list[MeasureVerdict]) -> list[Check]:
+    """`gate.mde`: one warning per measure whose max_drop is below its minimum detectable effect;
+    one ok when every max_drop is at least its MDE; none when no measure has a max_drop."""
+    capped = [v for v in verdicts if v.limit.max_drop is not None]
+    if not capped:
+        return []
+    blind = [v for v in capped if v.blind]
+    if not blind:
+        return [Check(OK, "gate.mde", "every max_drop is at least its minimum detectable effect (80% power)")]
+    return [
+        Check(
+            WARNING,
+            "gate.mde",
+            f"{v.name}: max_drop {v.limit.max_drop:g} is below the minimum detectable effect "
+            f"{v.mde80:.3f} (80% power, α = {ALPHA:g}, n = {v.n}): the gate cannot see what it "
+            f"promises to stop (a drop of max_drop passes as not significant most of the time)",
+            {"measure": v.name, "max_drop": v.limit.max_drop, "mde80": v.mde80, "n": v.n},
+        )
+        for v in blind
     ]

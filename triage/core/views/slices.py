@@ -4,7 +4,9 @@ Keys (whichever columns exist): `plan` (arm B's plan, else A's), `selectivity` b
 `query_type`, `source_type`, `filter` shape (the attributes a filter names, values ignored),
 `language` and `origin` (where the query came from: real, generated, …). Per slice and arm: n,
 hit rate, recall, flips each way, short lists (n_returned < k), the noise band √(p(1−p)/n) and
-the Wilson 95% interval of the hit rate (core/measures/intervals.py).
+the Wilson 95% interval of the hit rate (core/measures/intervals.py); and B against A on the
+decision measure per slice (`compare_slices`): Δ, p and the Benjamini–Hochberg q across the key's
+slices (README "Slices and tenants: which moved beyond noise").
 Queries whose filter matched nothing (n_eligible = 0) are counted apart: they stay in n (so
 slices partition the scored queries) but not in the rates, since no retrieval could have found
 their gold.
@@ -26,6 +28,7 @@ from triage.core.defaults import DEFAULT_FLOOR
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.measures.intervals import wilson
 from triage.core.measures.paired import Outcome, noise_band
+from triage.core.measures.significance import SliceComparisons, compare_slices
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language", "origin")
 UNFILTERED = "unfiltered"
@@ -177,6 +180,42 @@ def slice_order(key: str) -> Callable[[Any], tuple[int, str]]:
 
 def all_slices(ev: Evaluation) -> dict[str, list[Slice]]:
     return {key: got for key in KEYS if (got := slices(ev, key))}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The measure slices and tenants are compared on: the first measure named, else the hit rate
+    at k. Per query (aligned by query index), NaN where the query is not compared."""
+
+    name: str  # "nDCG@10" (a named measure's canonical name) or "hit_rate@10"
+    a: np.ndarray
+    b: np.ndarray
+    binary: bool | None  # True: McNemar; None: binary when every value is 0 or 1
+
+
+def decision(ev: Evaluation) -> Decision:
+    """The decision measure over the scored queries: the first named measure's per-query values;
+    without one, the hit rate at k, each arm's NaN where its filter matched nothing (n_eligible = 0,
+    out of the rates as in the slices), so the pairs are the queries both arms can be judged on."""
+    off = ~ev.scored
+    if ev.measures:
+        name = str(ev.measures[0])
+        a, b = (np.where(off, np.nan, ev.named(arm)[name]) for arm in ev.arms)
+        return Decision(name, a, b, None)
+    a, b = (
+        np.where(off | (arm.n_eligible == 0), np.nan, arm.judged.hit.astype(np.float64)) for arm in ev.arms
+    )
+    return Decision(f"hit_rate@{ev.k}", a, b, True)
+
+
+def slice_comparisons(ev: Evaluation, rows: list[Slice], measure: Decision | None = None) -> SliceComparisons:
+    """B against A on the decision measure in each of one key's slices (`rows`, in their order):
+    Δ, p (paired t, or McNemar for a binary measure) and q, Benjamini–Hochberg across these slices."""
+    m = decision(ev) if measure is None else measure
+    code = np.full(ev.n, -1, np.int64)
+    for i, s in enumerate(rows):
+        code[s.queries] = i
+    return compare_slices(m.a, m.b, code, [s.value for s in rows], m.binary)
 
 
 @dataclass(frozen=True)

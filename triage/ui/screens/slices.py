@@ -87,7 +87,7 @@ class TenantsScreen(LiveScreen):
         Binding("b", "bars", "bars / table"),
         Binding("l", "order", "by rate / lower bound"),
     ]
-    COLUMNS = columns(cells.TENANT_HEAD, [4, 24, 5, 6, 6, 7, 14, 4, 4, 16, 7, 0], left={1, 9, 11})
+    COLUMNS = columns(cells.TENANT_HEAD, [3, 20, 5, 5, 5, 6, 14, 4, 4, 11, 7, 13, 0], left={1, 9, 12})
     BARS = columns(cells.TENANT_BAR_HEAD, [4, 24, 5, cells.BAR + 7, cells.BAR + 7, 0], left={1, 3, 4, 5})
 
     def __init__(self, session: Session) -> None:
@@ -128,8 +128,9 @@ class TenantsScreen(LiveScreen):
             "\nthe worst three are highlighted; ? explains every column"
             if self.narrow
             else "\nthe worst three are highlighted; few = fewer than "
-            f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; b: bars (┃ marks the "
-            "floor); l: order by hit rate / by the interval's low end; enter: the tenant's queries"
+            f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; Δ q: B − A and its "
+            "Benjamini–Hochberg q across tenants (* q < 0.05); b: bars (┃ marks the floor); l: order "
+            "by hit rate / by the interval's low end; enter: the tenant's queries"
         )
         self.query_one("#tenants-title", Static).update(
             line(
@@ -184,7 +185,10 @@ class SlicesScreen(LiveScreen):
         Binding("right_square_bracket,right", "key(1)", "next key"),
         Binding("left_square_bracket,left", "key(-1)", "previous key"),
     ]
-    COLUMNS = [*columns(cells.SLICE_HEAD, [24, 6, 6, 6, 14, 7, 6, 6, 4, 4, 6, 6], left={0}), Column("", 0)]
+    COLUMNS = [
+        *columns(cells.SLICE_HEAD, [18, 5, 5, 5, 14, 6, 5, 5, 4, 4, 5, 6, 13], left={0}),
+        Column("", 0),
+    ]
 
     def __init__(self, session: Session) -> None:
         super().__init__()
