@@ -94,7 +94,7 @@ def test_bash_accepts_the_script_and_it_completes(tmp_path: Path) -> None:
         "conflicts",
         "export",
         "--format",
-        "text markdown json",
+        "text markdown json html",
         "--grade",
         "runA.parquet",
         "bash zsh fish",
@@ -144,7 +144,7 @@ def test_fish_script_is_made_parses_and_completes(tmp_path: Path) -> None:
     assert got == {
         "triage re": ["report", "review"],
         "triage labels co": ["conflicts"],
-        "triage report --format ": ["text", "markdown", "json"],
+        "triage report --format ": ["text", "markdown", "json", "html"],
         "triage labels judge --gr": ["--grade"],
     }
 

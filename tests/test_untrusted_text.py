@@ -516,7 +516,7 @@ async def test_help_screen_opens_and_closes(evaluation: Path) -> None:
         await open_flip(pilot, app, "q2")
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
-        check_screen(app, "triage — keys", "command palette")
+        check_screen(app, "Detail — keys here")
         await press(pilot, "escape")
         assert isinstance(app.screen, DetailScreen)
         check_screen(app, Q2_TEXT)

@@ -30,14 +30,18 @@ def checks_table(r: Report, compact: bool = False) -> Table:
     """Every check, errors and warnings first; `compact` (the app's overview) folds the passing ones
     into one row and gives each row one line, so the numbers below stay in view (the report prints
     every message whole)."""
-    t = Table(title="Checks", title_justify="left", expand=False)
-    t.add_column("level")
-    t.add_column("code")
-    if compact:
-        t.add_column("message", no_wrap=True, overflow="ellipsis")
+    rows = cells.check_rows(r.checks, compact)
+    t = Table(title="Checks", title_justify="left", expand=compact)
+    if compact:  # the level and the code whole, the message to the width that is left
+        t.add_column("level", no_wrap=True, width=7)
+        code_width = min(26, max(len(code) for _, code, _ in rows))
+        t.add_column("code", no_wrap=True, width=code_width, overflow="ellipsis")
+        t.add_column("message", no_wrap=True, overflow="ellipsis", ratio=1)
     else:
+        t.add_column("level")
+        t.add_column("code")
         t.add_column("message", overflow="fold")
-    for level, code, message in cells.check_rows(r.checks, compact):
+    for level, code, message in rows:
         t.add_row(Text(level, STYLE[level]), Text(code), plain(message, 400))
     return t
 
