@@ -411,16 +411,17 @@ class Evaluation:
         """Where `arm` lists its judged ids, read from what judging it already found: its gold
         hits, and only if a measure reads them the ids judged not relevant (found the way the gold
         was, per query by fingerprint). No string is hashed when the lists are read as stored or
-        already in score order; a reordered run moves the stored ranks by its permutation. A
-        reordered run holding an id twice (which copy comes first may change) is looked up anew."""
+        already in score order; in another order each judged id's rank is counted in its own list
+        (`ranked.ranks_in_order`). A reordered run holding an id twice (which copy comes first may
+        change) is reordered whole and looked up anew."""
         run = arm.run
         row_query = np.zeros(run.table.num_rows, np.int64)
         present = arm.row >= 0
         row_query[arm.row[present]] = np.flatnonzero(present)
         repeats = bool(run.facts.duplicates)
-        perm = ranked.permutation(run.retrieved, run.column("scores"), order)
-        if perm is not None and repeats:
-            lists, _ = ranked.reorder(run.retrieved, run.column("scores"), order)
+        lists, scores = run.retrieved, run.column("scores")
+        if repeats and not ranked.in_stored_order(lists, scores, order):
+            lists, _ = ranked.reorder(lists, scores, order)
             return ranked.positions(lists, row_query, self.judgements, repeats)
         hits = arm.hits
         q, rank, grade = hits.query, hits.rank, hits.grade
@@ -432,10 +433,9 @@ class Evaluation:
             q = np.concatenate([q, zero.query[keep]])
             rank = np.concatenate([rank, zero.rank[keep]])
             grade = np.concatenate([grade, np.zeros(int(keep.sum()), np.int64)])
-        if perm is not None:
-            offsets = run.retrieved.offsets.to_numpy().astype(np.int64)
-            rank = ranked.reordered_ranks(perm, run.retrieved, offsets[arm.row[q]] - offsets[0] + rank - 1)
-        return ranked.judged_positions(q, rank, grade, arm.depth)
+        offsets = lists.offsets.to_numpy().astype(np.int64)
+        moved = ranked.ranks_in_order(lists, scores, order, offsets[arm.row[q]] - offsets[0] + rank - 1)
+        return ranked.judged_positions(q, rank if moved is None else moved, grade, arm.depth)
 
     @cached_property
     def _not_relevant_gold(self) -> Gold:

@@ -182,12 +182,8 @@ def permutation(lists: pa.ListArray, scores: pa.ListArray | None, order: Order) 
     vectorised, no sort)."""
     if order is Order.AS_GIVEN or scores is None:
         return None
-    s = scores.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
-    offsets = lists.offsets.to_numpy().astype(np.int64)
-    offsets -= offsets[0]
-    falls = s[1:] < s[:-1]
-    falls[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < len(s))] - 1] = True  # a new list
-    if falls.all():
+    s, offsets = _scores(lists, scores)
+    if _descending(s, offsets):
         return None
     lengths = np.diff(offsets)
     row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
@@ -205,6 +201,79 @@ def permutation(lists: pa.ListArray, scores: pa.ListArray | None, order: Order) 
         ).to_numpy()
         perm[at] = perm[at][sub]
     return perm
+
+
+def _scores(lists: pa.ListArray, scores: pa.ListArray) -> tuple[np.ndarray, np.ndarray]:
+    """The scores flattened (float64) and the lists' offsets counted from 0 (int64)."""
+    offsets = lists.offsets.to_numpy().astype(np.int64)
+    offsets -= offsets[0]
+    return scores.flatten().to_numpy(zero_copy_only=False).astype(np.float64, copy=False), offsets
+
+
+def in_stored_order(lists: pa.ListArray, scores: pa.ListArray | None, order: Order) -> bool:
+    """Whether `order` reads `lists` as stored: AS_GIVEN, no scores, or scores already strictly
+    descending in every list (checked vectorised, no sort)."""
+    return order is Order.AS_GIVEN or scores is None or _descending(*_scores(lists, scores))
+
+
+def _descending(s: np.ndarray, offsets: np.ndarray) -> bool:
+    """Whether the scores fall strictly within every list (the order they sort into is theirs)."""
+    falls = s[1:] < s[:-1]
+    inner = offsets[1:-1]
+    falls[inner[(inner > 0) & (inner < len(s))] - 1] = True  # a new list starts: no comparison
+    return bool(falls.all())
+
+
+PAIRS = 1 << 20  # (position, list member) pairs compared per numpy pass in `ranks_in_order`
+
+
+def ranks_in_order(
+    lists: pa.ListArray, scores: pa.ListArray | None, order: Order, at: np.ndarray
+) -> np.ndarray | None:
+    """The 1-based rank in `order` (see `reorder`) of each of the flat positions `at` (int64), or
+    None when that is the stored order (`permutation`). No sort: each position is compared with
+    the members of its own list, the number before it counted (a higher score; an equal score and
+    a greater id; NaN, which sorts last, before a NaN listed later), strings compared only for the
+    equal scores. More pairs than a few passes over the lists: ranked by `permutation`."""
+    if order is Order.AS_GIVEN or scores is None:
+        return None
+    s, offsets = _scores(lists, scores)
+    if _descending(s, offsets):
+        return None
+    lengths = np.diff(offsets)
+    row = np.searchsorted(offsets, at, side="right") - 1
+    width = lengths[row]
+    if int(width.sum()) > 4 * len(s) + PAIRS:
+        perm = permutation(lists, scores, order)
+        assert perm is not None
+        return reordered_ranks(perm, lists, at)
+    ids = lists.flatten()
+    out = np.empty(len(at), np.int64)
+    ends = np.cumsum(width)
+    lo = 0
+    while lo < len(at):
+        hi = max(int(np.searchsorted(ends, ends[lo] - width[lo] + PAIRS, side="right")), lo + 1)
+        out[lo:hi] = _ranks(ids, s, at[lo:hi], offsets[row[lo:hi]], width[lo:hi])
+        lo = hi
+    return out
+
+
+def _ranks(ids: pa.Array, s: np.ndarray, at: np.ndarray, first: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """`ranks_in_order` for positions `at` whose lists start at `first` and hold `width` ids."""
+    pos = np.repeat(np.arange(len(at), dtype=np.int64), width)
+    member = np.repeat(first - (np.cumsum(width) - width), width) + np.arange(len(pos), dtype=np.int64)
+    me = at[pos]
+    mine, theirs = s[me], s[member]
+    before = theirs > mine  # NaN is greater than nothing, and nothing is greater than NaN
+    nan = np.isnan(mine)
+    before |= nan & (~np.isnan(theirs) | (member < me))
+    tie = np.flatnonzero((theirs == mine) & (member != me))
+    if len(tie):  # equal scores: the greater id first, an equal id (listed twice) in stored order
+        a, b = ids.take(pa.array(member[tie])), ids.take(pa.array(me[tie]))
+        greater = pc.greater(a, b).to_numpy(zero_copy_only=False)
+        equal = pc.equal(a, b).to_numpy(zero_copy_only=False)
+        before[tie] = greater | (equal & (member[tie] < me[tie]))
+    return np.bincount(pos[before], minlength=len(at)).astype(np.int64) + 1
 
 
 def reordered_ranks(perm: np.ndarray, lists: pa.ListArray, at: np.ndarray) -> np.ndarray:
