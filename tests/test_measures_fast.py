@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_measures_oracle import measure_names
 
 from triage.core.measures import names, ranked
 from triage.core.measures.names import Order
@@ -24,7 +25,6 @@ from triage.workspace.snapshot import open_snapshot
 from triage.workspace.spec import evaluation_spec, with_measures
 
 from conftest import write_parquet
-from test_measures_oracle import measure_names
 
 
 def reference_ranks(lists: pa.ListArray, scores: pa.ListArray) -> np.ndarray:
@@ -82,7 +82,8 @@ def write(folder: Path, seed: int, order: str, duplicates: bool) -> Path:
         grades = [rng.choice([0, 0, 1, 1, 2, 3]) for _ in judged]
         if i % 7 == 3:
             grades = [0 for _ in judged]  # judged, nothing relevant
-        labels += [{"query_id": q, "chunk_id": d, "relevance": g} for d, g in zip(judged, grades, strict=True)]
+        pairs = zip(judged, grades, strict=True)
+        labels += [{"query_id": q, "chunk_id": d, "relevance": g} for d, g in pairs]
         for arm in runs:
             if rng.random() < 0.1:
                 continue  # the arm lacks the query

@@ -2,9 +2,9 @@
 over all queries at once (README "Measures by name").
 
 An arm enters as `Positions`: every listed id that has a label, with its query, its 1-based rank
-and its grade, and each list's length (the other ids count for no measure). Each kernel is a few masks, cumulative sums and bincounts over those arrays; no
-Python loop runs per query or per rank. The conventions are trec_eval's (and so ir_measures' and
-pytrec_eval's):
+and its grade, and each list's length (the other ids count for no measure). Each kernel is a few
+masks, cumulative sums and bincounts over those arrays; no Python loop runs per query or per rank.
+The conventions are trec_eval's (and so ir_measures' and pytrec_eval's):
 
 - relevant: grade ≥ rel (rel ≥ 1); an id absent from the labels is not relevant;
 - a negative grade is what trec_eval calls "in the pool, unjudged": never relevant, not counted as
