@@ -403,14 +403,52 @@ class Evaluation:
         judged = self.judgements
         out = []
         for arm, order in zip(self.arms, self.orders, strict=True):
-            run = arm.run
-            lists, _ = ranked.reorder(run.retrieved, run.column("scores"), order)
-            row_query = np.zeros(run.table.num_rows, np.int64)
-            present = arm.row >= 0
-            row_query[arm.row[present]] = np.flatnonzero(present)
-            at = ranked.positions(lists, row_query, judged, bool(run.facts.duplicates))
+            at = self._judged_positions(arm, order)
             out.append({str(m): ranked.compute(m, at, judged) for m in self.measures})
         return out[0], out[1]
+
+    def _judged_positions(self, arm: Arm, order: Order) -> ranked.Positions:
+        """Where `arm` lists its judged ids, read from what judging it already found: its gold
+        hits, and only if a measure reads them the ids judged not relevant (found the way the gold
+        was, per query by fingerprint). No string is hashed when the lists are read as stored or
+        already in score order; in another order each judged id's rank is counted in its own list
+        (`ranked.ranks_in_order`). A reordered run holding an id twice (which copy comes first may
+        change) is reordered whole and looked up anew."""
+        run = arm.run
+        row_query = np.zeros(run.table.num_rows, np.int64)
+        present = arm.row >= 0
+        row_query[arm.row[present]] = np.flatnonzero(present)
+        repeats = bool(run.facts.duplicates)
+        lists, scores = run.retrieved, run.column("scores")
+        if repeats and not ranked.in_stored_order(lists, scores, order):
+            lists, _ = ranked.reorder(lists, scores, order)
+            return ranked.positions(lists, row_query, self.judgements, repeats)
+        hits = arm.hits
+        q, rank, grade = hits.query, hits.rank, hits.grade
+        if any(ranked.reads_non_relevant(m) for m in self.measures) and len(self.not_relevant.keys):
+            zero = gold_hits(run.retrieved, row_query, self._not_relevant_gold, run.fingerprints, repeats)
+            code = self._not_relevant_in_gold[zero.code]
+            # a pair both gold and judged not relevant keeps its gold grade
+            keep = ~((code >= 0) & _in_sorted(zero.query * KEY + code, self.gold.keys))
+            q = np.concatenate([q, zero.query[keep]])
+            rank = np.concatenate([rank, zero.rank[keep]])
+            grade = np.concatenate([grade, np.zeros(int(keep.sum()), np.int64)])
+        offsets = lists.offsets.to_numpy().astype(np.int64)
+        moved = ranked.ranks_in_order(lists, scores, order, offsets[arm.row[q]] - offsets[0] + rank - 1)
+        return ranked.judged_positions(q, rank if moved is None else moved, grade, arm.depth)
+
+    @cached_property
+    def _not_relevant_gold(self) -> Gold:
+        """The pairs judged not relevant in the shape of `Gold` (grade 0), for `gold_hits`."""
+        keys = self.not_relevant.keys
+        q, code, grade = keys // KEY, keys % KEY, np.zeros(len(keys), np.int64)
+        sets = GoldSets(q, grade, code, np.bincount(q, minlength=self.n).astype(np.int64))
+        return Gold(self.not_relevant.vocabulary, keys, grade, sets, keys)
+
+    @cached_property
+    def _not_relevant_in_gold(self) -> np.ndarray:
+        """Each id judged not relevant's code in the gold vocabulary (-1: not a gold id)."""
+        return codes.encode(self.not_relevant.vocabulary, self.gold.vocabulary).astype(np.int64)
 
     def named(self, arm: Arm) -> dict[str, np.ndarray]:
         """Each measure asked for by name, per query (float64, keyed by its canonical name): 0

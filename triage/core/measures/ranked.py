@@ -1,10 +1,10 @@
 """The measures of `names` computed from whole ranked lists and every judgement in force, numpy
 over all queries at once (README "Measures by name").
 
-An arm enters as `Positions`: every listed id flattened, with its query, its 1-based rank and its
-grade (or none). Each kernel is a few masks, cumulative sums and bincounts over those arrays; no
-Python loop runs per query or per rank. The conventions are trec_eval's (and so ir_measures' and
-pytrec_eval's):
+An arm enters as `Positions`: every listed id that has a label, with its query, its 1-based rank
+and its grade, and each list's length (the other ids count for no measure). Each kernel is a few
+masks, cumulative sums and bincounts over those arrays; no Python loop runs per query or per rank.
+The conventions are trec_eval's (and so ir_measures' and pytrec_eval's):
 
 - relevant: grade ≥ rel (rel ≥ 1); an id absent from the labels is not relevant;
 - a negative grade is what trec_eval calls "in the pool, unjudged": never relevant, not counted as
@@ -97,9 +97,11 @@ def judgements(
 
 @dataclass(frozen=True)
 class Positions:
-    """One arm's ranked lists, flattened and sorted by (query, rank): each listed id's query index,
-    1-based rank and grade (`NO_LABEL`: absent from the labels, or a repeat of an id listed above
-    it). `depth`: per query, the length of its list (0: absent from the run)."""
+    """One arm's judged positions, sorted by (query, rank): the query index, 1-based rank and grade
+    of every listed id that has a label (a repeat of an id listed above it has none, and is not
+    here). The kernels read nothing else: an id without a label is relevant to no measure, gains
+    nothing and is not judged, so the lists' other ids are left out. `depth`: per query, the
+    length of its list (0: absent from the run)."""
 
     query: np.ndarray
     rank: np.ndarray
@@ -129,51 +131,61 @@ class Positions:
         )
 
 
+def judged_positions(query: np.ndarray, rank: np.ndarray, grade: np.ndarray, depth: np.ndarray) -> Positions:
+    """`Positions` from labelled entries in any order (query index, 1-based rank, grade), one per
+    (query, id); `depth` per query index."""
+    order = np.lexsort((rank, query))
+    return Positions(
+        query[order].astype(np.int64), rank[order].astype(np.int64), grade[order].astype(np.int64), depth
+    )
+
+
+def reads_non_relevant(measure: Measure) -> bool:
+    """Whether `measure` reads where ids judged not relevant sit (Judged@k's judged, Bpref's
+    non-relevant above, judged_only's closing up); the others read the relevant ids alone."""
+    return measure.judged_only or measure.family in ("Judged", "Bpref")
+
+
 def positions(
     lists: pa.ListArray, row_query: np.ndarray, judged: Judgements, repeats: bool = True
 ) -> Positions:
     """`Positions` of `lists` (row i answers query index `row_query[i]`; each query at most once).
-    `repeats` False: no list holds an id twice, so none needs looking for."""
-    n = judged.n
+    `repeats` False: no list holds an id twice, so none needs looking for. One hash look-up of
+    every listed id in the judged vocabulary; the pair search, and the repeat check, for those it
+    holds alone."""
     offsets = lists.offsets.to_numpy().astype(np.int64)
+    offsets -= offsets[0]
     lengths = np.diff(offsets)
-    flat = lists.flatten()
-    row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    rank = np.arange(len(flat), dtype=np.int64) - (offsets[row] - offsets[0]) + 1
-    q = row_query[row].astype(np.int64)
-    grade = np.full(len(flat), NO_LABEL, np.int64)
-    if len(judged.keys) and len(flat):
-        code = codes.encode(flat, judged.vocabulary).astype(np.int64)
-        keys = q * KEY + code
-        at = np.minimum(np.searchsorted(judged.keys, keys), len(judged.keys) - 1)
-        found = (code >= 0) & (judged.keys[at] == keys)
-        grade[found] = judged.grade[at[found]]
-    if repeats and len(flat):
-        _, ids = codes.coded_distinct(flat)
-        pair = row * (int(ids.max(initial=0)) + 1) + ids
-        order = np.lexsort((rank, pair))
-        again = np.zeros(len(flat), bool)
-        again[order[1:]] = pair[order[1:]] == pair[order[:-1]]
-        grade[again] = NO_LABEL
-    depth = np.zeros(n, np.int64)
+    depth = np.zeros(judged.n, np.int64)
     depth[row_query] = lengths
-    order = np.lexsort((rank, q))
-    return Positions(q[order], rank[order], grade[order], depth)
+    none = np.zeros(0, np.int64)
+    if not len(judged.keys) or not offsets[-1]:
+        return Positions(none, none, none, depth)
+    code = codes.encode(lists.flatten(), judged.vocabulary)
+    at = np.flatnonzero(code >= 0)
+    row = np.searchsorted(offsets, at, side="right") - 1
+    q = row_query[row].astype(np.int64)
+    keys = q * KEY + code[at]
+    j = np.minimum(np.searchsorted(judged.keys, keys), len(judged.keys) - 1)
+    found = judged.keys[j] == keys
+    q, keys, rank, grade = q[found], keys[found], (at - offsets[row] + 1)[found], judged.grade[j[found]]
+    if repeats and len(keys):  # an id listed twice counts once, at its first rank
+        order = np.lexsort((rank, keys))
+        first = order[np.r_[True, keys[order][1:] != keys[order][:-1]]]
+        q, rank, grade = q[first], rank[first], grade[first]
+    return judged_positions(q, rank, grade, depth)
 
 
-def reorder(
-    lists: pa.ListArray, scores: pa.ListArray | None, order: Order
-) -> tuple[pa.ListArray, pa.ListArray | None]:
-    """The run table's lists in `order`. TREC_EVAL: within each list by score descending, ties by
-    id descending (byte order, as trec_eval's strcmp), the stored order and any rank column
-    ignored; without scores, or AS_GIVEN, the lists as stored. Vectorised: one numpy sort over
-    (row, score), and a string sort of the tied ids alone."""
+def permutation(lists: pa.ListArray, scores: pa.ListArray | None, order: Order) -> np.ndarray | None:
+    """The flat positions of `lists` in `order` (see `reorder`), or None when that is the stored
+    order: AS_GIVEN, no scores, or scores already strictly descending in every list (checked
+    vectorised, no sort)."""
     if order is Order.AS_GIVEN or scores is None:
-        return lists, scores
-    offsets = lists.offsets
-    values = lists.flatten()
-    s = scores.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
-    lengths = np.diff(offsets.to_numpy().astype(np.int64))
+        return None
+    s, offsets = _scores(lists, scores)
+    if _descending(s, offsets):
+        return None
+    lengths = np.diff(offsets)
     row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     perm = np.lexsort((-s, row))
     tied = np.zeros(len(perm), bool)
@@ -183,15 +195,112 @@ def reorder(
         group = np.cumsum(~tied) - 1
         in_run = tied | np.r_[tied[1:], False]
         at = np.flatnonzero(in_run)
-        ids = values.take(pa.array(perm[at]))
+        ids = lists.flatten().take(pa.array(perm[at]))
         sub = pc.sort_indices(
             pa.table({"g": group[at], "id": ids}), sort_keys=[("g", "ascending"), ("id", "descending")]
         ).to_numpy()
         perm[at] = perm[at][sub]
+    return perm
+
+
+def _scores(lists: pa.ListArray, scores: pa.ListArray) -> tuple[np.ndarray, np.ndarray]:
+    """The scores flattened (float64) and the lists' offsets counted from 0 (int64)."""
+    offsets = lists.offsets.to_numpy().astype(np.int64)
+    offsets -= offsets[0]
+    return scores.flatten().to_numpy(zero_copy_only=False).astype(np.float64, copy=False), offsets
+
+
+def in_stored_order(lists: pa.ListArray, scores: pa.ListArray | None, order: Order) -> bool:
+    """Whether `order` reads `lists` as stored: AS_GIVEN, no scores, or scores already strictly
+    descending in every list (checked vectorised, no sort)."""
+    return order is Order.AS_GIVEN or scores is None or _descending(*_scores(lists, scores))
+
+
+def _descending(s: np.ndarray, offsets: np.ndarray) -> bool:
+    """Whether the scores fall strictly within every list (the order they sort into is theirs)."""
+    falls = s[1:] < s[:-1]
+    inner = offsets[1:-1]
+    falls[inner[(inner > 0) & (inner < len(s))] - 1] = True  # a new list starts: no comparison
+    return bool(falls.all())
+
+
+PAIRS = 1 << 20  # (position, list member) pairs compared per numpy pass in `ranks_in_order`
+
+
+def ranks_in_order(
+    lists: pa.ListArray, scores: pa.ListArray | None, order: Order, at: np.ndarray
+) -> np.ndarray | None:
+    """The 1-based rank in `order` (see `reorder`) of each of the flat positions `at` (int64), or
+    None when that is the stored order (`permutation`). No sort: each position is compared with
+    the members of its own list, the number before it counted (a higher score; an equal score and
+    a greater id; NaN, which sorts last, before a NaN listed later), strings compared only for the
+    equal scores. More pairs than a few passes over the lists: ranked by `permutation`."""
+    if order is Order.AS_GIVEN or scores is None:
+        return None
+    s, offsets = _scores(lists, scores)
+    if _descending(s, offsets):
+        return None
+    lengths = np.diff(offsets)
+    row = np.searchsorted(offsets, at, side="right") - 1
+    width = lengths[row]
+    if int(width.sum()) > 4 * len(s) + PAIRS:
+        perm = permutation(lists, scores, order)
+        assert perm is not None
+        return reordered_ranks(perm, lists, at)
+    ids = lists.flatten()
+    out = np.empty(len(at), np.int64)
+    ends = np.cumsum(width)
+    lo = 0
+    while lo < len(at):
+        hi = max(int(np.searchsorted(ends, ends[lo] - width[lo] + PAIRS, side="right")), lo + 1)
+        out[lo:hi] = _ranks(ids, s, at[lo:hi], offsets[row[lo:hi]], width[lo:hi])
+        lo = hi
+    return out
+
+
+def _ranks(ids: pa.Array, s: np.ndarray, at: np.ndarray, first: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """`ranks_in_order` for positions `at` whose lists start at `first` and hold `width` ids."""
+    pos = np.repeat(np.arange(len(at), dtype=np.int64), width)
+    member = np.repeat(first - (np.cumsum(width) - width), width) + np.arange(len(pos), dtype=np.int64)
+    me = at[pos]
+    mine, theirs = s[me], s[member]
+    before = theirs > mine  # NaN is greater than nothing, and nothing is greater than NaN
+    nan = np.isnan(mine)
+    before |= nan & (~np.isnan(theirs) | (member < me))
+    tie = np.flatnonzero((theirs == mine) & (member != me))
+    if len(tie):  # equal scores: the greater id first, an equal id (listed twice) in stored order
+        a, b = ids.take(pa.array(member[tie])), ids.take(pa.array(me[tie]))
+        greater = pc.greater(a, b).to_numpy(zero_copy_only=False)
+        equal = pc.equal(a, b).to_numpy(zero_copy_only=False)
+        before[tie] = greater | (equal & (member[tie] < me[tie]))
+    return np.bincount(pos[before], minlength=len(at)).astype(np.int64) + 1
+
+
+def reordered_ranks(perm: np.ndarray, lists: pa.ListArray, at: np.ndarray) -> np.ndarray:
+    """The 1-based rank, after `permutation` `perm`, of each of the flat positions `at` (int64)."""
+    offsets = lists.offsets.to_numpy().astype(np.int64)
+    offsets -= offsets[0]
+    where = np.empty(len(perm), np.int64)
+    where[perm] = np.arange(len(perm), dtype=np.int64)
+    row = np.searchsorted(offsets, at, side="right") - 1
+    return where[at] - offsets[row] + 1
+
+
+def reorder(
+    lists: pa.ListArray, scores: pa.ListArray | None, order: Order
+) -> tuple[pa.ListArray, pa.ListArray | None]:
+    """The run table's lists in `order`. TREC_EVAL: within each list by score descending, ties by
+    id descending (byte order, as trec_eval's strcmp), the stored order and any rank column
+    ignored; without scores, or AS_GIVEN, the lists as stored. Vectorised: one numpy sort over
+    (row, score), and a string sort of the tied ids alone (`permutation`)."""
+    perm = permutation(lists, scores, order)
+    if perm is None or scores is None:
+        return lists, scores
+    offsets = lists.offsets
     base = pa.array(offsets.to_numpy() - offsets[0].as_py(), pa.int32())
     take = pa.array(perm)
     return (
-        pa.ListArray.from_arrays(base, values.take(take)),
+        pa.ListArray.from_arrays(base, lists.flatten().take(take)),
         pa.ListArray.from_arrays(base, scores.flatten().take(take)),
     )
 
