@@ -561,7 +561,7 @@ async def test_tenants_and_slices_show_values_literally(evaluation: Path) -> Non
         await press(pilot, "t")
         assert isinstance(app.screen, TenantsScreen)
         rows = app.screen.query_one(VirtualTable)
-        check_screen(app, VAR, CLS, BAIT + "|pipe", LINK[:12], widget=rows)  # tenant, B's plan
+        check_screen(app, VAR, CLS, BAIT + "|pipe", LINK[:10], widget=rows)  # tenant, B's plan
         await press(pilot, "b")  # bars
         check_screen(app, VAR, CLS, BAIT + "|pipe", widget=rows)
         position = [t.name for t in s.tenants.rows].index(VAR)
@@ -577,12 +577,12 @@ async def test_tenants_and_slices_show_values_literally(evaluation: Path) -> Non
         await press(pilot, "s")
         screen = app.screen
         assert isinstance(screen, SlicesScreen)
-        check_screen(app, "by plan", "[$accent]postfilter", LINK[:20])  # the first key: B's plan
+        check_screen(app, "by plan", "[$accent]postfilt", LINK[:16])  # the first key: B's plan
         for _ in range(len(s.slices)):
             if screen.current()[0] == "query_type":
                 break
             await press(pilot, "right_square_bracket")
-        check_screen(app, "by query_type", QTYPE[:20], "faq")
+        check_screen(app, "by query_type", QTYPE[:17], "faq")
         position = [x.value for x in screen.current()[1]].index(QTYPE)
         await press(pilot, "home", *["j"] * position, "enter")
         assert isinstance(app.screen, SliceQueries)

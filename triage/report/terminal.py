@@ -8,6 +8,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from triage.core.checks.model import Level
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import one_line
 from triage.report import cells
@@ -26,23 +27,29 @@ def indented(value: str, width: int = 80) -> Text:
     return Text(value) if body == value else Text(value[: len(value) - len(body)]) + plain(body, width)
 
 
+COMPACT_MESSAGE = 240  # characters of a check's message on the app's overview
+
+
 def checks_table(r: Report, compact: bool = False) -> Table:
     """Every check, errors and warnings first; `compact` (the app's overview) folds the passing ones
-    into one row and gives each row one line, so the numbers below stay in view (the report prints
-    every message whole)."""
+    into one row of one line and caps each other message at `COMPACT_MESSAGE` characters, so the
+    numbers below stay near (the report prints every message whole)."""
     rows = cells.check_rows(r.checks, compact)
     t = Table(title="Checks", title_justify="left", expand=compact)
-    if compact:  # the level and the code whole, the message to the width that is left
+    if compact:  # the level and the code whole, the message in the width that is left
         t.add_column("level", no_wrap=True, width=7)
         code_width = min(26, max(len(code) for _, code, _ in rows))
         t.add_column("code", no_wrap=True, width=code_width, overflow="ellipsis")
-        t.add_column("message", no_wrap=True, overflow="ellipsis", ratio=1)
+        t.add_column("message", overflow="fold", ratio=1)
     else:
         t.add_column("level")
         t.add_column("code")
         t.add_column("message", overflow="fold")
     for level, code, message in rows:
-        t.add_row(Text(level, STYLE[level]), Text(code), plain(message, 400))
+        text = plain(message, COMPACT_MESSAGE if compact else 400)
+        if compact and level == str(Level.OK):  # the passing checks' codes: one line
+            text.no_wrap, text.overflow = True, "ellipsis"
+        t.add_row(Text(level, STYLE[level]), Text(code), text)
     return t
 
 
