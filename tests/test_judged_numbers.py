@@ -360,6 +360,7 @@ async def test_the_overview_draws_the_judged_cells(copy: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
         r = build(app.session.snapshot)
+        await show_metrics(pilot, app)
         assert_overview(app, r)
         # Judged in the session, the overview follows when it is shown again.
         app.session.add(NEAR_DUP_QUERY, NEAR_DUP_ZEROS[0], 0, evidence={"arm": "b", "rank": 2})
@@ -367,12 +368,20 @@ async def test_the_overview_draws_the_judged_cells(copy: Path) -> None:
         await pilot.pause()
         now = build(app.session.snapshot)
         assert now.arms.b.unjudged_in_top_k == r.arms.b.unjudged_in_top_k - 1
+        await show_metrics(pilot, app)
         assert_overview(app, now)
+
+
+async def show_metrics(pilot, app: TriageApp) -> None:  # type: ignore[no-untyped-def]
+    """The overview scrolled to its metrics (the checks above them may fill the first screen)."""
+    app.screen.query_one("#overview").scroll_to_widget(app.screen.query_one("#metrics"), animate=False)
+    await pilot.pause()
 
 
 def assert_overview(app: TriageApp, r: Report) -> None:
     """Each judged row on one line of the overview, its cells in order as `cells` spells them,
-    and the count of regressions with an unjudged passage in B's top k."""
+    and the count of regressions with an unjudged passage in B's top k (the overview scrolled to
+    its metrics: the checks above them may take the first screen)."""
     lines = screen_lines(app)
     for name, *figures in cells.judged_rows(r):
         line = next(x for x in lines if f"│ {name} " in x)
