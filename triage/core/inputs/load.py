@@ -31,7 +31,7 @@ from triage.core.inputs.corpus import Corpus, cached_ids, corpus_of
 from triage.core.inputs.frozen import FrozenLabels, frozen_of, load_frozen
 from triage.core.inputs.manifest import ArmSpec, Spec
 from triage.core.inputs.readers import Parsed
-from triage.core.inputs.shapes import Role, read_input
+from triage.core.inputs.shapes import Role, in_layout, read_input
 from triage.core.inputs.split import DocSplit, split_of
 
 
@@ -201,11 +201,13 @@ def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
     through the same contract checks. The two runs are independent: one thread each (2 cores)."""
 
     def run(arm: ArmSpec, given: Parsed | None) -> Run:
-        return load_run(arm) if given is None else run_of(given, arm.name)
+        return load_run(arm) if given is None else run_of(in_layout(given, Role.RUN), arm.name)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         future_a, future_b = pool.submit(run, spec.a, tables.a), pool.submit(run, spec.b, tables.b)
-        frozen = load_frozen(spec.labels) if tables.labels is None else frozen_of(tables.labels)
+        frozen = (
+            load_frozen(spec.labels) if tables.labels is None else frozen_of(in_layout(tables.labels, Role.LABELS))
+        )
         if tables.queries is not None:
             queries: pa.Table | None = queries_of(tables.queries)
         else:
