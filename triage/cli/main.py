@@ -338,7 +338,13 @@ def spec_from(args: argparse.Namespace):  # -> Spec
             raise InputError("command line", "two runs need --labels LABELS")
         runs = (paths[0], paths[1])
         return evaluation_spec(
-            None, runs, args.labels, args.corpus, args.queries, holdout=holdout, split=getattr(args, "split", None)
+            None,
+            runs,
+            args.labels,
+            args.corpus,
+            args.queries,
+            holdout=holdout,
+            split=getattr(args, "split", None),
         )
     if len(paths) > 2:
         raise InputError("command line", "give one manifest, or two runs with --labels")

@@ -53,8 +53,8 @@ CORPUS = {
     "doc_id": (ID, False),
     "source_type": (STR, False),
 }
-# The layouts of other tools: their names for our columns, read as ours where ours are absent (README
-# "Input shapes"). The one table every reader, and the Python API's tables, consult. Runs and labels
+# The layouts of other tools: their names for our columns, read as ours where ours are absent
+# (docs/data.md "Input shapes"). The one table every reader, and the Python API's tables, consult. Runs and labels
 # one row per (query, id): a run's `score` is its score, the grade (`relevance`) is the labels' own.
 LAYOUTS: dict[str, dict[str, str]] = {
     "BEIR (qrels/*.tsv)": {"query-id": "query_id", "corpus-id": "chunk_id", "score": "relevance"},
@@ -139,7 +139,6 @@ def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
     t = col.type
     if pa.types.is_dictionary(t):
         col, t = col.dictionary_decode(), t.value_type
-    col, t = _unviewed(col)
     if pa.types.is_null(t):
         return pa.nulls(len(col), _ARROW[kind])
     if kind in (INT, FLOAT) and name in loaded.oversize:  # an integer too large for Arrow
@@ -148,17 +147,6 @@ def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
             loaded.path, f"{name!r} is {value:.3g}, expected a number below 2^53", loaded.where(r)
         )
     return _COERCE[kind](loaded, name, kind, col)
-
-
-def _unviewed(col: pa.Array) -> tuple[pa.Array, pa.DataType]:
-    """Text held as string views (polars' Arrow export) as plain strings, lists of them too."""
-    t = col.type
-    if pa.types.is_string_view(t):
-        col = pc.cast(col, pa.string())
-    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t):
-        if pa.types.is_string_view(t.value_type):
-            col = pc.cast(col, pa.list_(pa.string()))
-    return col, col.type
 
 
 def _text(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:

@@ -214,7 +214,9 @@ def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
     with ThreadPoolExecutor(max_workers=2) as pool:
         parsed_a, parsed_b = pool.submit(parse, spec.a, tables.a), pool.submit(parse, spec.b, tables.b)
         frozen = (
-            load_frozen(spec.labels) if tables.labels is None else frozen_of(in_layout(tables.labels, Role.LABELS))
+            load_frozen(spec.labels)
+            if tables.labels is None
+            else frozen_of(in_layout(tables.labels, Role.LABELS))
         )
         if tables.queries is not None:
             queries: pa.Table | None = queries_of(tables.queries)
@@ -239,7 +241,9 @@ def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
     return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks, split, notices)
 
 
-def _of_split(spec: Spec, queries: pa.Table, frozen: FrozenLabels) -> tuple[pa.Table, pa.Array, tuple[str, ...]]:
+def _of_split(
+    spec: Spec, queries: pa.Table, frozen: FrozenLabels
+) -> tuple[pa.Table, pa.Array, tuple[str, ...]]:
     """A BEIR folder's queries file names every split's queries: those of `spec.split` (the ones
     its qrels judge) kept; the others, to be left out of the runs as well; one notice of them."""
     ids = single(queries.column("query_id"))

@@ -184,7 +184,9 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
     qrels = labels / "qrels" / f"{split}.tsv"
     if not qrels.is_file():
         present = sorted(p.name.removesuffix(".tsv") for p in (labels / "qrels").glob("*.tsv"))
-        raise InputError(qrels, f"no qrels for split {split!r} (splits present: {', '.join(present) or 'none'})")
+        raise InputError(
+            qrels, f"no qrels for split {split!r} (splits present: {', '.join(present) or 'none'})"
+        )
     beside = {name: labels / f"{name}.jsonl" for name in ("queries", "corpus")}
     return Beir(
         qrels,
@@ -328,7 +330,9 @@ def from_args(
     ks = check_ks(k, "k")
     name_a, name_b = names
     if Path(labels) not in in_memory:
-        files = beir(Path(labels), split, Path(corpus) if corpus else None, Path(queries) if queries else None)
+        files = beir(
+            Path(labels), split, Path(corpus) if corpus else None, Path(queries) if queries else None
+        )
         labels, corpus, queries, split = files.labels, files.corpus, files.queries, files.split
     elif split is not None:
         raise InputError(labels, f"split {split!r} names a split of a BEIR folder, not of a table")

@@ -160,8 +160,8 @@ def detect(path: Path, role: Role) -> Format:
     a folder or a glob → parquet-dataset; Parquet magic bytes or a Parquet extension → parquet;
     `.json`/`.jsonl`/`.ndjson` whose text opens `{"…": {` → ranx, else jsonl; text whose first
     line names a known column (query_id, query-id, qid, chunk_id, doc_id, …) → tsv when it holds
-    a tab, csv otherwise; a run whose first line has 6 fields (or 5 ending in a rank and a score), labels whose first line has 4 →
-    trec. Anything else is refused, naming the shapes triage reads."""
+    a tab, csv otherwise; a run whose first line has 6 fields (or 5 ending in a rank and a score),
+    labels whose first line has 4 → trec. Anything else is refused, naming the shapes triage reads."""
     if is_pattern(path) or path.is_dir():
         return Format.PARQUET_DATASET
     head = sniff(path)
