@@ -54,8 +54,9 @@ CORPUS = {
     "source_type": (STR, False),
 }
 # The layouts of other tools: their names for our columns, read as ours where ours are absent
-# (docs/data.md "Input shapes"). The one table every reader, and the Python API's tables, consult. Runs and labels
-# one row per (query, id): a run's `score` is its score, the grade (`relevance`) is the labels' own.
+# (docs/data.md "Input shapes"). The one table every reader, and the Python API's tables, consult.
+# Runs and labels one row per (query, id): a run's `score` is its score, the grade (`relevance`)
+# is the labels' own.
 LAYOUTS: dict[str, dict[str, str]] = {
     "BEIR (qrels/*.tsv)": {"query-id": "query_id", "corpus-id": "chunk_id", "score": "relevance"},
     "PyTerrier (qid, docno, score, rank / qid, docno, label)": {
