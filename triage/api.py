@@ -105,6 +105,7 @@ def open_evaluation(
     apply_stale: bool = False,
     measures: str | Sequence[str] | None = None,
     order: str | None = None,
+    split: str | None = None,
 ) -> Comparison:
     """One evaluation: a manifest (file or folder), or the inputs `a`, `b`, `labels` (each a path
     or a table) with optional `queries` and `corpus`; neither: the bundled sample.
@@ -118,7 +119,8 @@ def open_evaluation(
     `label_state`: "amended" or "frozen", as `triage report --label-state`.
     `measures`: measures by name, as `triage report --measures` ("nDCG@10,AP" or a list; README
     "Measures by name"): each arm's mean in the report, per query in `queries()`; an unknown name
-    raises InputError listing the close ones. `order`: "trec_eval" or "as_given", as `--order`."""
+    raises InputError listing the close ones. `order`: "trec_eval" or "as_given", as `--order`.
+    `split`: with `labels` naming a BEIR folder, the split read (default "test"), as `--split`."""
     given = {"a": a, "b": b, "labels": labels, "queries": queries, "corpus": corpus}
     named = [r for r, v in given.items() if v is not None]
     _check_arguments(manifest, names, k, meta, amendments, label_state, apply_stale)
@@ -130,7 +132,11 @@ def open_evaluation(
     for role in meta:
         if _is_path(given[role]):
             raise ValueError(f"meta[{role!r}]: a file's metadata is its own (or its .meta.json sidecar)")
+    if split is not None and not isinstance(split, str):
+        raise TypeError(f"split must be a string, as 'test', not {type(split).__name__}")
     if manifest is not None or not named:
+        if split is not None:
+            raise ValueError("split goes with labels given as a BEIR folder (a manifest says [labels] split)")
         if named:
             raise ValueError(f"give a manifest or the inputs, not both (got {', '.join(named)})")
         where = Path(manifest) if manifest is not None else None
@@ -165,6 +171,7 @@ def open_evaluation(
         k=k,
         amendments=Path(amendments) if amendments is not None else None,
         in_memory={Path(NAMES[r]) for r in parsed},
+        split=split,
     )
     spec = with_measures(spec, *named_measures, "measures")
     tables = Tables(**parsed) if parsed else FILES

@@ -32,6 +32,11 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", type=Path, help="chunks file (with RUN_A RUN_B)")
     p.add_argument("--queries", type=Path, help="queries file (with RUN_A RUN_B)")
     p.add_argument(
+        "--split",
+        help="with --labels naming a BEIR folder (qrels/, queries.jsonl, corpus.jsonl): the split whose "
+        "qrels are the labels and whose queries are evaluated (default: test)",
+    )
+    p.add_argument(
         "--k",
         type=cutoffs,
         help="judge both arms at this cut-off (a positive integer); several, as 1,5,10: the flips at "
@@ -327,13 +332,21 @@ def spec_from(args: argparse.Namespace):  # -> Spec
     from triage.workspace.spec import evaluation_spec
 
     paths = [Path(p) for p in args.paths]
-    loose = [n for n in ("labels", "corpus", "queries") if getattr(args, n) is not None]
+    loose = [n for n in ("labels", "corpus", "queries", "split") if getattr(args, n, None) is not None]
     holdout = _holdout(args)
     if len(paths) == 2:
         if args.labels is None:
             raise InputError("command line", "two runs need --labels LABELS")
         runs = (paths[0], paths[1])
-        return evaluation_spec(None, runs, args.labels, args.corpus, args.queries, holdout=holdout)
+        return evaluation_spec(
+            None,
+            runs,
+            args.labels,
+            args.corpus,
+            args.queries,
+            holdout=holdout,
+            split=getattr(args, "split", None),
+        )
     if len(paths) > 2:
         raise InputError("command line", "give one manifest, or two runs with --labels")
     if loose:

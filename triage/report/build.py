@@ -412,7 +412,10 @@ def build(
         overlap=overlap,
         cost=cost,
         answers=answers_section(ev),
-        notices=tuple(c.notice for c in (chunks, cost_corpus) if isinstance(c, Corpus) and c.notice),
+        notices=(
+            *snapshot.inputs.notices,
+            *(c.notice for c in (chunks, cost_corpus) if isinstance(c, Corpus) and c.notice),
+        ),
     )
 
 

@@ -32,10 +32,12 @@ def evaluation_spec(
     amendments: Path | None = None,
     holdout: Holdout | None = None,
     in_memory: Collection[Path] = (),
+    split: str | None = None,
 ) -> Spec:
     """`runs` given: the files one by one (`labels` required; `names`, `k` and `in_memory` as
-    `manifest.from_args`). Else the `manifest`, or without one the bundled sample, its own k and
-    names. `amendments` and `holdout`, when given, override the manifest's."""
+    `manifest.from_args`; `split`: of labels that are a BEIR folder). Else the `manifest`, or
+    without one the bundled sample, its own k and names. `amendments` and `holdout`, when given,
+    override the manifest's."""
     if runs is not None:
         if labels is None:
             raise ValueError("two runs need labels")
@@ -50,9 +52,10 @@ def evaluation_spec(
             names=names,
             amendments=amendments,
             in_memory=in_memory,
+            split=split,
         )
-    if labels is not None or corpus is not None or queries is not None:
-        raise ValueError("labels, corpus and queries go with two runs")
+    if labels is not None or corpus is not None or queries is not None or split is not None:
+        raise ValueError("labels, corpus, queries and split go with two runs")
     spec = from_manifest(Path(manifest)) if manifest is not None else sample_spec()
     if amendments is not None:
         spec = replace(spec, amendments=Path(amendments))

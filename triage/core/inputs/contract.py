@@ -53,20 +53,30 @@ CORPUS = {
     "doc_id": (ID, False),
     "source_type": (STR, False),
 }
-# BEIR names, read as ours when ours are absent.
-ALIASES = {"_id": "chunk_id", "title": "header"}
-QUERY_ALIASES = {"_id": "query_id"}
-# Other tools' names for a run's or a label file's id columns (BEIR, ir_datasets, PyTerrier).
-LONG_ALIASES = {
-    "query-id": "query_id",
-    "qid": "query_id",
-    "corpus-id": "chunk_id",
-    "doc_id": "chunk_id",
-    "docid": "chunk_id",
-    "docno": "chunk_id",
+# The layouts of other tools: their names for our columns, read as ours where ours are absent
+# (docs/data.md "Input shapes"). The one table every reader, and the Python API's tables, consult.
+# Runs and labels one row per (query, id): a run's `score` is its score, the grade (`relevance`)
+# is the labels' own.
+LAYOUTS: dict[str, dict[str, str]] = {
+    "BEIR (qrels/*.tsv)": {"query-id": "query_id", "corpus-id": "chunk_id", "score": "relevance"},
+    "PyTerrier (qid, docno, score, rank / qid, docno, label)": {
+        "qid": "query_id",
+        "docno": "chunk_id",
+        "label": "relevance",
+    },
+    "ranx (q_id, doc_id, score)": {"q_id": "query_id", "doc_id": "chunk_id", "score": "relevance"},
+    "ir_measures, ir_datasets (query_id, doc_id, score / relevance)": {"doc_id": "chunk_id"},
+    "TREC (qid, docid, rel)": {"qid": "query_id", "docid": "chunk_id", "rel": "relevance"},
 }
-# Labels also name the grade: BEIR `score`, PyTerrier `label`.
-LABEL_ALIASES = {**LONG_ALIASES, "score": "relevance", "label": "relevance", "rel": "relevance"}
+# A tool's own column that is not the id when the other is there: PyTerrier's `docid` is its
+# index's internal number, `docno` the document's id. Dropped.
+INTERNAL = {"docid": "docno"}
+# Corpus and queries in BEIR's names (corpus.jsonl `_id`, `title`; queries.jsonl `_id`) and
+# PyTerrier's topics (`qid`, `query`).
+ALIASES = {"_id": "chunk_id", "title": "header"}
+QUERY_ALIASES = {"_id": "query_id", "qid": "query_id", "query": "text"}
+LABEL_ALIASES = {name: ours for layout in LAYOUTS.values() for name, ours in layout.items()}
+LONG_ALIASES = {name: ours for name, ours in LABEL_ALIASES.items() if ours != "relevance"}
 # Columns that hold ids under any of these names: read as text from CSV and TSV ("007" is not 7).
 ID_COLUMNS = frozenset({"query_id", "chunk_id", "_id", *LONG_ALIASES})
 

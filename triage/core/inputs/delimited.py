@@ -51,6 +51,8 @@ def read_delimited(path: Path, delimiter: str) -> Parsed:
         )
     except pa.ArrowInvalid as e:
         raise InputError(path, f"not valid {'TSV' if delimiter == chr(9) else 'CSV'}: {e}") from None
+    if table.column_names != names and len(table.column_names) == len(names):
+        table = table.rename_columns(names)  # a quoted header of TSV (read unquoted): its names
     lines = _nonblank_lines(data)[1:]
     if table.num_rows == 0:
         raise InputError(path, "holds a header and no rows")

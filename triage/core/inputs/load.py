@@ -5,7 +5,7 @@ Amendments are not inputs (they are the label store's, `triage.labels`)."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -29,9 +29,10 @@ from triage.core.inputs.contract import (
 )
 from triage.core.inputs.corpus import Corpus, cached_ids, corpus_of
 from triage.core.inputs.frozen import FrozenLabels, frozen_of, load_frozen
+from triage.core.inputs.long_runs import Placed
 from triage.core.inputs.manifest import ArmSpec, Spec
 from triage.core.inputs.readers import Parsed
-from triage.core.inputs.shapes import Role, read_input
+from triage.core.inputs.shapes import Role, in_layout, read_input
 from triage.core.inputs.split import DocSplit, split_of
 
 
@@ -194,22 +195,36 @@ class Inputs:
     given: frozenset[str] = frozenset()
     chunks: Corpus | None = None
     split: DocSplit | None = None  # the tuning split over the corpus's chunks (spec.holdout)
+    notices: tuple[str, ...] = ()  # one line each, printed once (not checks): a BEIR split's queries
 
 
 def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
     """Read every file `spec` names, or take the input from `tables` where it gives one: both go
-    through the same contract checks. The two runs are independent: one thread each (2 cores)."""
+    through the same contract checks. The two runs are independent: one thread each (2 cores).
+    A BEIR split (`spec.split`): only its queries are evaluated (`_of_split`)."""
 
-    def run(arm: ArmSpec, given: Parsed | None) -> Run:
-        return load_run(arm) if given is None else run_of(given, arm.name)
+    def parse(arm: ArmSpec, given: Parsed | None) -> Parsed:
+        return read_input(arm.path, Role.RUN, arm.format) if given is None else in_layout(given, Role.RUN)
 
+    def run(arm: ArmSpec, parsed: Future[Parsed]) -> Run:
+        return run_of(_without(parsed.result(), others), arm.name)
+
+    others: pa.Array | None = None  # queries of other splits
+    notices: tuple[str, ...] = ()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        future_a, future_b = pool.submit(run, spec.a, tables.a), pool.submit(run, spec.b, tables.b)
-        frozen = load_frozen(spec.labels) if tables.labels is None else frozen_of(tables.labels)
+        parsed_a, parsed_b = pool.submit(parse, spec.a, tables.a), pool.submit(parse, spec.b, tables.b)
+        frozen = (
+            load_frozen(spec.labels)
+            if tables.labels is None
+            else frozen_of(in_layout(tables.labels, Role.LABELS))
+        )
         if tables.queries is not None:
             queries: pa.Table | None = queries_of(tables.queries)
         else:
             queries = load_queries(spec.queries) if spec.queries else None
+        if spec.split is not None and queries is not None:
+            queries, others, notices = _of_split(spec, queries, frozen)
+        future_a, future_b = pool.submit(run, spec.a, parsed_a), pool.submit(run, spec.b, parsed_b)
         chunks = corpus_of(tables.corpus) if tables.corpus else None
         split = None
         if chunks is not None:
@@ -223,4 +238,38 @@ def load_inputs(spec: Spec, tables: Tables = FILES) -> Inputs:
         else:
             corpus = load_corpus_ids(spec.corpus, spec.corpus_format) if spec.corpus else None
         run_a, run_b = future_a.result(), future_b.result()
-    return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks, split)
+    return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks, split, notices)
+
+
+def _of_split(
+    spec: Spec, queries: pa.Table, frozen: FrozenLabels
+) -> tuple[pa.Table, pa.Array, tuple[str, ...]]:
+    """A BEIR folder's queries file names every split's queries: those of `spec.split` (the ones
+    its qrels judge) kept; the others, to be left out of the runs as well; one notice of them."""
+    ids = single(queries.column("query_id"))
+    mine = pc.is_in(ids, value_set=pc.unique(frozen.judged_ids)).to_numpy(zero_copy_only=False)
+    n_other = int((~mine).sum())
+    if not n_other:
+        return queries, pa.array([], pa.string()), ()
+    name = spec.queries.name if spec.queries is not None else "the queries file"
+    notice = (
+        f"{name} holds {n_other} queries beyond the {int(mine.sum())} of split {spec.split!r} "
+        f"(qrels/{spec.split}.tsv): only those are evaluated"
+    )
+    return queries.filter(pa.array(mine)), ids.filter(pa.array(~mine)), (notice,)
+
+
+def _without(loaded: Parsed, others: pa.Array | None) -> Parsed:
+    """A run without its rows for `others` (queries of another BEIR split), each row kept placed
+    where the file has it; as is when it has none (or its ids are not text: the contract says so)."""
+    if others is None or not len(others) or "query_id" not in loaded.table.column_names:
+        return loaded
+    try:
+        ids = pc.cast(single(loaded.table.column("query_id")), pa.string())
+    except (pa.ArrowException, TypeError):
+        return loaded
+    keep = pc.invert(pc.is_in(ids, value_set=others)).to_numpy(zero_copy_only=False)
+    if keep.all():
+        return loaded
+    rows = np.flatnonzero(keep)
+    return Placed(loaded.path, loaded.table.take(pa.array(rows)), loaded.meta, source=loaded, origin=rows)

@@ -19,7 +19,7 @@ from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_frac
 MANIFEST = "triage.toml"
 _KEYS = {
     "": {"k", "labels", "corpus", "queries", "arms", "holdout", "measures", "order"},
-    "labels": {"path", "amendments", "format"},
+    "labels": {"path", "amendments", "format", "split"},
     "corpus": {"path", "format"},
     "queries": {"path", "format"},
     "arm": {"name", "path", "format"},
@@ -56,6 +56,9 @@ class Spec:
     # order the measures read each run in ("trec_eval" | "as_given"; None: trec_eval's for TREC runs)
     measures: tuple[str, ...] = ()
     order: str | None = None
+    # A BEIR folder given as the labels (`beir`): `labels` is its qrels/SPLIT.tsv, and only the
+    # split's queries are evaluated (core/inputs/load.py); None: labels given as a file
+    split: str | None = None
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
@@ -123,12 +126,18 @@ def from_manifest(path: Path) -> Spec:
     ks = check_ks(doc.get("k"), path)
     holdout = _holdout(doc, path) if "holdout" in doc else None
     measures, order = _measures(path, doc)
+    split = labels.get("split")
+    if split is not None and not isinstance(split, str):
+        raise InputError(path, f"split must be a string, found {split!r}", "[labels]")
+    folder = _file(path, labels, "labels", True)
+    assert folder is not None
+    files = beir(folder, split, _file(path, corpus, "corpus", False), _file(path, queries, "queries", False))
     return Spec(
         a=a,
         b=b,
-        labels=_file(path, labels, "labels", True),  # type: ignore[arg-type]
-        corpus=_file(path, corpus, "corpus", False),
-        queries=_file(path, queries, "queries", False),
+        labels=files.labels,
+        corpus=files.corpus,
+        queries=files.queries,
         amendments=root / amend if isinstance(amend, str) else None,
         k=ks[0] if ks else None,
         manifest=path,
@@ -139,6 +148,51 @@ def from_manifest(path: Path) -> Spec:
         holdout=holdout,
         measures=measures,
         order=order,
+        split=files.split,
+    )
+
+
+DEFAULT_SPLIT = "test"
+
+
+@dataclass(frozen=True)
+class Beir:
+    """The files a labels path names: itself (`split` None), or of a BEIR folder its split's
+    qrels and, unless named apart, its queries.jsonl and corpus.jsonl."""
+
+    labels: Path
+    corpus: Path | None
+    queries: Path | None
+    split: str | None = None
+
+
+def is_beir(path: Path) -> bool:
+    """A BEIR dataset folder: one holding a `qrels` folder (qrels/test.tsv, …)."""
+    return not is_pattern(path) and path.is_dir() and (path / "qrels").is_dir()
+
+
+def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | None) -> Beir:
+    """A BEIR folder given as the labels read as its `split` (default: test): qrels/SPLIT.tsv the
+    labels, queries.jsonl and corpus.jsonl in it the queries and corpus unless given. A split with
+    no qrels file is refused, naming the file and the splits present; a split named for labels
+    that are not a BEIR folder too."""
+    if not is_beir(labels):
+        if split is not None:
+            raise InputError(labels, f"split {split!r} names a split of a BEIR folder (one holding qrels/)")
+        return Beir(labels, corpus, queries)
+    split = DEFAULT_SPLIT if split is None else split
+    qrels = labels / "qrels" / f"{split}.tsv"
+    if not qrels.is_file():
+        present = sorted(p.name.removesuffix(".tsv") for p in (labels / "qrels").glob("*.tsv"))
+        raise InputError(
+            qrels, f"no qrels for split {split!r} (splits present: {', '.join(present) or 'none'})"
+        )
+    beside = {name: labels / f"{name}.jsonl" for name in ("queries", "corpus")}
+    return Beir(
+        qrels,
+        corpus if corpus is not None else beside["corpus"] if beside["corpus"].is_file() else None,
+        queries if queries is not None else beside["queries"] if beside["queries"].is_file() else None,
+        split,
     )
 
 
@@ -262,10 +316,12 @@ def from_args(
     names: tuple[str | None, str | None] = (None, None),
     amendments: Path | None = None,
     in_memory: Collection[Path] = (),
+    split: str | None = None,
 ) -> Spec:
     """The files named one by one: each must exist (or, a glob, match files), except those in
     `in_memory` (names standing for inputs given as tables). An arm's name is its file's stem
-    unless `names` gives it; `k` is checked as `check_ks` does, an error naming "k"."""
+    unless `names` gives it; `k` is checked as `check_ks` does, an error naming "k". Labels that
+    are a BEIR folder are read as its `split` (`beir`)."""
     for p in (run_a, run_b, labels, corpus, queries):
         if p is None or p in in_memory:
             continue
@@ -273,6 +329,13 @@ def from_args(
             raise InputError(p, "file does not exist")
     ks = check_ks(k, "k")
     name_a, name_b = names
+    if Path(labels) not in in_memory:
+        files = beir(
+            Path(labels), split, Path(corpus) if corpus else None, Path(queries) if queries else None
+        )
+        labels, corpus, queries, split = files.labels, files.corpus, files.queries, files.split
+    elif split is not None:
+        raise InputError(labels, f"split {split!r} names a split of a BEIR folder, not of a table")
     return Spec(
         a=ArmSpec(name_a or Path(run_a).stem, Path(run_a)),
         b=ArmSpec(name_b or Path(run_b).stem, Path(run_b)),
@@ -283,4 +346,5 @@ def from_args(
         k=ks[0] if ks else None,
         ks=ks,
         holdout=holdout,
+        split=split,
     )

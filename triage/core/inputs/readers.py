@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from triage.core.errors import InputError
 from triage.core.ids import codes as ids
@@ -104,7 +105,20 @@ def from_table(name: str, table: pa.Table) -> Parsed:
     its 1-based number ("run a: row 3: …"); its schema metadata is its run metadata."""
     where = Path(name)
     valid_text(where, table)
-    return Parsed(where, table.replace_schema_metadata(None), schema_meta(table))
+    return Parsed(where, _unviewed(table).replace_schema_metadata(None), schema_meta(table))
+
+
+def _unviewed(table: pa.Table) -> pa.Table:
+    """Text held as string views (polars' Arrow export) as plain strings, in lists too: the
+    kernels the readers use take no views."""
+    for i, f in enumerate(table.schema):
+        t = f.type
+        if pa.types.is_string_view(t):
+            table = table.set_column(i, f.name, pc.cast(table.column(i), pa.string()))
+        elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t):
+            if pa.types.is_string_view(t.value_type):
+                table = table.set_column(i, f.name, pc.cast(table.column(i), pa.list_(pa.string())))
+    return table
 
 
 def validate_text(table: pa.Table) -> None:

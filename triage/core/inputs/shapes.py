@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from triage.core.errors import InputError
-from triage.core.inputs.contract import LABEL_ALIASES, LONG_ALIASES
+from triage.core.inputs.contract import INTERNAL, LABEL_ALIASES, LONG_ALIASES
 from triage.core.inputs.delimited import read_delimited
 from triage.core.inputs.jsonl import read_jsonl
 from triage.core.inputs.long_runs import group_long
@@ -55,7 +55,7 @@ class Format(StrEnum):
     RANX = "ranx"  # one JSON object {query_id: {doc_id: score}} (ranx Run / Qrels)
     TSV = "tsv"  # tab-separated, header row first (BEIR qrels/test.tsv)
     CSV = "csv"  # comma-separated, header row first
-    TREC = "trec"  # run: `qid Q0 docid rank score tag`; labels: `qid 0 docid rel`
+    TREC = "trec"  # run: `qid Q0 docid rank score [tag]`; labels: `qid 0 docid rel`
 
 
 FORMATS = ", ".join(f.value for f in Format)
@@ -66,13 +66,13 @@ GLOB_CHARS = set("*?[")
 SHAPES = (
     "a Parquet file; a folder or glob of Parquet files; JSON Lines (.jsonl); ranx JSON "
     "({query_id: {doc_id: score}}, .json); CSV or TSV with a header row (BEIR qrels: "
-    "query-id corpus-id score); TREC run (qid Q0 docid rank score tag); TREC qrels "
+    "query-id corpus-id score); TREC run (qid Q0 docid rank score [tag]); TREC qrels "
     "(qid 0 docid rel); runs one row per query (retrieved) or one row per (query, id) "
     "with rank or score"
 )
 # Header names that mark the first line of a text file as a header row.
 _HEADER_NAMES = {"query_id", "chunk_id", "_id", *LABEL_ALIASES, *LONG_ALIASES}
-_TREC_FIELDS = {Role.RUN: 6, Role.LABELS: 4}
+_TREC_FIELDS = {Role.RUN: (5, 6), Role.LABELS: (4,)}  # a run's tag may be left out
 
 
 def unrecognised(path: Path, what: str) -> InputError:
@@ -131,16 +131,28 @@ def _first_line(text: str) -> str:
 
 
 def _is_ranx(text: str) -> bool:
-    """A JSON document opening `{"id": {` — one object of objects — rather than one object a line."""
+    """A JSON document opening `{"id": {` — one object of objects — rather than one object a line;
+    in any indentation (`json.dump(run, f, indent=2)`, 4, tabs: whitespace may follow any token)."""
     stripped = text.lstrip()
     if not stripped.startswith("{"):
         return False
+    start = len(stripped) - len(stripped[1:].lstrip())  # the first key, past any whitespace
     try:
-        key, end = json.JSONDecoder().raw_decode(stripped, 1)  # the first key, a JSON string
+        key, end = json.JSONDecoder().raw_decode(stripped, start)  # a JSON string
     except ValueError:
         return False
     rest = stripped[end:].lstrip()
     return isinstance(key, str) and rest.startswith(":") and rest[1:].lstrip().startswith("{")
+
+
+def _ranked(line: str) -> bool:
+    """Whether a 5-field line reads `qid Q0 docid rank score` (five words of prose do not)."""
+    rank, score = line.split()[3:5]
+    try:
+        int(rank), float(score)
+    except ValueError:
+        return False
+    return True
 
 
 def detect(path: Path, role: Role) -> Format:
@@ -148,8 +160,8 @@ def detect(path: Path, role: Role) -> Format:
     a folder or a glob → parquet-dataset; Parquet magic bytes or a Parquet extension → parquet;
     `.json`/`.jsonl`/`.ndjson` whose text opens `{"…": {` → ranx, else jsonl; text whose first
     line names a known column (query_id, query-id, qid, chunk_id, doc_id, …) → tsv when it holds
-    a tab, csv otherwise; a run whose first line has 6 fields, labels whose first line has 4 →
-    trec. Anything else is refused, naming the shapes triage reads."""
+    a tab, csv otherwise; a run whose first line has 6 fields (or 5 ending in a rank and a score),
+    labels whose first line has 4 → trec. Anything else is refused, naming the shapes triage reads."""
     if is_pattern(path) or path.is_dir():
         return Format.PARQUET_DATASET
     head = sniff(path)
@@ -170,10 +182,11 @@ def detect(path: Path, role: Role) -> Format:
         return Format.TSV if "\t" in first else Format.CSV
     if first.lstrip().startswith(("{", "[")):
         return Format.RANX if _is_ranx(text) else Format.JSONL
-    if want is not None and len(first.split()) == want:
+    if want is not None and len(first.split()) in want and (len(first.split()) != 5 or _ranked(first)):
         return Format.TREC
     shown = first[:60] + ("…" if len(first) > 60 else "")
-    expect = f"; a TREC {'run' if role is Role.RUN else 'qrels'} line has {want} fields" if want else ""
+    counts = " or ".join(map(str, want or ()))
+    expect = f"; a TREC {'run' if role is Role.RUN else 'qrels'} line has {counts} fields" if want else ""
     raise unrecognised(path, f"not a shape triage reads (first line {shown!r}{expect})")
 
 
@@ -204,6 +217,13 @@ def read_input(path: Path, role: Role, fmt: str | None = None, columns: list[str
         loaded = read_table(path, columns=columns)
     else:
         loaded = _with_sidecar(read_parquet(path, columns))
+    return in_layout(loaded, role)
+
+
+def in_layout(loaded: Parsed, role: Role) -> Parsed:
+    """A file or a table (the Python API's) in the contract's layout: labels' and long runs'
+    columns under other tools' names (`contract.LAYOUTS`) renamed, a run one row per (query, id)
+    grouped one row per query."""
     if role is Role.LABELS:
         return _renamed(loaded, LABEL_ALIASES)
     if role is Role.RUN and "retrieved" not in loaded.table.column_names:
@@ -264,7 +284,11 @@ def _with_sidecar(loaded: Parsed) -> Parsed:
 
 def _renamed(loaded: Parsed, aliases: dict[str, str]) -> Parsed:
     """Columns under other tools' names renamed to the contract's, where the contract's is absent;
-    two columns that would both become one name are refused (which one is meant is a guess)."""
+    two columns that would both become one name are refused (which one is meant is a guess), but
+    for a tool's internal number beside the id (`contract.INTERNAL`), dropped."""
+    internal = [n for n in loaded.table.column_names if INTERNAL.get(n) in loaded.table.column_names]
+    if internal:  # PyTerrier's `docid` beside its `docno`
+        loaded = replace(loaded, table=loaded.table.drop_columns(internal))
     names = loaded.table.column_names
     new = [aliases.get(n, n) if aliases.get(n) not in names else n for n in names]
     for target in set(new):

@@ -1,4 +1,5 @@
-"""TREC text, read by `pyarrow.csv`: runs (`qid Q0 docid rank score tag`) and qrels
+"""TREC text, read by `pyarrow.csv`: runs (`qid Q0 docid rank score tag`, or the same without the
+tag: a file's first line says which) and qrels
 (`qid iter docid rel`), one record a line, fields split at whitespace.
 
 Fields are split where Python's `str.split()` splits a line: at runs of spaces, tabs and the other
@@ -37,14 +38,20 @@ _RUN = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.
 _RUN |= {"score": pa.float64(), "tag": pa.string()}
 _QRELS = {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(), "rel": pa.int64()}
 _RUN_FIELDS = "qid Q0 docid rank score tag"
+_UNTAGGED = {k: v for k, v in _RUN.items() if k != "tag"}  # 5 fields: what some tools write
+_UNTAGGED_FIELDS = "qid Q0 docid rank score"
 _QRELS_FIELDS = "qid 0 docid rel"
 
 
 def read_trec_run(path: Path) -> Parsed:
     """`qid Q0 docid rank score tag`, one retrieved id per line; one row per query (in order of
     first appearance), its ids ordered by rank (ties keep the file's order); the tag as the run's
-    `name` when every line has the same one; each row placed at its query's first line."""
-    raw, lines = _read(path, text_bytes(path), _RUN, _RUN_FIELDS)
+    `name` when every line has the same one; each row placed at its query's first line. A file
+    whose first line has 5 fields has no tags: every line has 5."""
+    data = text_bytes(path)
+    untagged = _first_fields(data) == 5
+    types, fields = (_UNTAGGED, _UNTAGGED_FIELDS) if untagged else (_RUN, _RUN_FIELDS)
+    raw, lines = _read(path, data, types, fields)
     if raw.num_rows == 0:
         empty = pa.table({"query_id": pa.array([], pa.string())})
         empty = empty.append_column("retrieved", pa.array([], pa.list_(pa.string())))
@@ -53,6 +60,19 @@ def read_trec_run(path: Path) -> Parsed:
         return _grouped(path, raw, lines)
     except pa.ArrowException as e:  # e.g. more than 2 GiB of ids in one list array
         raise InputError(path, f"cannot hold this run in memory as one table: {e}") from None
+
+
+def _first_fields(data: bytes) -> int:
+    """Fields on the first non-blank line of `data` (split as `str.split()` splits); 0: none."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        n = len(data[start:end].decode("utf-8", "replace").split())
+        if n:
+            return n
+        start = end + 1
+    return 0
 
 
 def read_trec_qrels(path: Path) -> Parsed:
@@ -95,7 +115,7 @@ def _grouped(path: Path, raw: pa.Table, lines: np.ndarray) -> Parsed:
             "scores": pa.ListArray.from_arrays(pa.array(offsets), pa.array(ordered, pa.float64())),
         }
     )
-    tags = pc.unique(raw.column("tag"))
+    tags = pc.unique(raw.column("tag")) if "tag" in raw.column_names else []
     meta = {"name": tags[0].as_py()} if len(tags) == 1 else {}
     return Parsed(path, table, meta, lines[first])
 
