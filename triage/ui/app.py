@@ -174,7 +174,9 @@ class TriageApp(App[None]):
         new = session.sync()
         if not new:
             return
-        self.notify(f"{new} record{'s' if new != 1 else ''} from another session applied", timeout=4)
+        self.notify(
+            f"{new} record{'s' if new != 1 else ''} from another session applied", timeout=4, markup=False
+        )
         self.prepare_soon()
         from triage.ui.screens.detail import DetailScreen
         from triage.ui.screens.live import LiveScreen
@@ -276,7 +278,9 @@ class TriageApp(App[None]):
     def on_load_failed(self, message: LoadFailed) -> None:
         self.load_failed = True
         if self.pending is not None:
-            self.notify(f"{self.pending}: not opened, the evaluation did not load", severity="warning")
+            self.notify(
+                f"{self.pending}: not opened, the evaluation did not load", severity="warning", markup=False
+            )
             self.pending = None
         self.refresh_bindings()
         overview = self.screen_stack[0]
@@ -323,7 +327,7 @@ class TriageApp(App[None]):
             return True
         if not self.load_failed:
             self.pending = action
-            self.notify(f"{SCREENS[action]}: opens once the evaluation has loaded", timeout=3)
+            self.notify(f"{SCREENS[action]}: opens once the evaluation has loaded", timeout=3, markup=False)
         return False
 
     def _to_base(self) -> None:

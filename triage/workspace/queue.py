@@ -38,6 +38,7 @@ from triage.core.evaluation import Arm, Evaluation
 from triage.core.ids import codes
 from triage.core.inputs.corpus import Chunk, Corpus
 from triage.core.measures.gold import KEY, contains, pairs_of
+from triage.core.measures.metrics import positions_in_runs
 from triage.core.measures.paired import Outcome
 from triage.core.text.suggest import near_duplicates
 from triage.workspace.review import Change
@@ -166,9 +167,7 @@ def _grouped_order(
     if len(two):
         group = q[two] * 2 + from_b[two]
         by = two[np.lexsort((own_rank[two], group))]
-        g = q[by] * 2 + from_b[by]
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-        place = np.arange(len(by)) - np.repeat(starts, np.diff(np.r_[starts, len(by)]))
+        place = positions_in_runs(q[by] * 2 + from_b[by]) - 1
         turn[by] = 2 * place + from_b[by]
     return np.lexsort((best, turn, tier, prio[q], query_tier[q]))
 

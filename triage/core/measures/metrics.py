@@ -147,7 +147,7 @@ def judge_at(
     n = len(gold.n_gold)
     best = gold_rank(hits, n)
     gain = hits.grade / np.log2(hits.rank + 1.0)
-    pos = _positions(gold.query)
+    pos = positions_in_runs(gold.query)
     ideal_gain = gold.grade / np.log2(pos + 1.0)
     out = {}
     for k in ks:
@@ -166,7 +166,7 @@ def judge_at(
     return out
 
 
-def _positions(query: np.ndarray) -> np.ndarray:
+def positions_in_runs(query: np.ndarray) -> np.ndarray:
     """1-based position of each entry within its run of equal (sorted) query indices (int64)."""
     if not len(query):
         return np.zeros(0, np.int64)

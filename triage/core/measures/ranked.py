@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.ids import codes
+from triage.core.measures.metrics import positions_in_runs
 from triage.core.measures.names import Measure, Order
 
 KEY = np.int64(1 << 32)
@@ -67,7 +68,7 @@ class Judgements:
         q, g = self.query[keep], self.grade[keep]
         order = np.lexsort((-g, q))
         q, g = q[order], g[order]
-        return q, g, _positions(q)
+        return q, g, positions_in_runs(q)
 
     def ideal_dcg(self, k: int | None) -> np.ndarray:
         """Per query, the DCG of its ideal ranking within k (None: all of it)."""
@@ -127,7 +128,7 @@ class Positions:
         keep = self.pooled
         q = self.query[keep]
         return Positions(
-            q, _positions(q), self.grade[keep], np.bincount(q, minlength=self.n).astype(np.int64)
+            q, positions_in_runs(q), self.grade[keep], np.bincount(q, minlength=self.n).astype(np.int64)
         )
 
 
@@ -347,7 +348,7 @@ def compute(measure: Measure, at: Positions, judged: Judgements) -> np.ndarray:
         return out
     if family == "AP":
         q, r = at.query[hits], at.rank[hits]
-        precision = _positions(q) / r  # the i-th relevant id of its query, at rank r
+        precision = positions_in_runs(q) / r  # the i-th relevant id of its query, at rank r
         return _ratio(np.bincount(q, weights=precision, minlength=n), big_r)
     raise AssertionError(family)
 
@@ -378,12 +379,3 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     ok = den > 0
     out[ok] = num[ok] / den[ok]
     return out
-
-
-def _positions(query: np.ndarray) -> np.ndarray:
-    """1-based position of each entry within its run of equal (sorted) query indices (int64)."""
-    if not len(query):
-        return np.zeros(0, np.int64)
-    first = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
-    counts = np.diff(np.r_[first, len(query)])
-    return np.arange(len(query)) - np.repeat(first, counts) + 1
