@@ -281,6 +281,7 @@ async def test_the_overview_shows_each_measure_under_the_headline_at_80x24() -> 
         assert head.region.y < 4 and head.region.bottom <= 24  # the headline still on the first screen
         box = screen.query_one("#measures")
         assert box.display and box.region.width <= 80
+        assert head.region.bottom <= box.region.y and box.region.bottom <= 23  # under it, above the keys
         shown = "\n".join(
             "".join(seg.text for seg in strip) for strip in box.render_lines(box.region.reset_offset)
         )

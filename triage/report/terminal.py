@@ -76,7 +76,9 @@ def compare_overview(r: Report) -> Table | None:
     """The app's overview: each named measure's A, B, Δ, interval, p and MDE in one compact table."""
     if not r.compare:
         return None
-    t = Table(title=cells.compare_title(r), title_justify="left", padding=(0, 1), box=None)
+    n = next(iter(r.compare.values())).n
+    title = f"Paired tests per measure, n = {n} (pairs by query id)"
+    t = Table(title=title, title_justify="left", padding=(0, 1), box=None)
     for i, name in enumerate(cells.compare_overview_head(next(iter(r.compare.values())))):
         t.add_column(name, justify="left" if i == 0 else "right")
     for row in cells.compare_overview_rows(r):

@@ -58,12 +58,12 @@ class OverviewScreen(Screen):
         yield LoadingIndicator(id="loading")
         with VerticalScroll(id="overview"):
             yield Static(id="headline")  # both arms' figures and McNemar's p: in view at 80×24
+            yield Static(id="measures")  # each named measure's paired test, compact: in view too
             yield Static(id="summary")
             yield Static(id="checks")
             with Horizontal(id="numbers"):
                 yield Static(id="metrics")
                 yield Static(id="paired")
-            yield Static(id="measures")  # each named measure's paired test, compact
             yield Static(id="k-cells")
             yield Static(id="label-states")
             yield Static(id="hint")
