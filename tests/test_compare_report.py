@@ -22,6 +22,7 @@ from triage.core.errors import InputError
 from triage.report import cells, markdown
 from triage.report.model import MeasureComparison, QueryTable, Randomization
 from triage.report.schema import _Schemas
+from triage.ui import glossary
 
 from conftest import write_parquet
 
@@ -289,7 +290,9 @@ async def test_the_overview_shows_each_measure_under_the_headline_at_80x24() -> 
         for name, c in report.compare.items():
             assert name in shown and f"{c.delta:+.3f}" in shown and cells.p_value(c.p_holm) in shown
             assert cells.rate(c.mde80) in shown
-        assert "95% interval" in shown and "p holm" in shown
+        assert "95% interval" in shown and "p corr.: t, holm" in shown
+        topic = glossary.topic_of(screen)
+        assert all(topic.covers(term) for term in cells.compare_overview_head() if term not in "AB")
         assert max(len(line.rstrip()) for line in shown.splitlines()) <= 78
 
 

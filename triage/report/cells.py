@@ -20,7 +20,6 @@ from triage.report.model import (
     ArmSection,
     CostSection,
     FloorRow,
-    MeasureComparison,
     OriginQuote,
     OverlapSection,
     PairedSection,
@@ -246,8 +245,9 @@ def compare_overview_rows(r: Report) -> list[list[str]]:
     return rows
 
 
-def compare_overview_head(c: MeasureComparison) -> list[str]:
-    return ["measure", "A", "B", "Δ", "95% interval", f"p {c.correction.value}", "MDE"]
+def compare_overview_head() -> list[str]:
+    """The overview's columns (each in the app's glossary; the correction is in the title)."""
+    return ["measure", "A", "B", "Δ", "95% interval", "p corr.", "MDE"]
 
 
 def judged_rows(r: Report) -> list[list[str]]:

@@ -76,10 +76,10 @@ def compare_overview(r: Report) -> Table | None:
     """The app's overview: each named measure's A, B, Δ, interval, p and MDE in one compact table."""
     if not r.compare:
         return None
-    n = next(iter(r.compare.values())).n
-    title = f"Paired tests per measure, n = {n} (pairs by query id)"
+    first = next(iter(r.compare.values()))
+    title = f"Paired tests per measure, n = {first.n} (p corr.: {first.test.value}, {first.correction.value})"
     t = Table(title=title, title_justify="left", padding=(0, 1), box=None)
-    for i, name in enumerate(cells.compare_overview_head(next(iter(r.compare.values())))):
+    for i, name in enumerate(cells.compare_overview_head()):
         t.add_column(name, justify="left" if i == 0 else "right")
     for row in cells.compare_overview_rows(r):
         t.add_row(Text(row[0]), *row[1:])
