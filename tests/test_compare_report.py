@@ -19,6 +19,7 @@ from scipy import stats
 import triage
 from triage.cli.main import main
 from triage.core.errors import InputError
+from triage.core.measures.significance import compare_all
 from triage.report import cells, markdown
 from triage.report.model import MeasureComparison, QueryTable, Randomization
 from triage.report.schema import _Schemas
@@ -124,6 +125,19 @@ def test_the_model_spells_the_comparison_as_significance_does(capsys: pytest.Cap
         ]
         assert spelled["test"] == "randomization" and spelled["randomization"] == {"rounds": 300, "seed": 5}
         assert spelled["p"]["t"] is not None  # the t-test always runs
+    ev = triage.open(measures="AP,P@1").ev
+    arrays = scored_arrays(ev)
+    ids = np.asarray(ev.query_ids.to_pylist(), dtype=object)[ev.scored]
+    direct = compare_all(
+        {k: v[0] for k, v in arrays.items()},
+        {k: v[1] for k, v in arrays.items()},
+        ["randomization", "t"],
+        "holm",
+        300,
+        5,
+        query_ids=ids,
+    )
+    assert report.to_json()["compare"] == {name: c.json() for name, c in direct.items()}
     binary = report.to_json()["compare"]["P@1"]  # type: ignore[index]
     assert binary["p"]["mcnemar"] is not None  # 0/1 per query: McNemar stays
     assert report.to_json()["compare"]["AP"]["p"]["mcnemar"] is None  # type: ignore[index]
