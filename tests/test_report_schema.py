@@ -64,7 +64,7 @@ def reachable() -> dict[str, type]:
         origin = typing.get_origin(t)
         if origin is not None:
             visit(origin)
-        if isinstance(t, type) and issubclass(t, Rows):
+        if isinstance(t, type) and issubclass(t, Rows | model.QueryTable):
             visit(t.row_type)
         if isinstance(t, type) and dataclasses.is_dataclass(t) and t is not model.ByArm:
             if t.__name__ not in found:
@@ -86,7 +86,11 @@ def test_every_field_of_every_model_class_is_in_the_schema_and_nothing_else() ->
         assert list(obj["properties"]) == (["schema"] if cls is model.Report else []) + written, name
         omitted = {f.name for f in dataclasses.fields(cls) if f.metadata.get("omit_empty")}
         assert obj["required"] == [p for p in obj["properties"] if p not in omitted]
-        assert obj["additionalProperties"] is False
+        if getattr(cls, "extra_keys", None) is None:
+            assert obj["additionalProperties"] is False
+        else:  # keys beyond the fields (the named measures' per-query columns): a pattern, typed
+            assert obj["propertyNames"]["anyOf"] == [{"enum": written}, {"pattern": cls.extra_keys}]
+            assert obj["additionalProperties"] == _Schemas({}).of(cls.extra_type)
     assert "notices" not in schema["properties"]  # never in the JSON
 
 

@@ -27,20 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.evaluation import Arm, Evaluation
+from triage.core.evaluation import Evaluation
 from triage.core.inputs.load import FILES, Tables
 from triage.core.inputs.readers import Parsed, from_table
-from triage.core.measures.paired import Outcome
-from triage.core.views.hints import flip_hint_table
 from triage.core.views.slices import DEFAULT_FLOOR
 from triage.labels.state import LabelMode
 from triage.report.build import build, report_corpus
 from triage.report.model import Report
+from triage.report.per_query import query_table
 from triage.workspace.snapshot import Snapshot, open_snapshot
-from triage.workspace.spec import evaluation_spec, with_measures
+from triage.workspace.spec import evaluation_spec, with_measures, with_tests
 
 if TYPE_CHECKING:
     from triage.ui.app import TriageApp
@@ -106,6 +104,10 @@ def open_evaluation(
     measures: str | Sequence[str] | None = None,
     order: str | None = None,
     split: str | None = None,
+    tests: str | Sequence[str] | None = None,
+    correction: str | None = None,
+    rounds: int | None = None,
+    seed: int | None = None,
 ) -> Comparison:
     """One evaluation: a manifest (file or folder), or the inputs `a`, `b`, `labels` (each a path
     or a table) with optional `queries` and `corpus`; neither: the bundled sample.
@@ -120,11 +122,15 @@ def open_evaluation(
     `measures`: measures by name, as `triage report --measures` ("nDCG@10,AP" or a list; README
     "Measures by name"): each arm's mean in the report, per query in `queries()`; an unknown name
     raises InputError listing the close ones. `order`: "trec_eval" or "as_given", as `--order`.
-    `split`: with `labels` naming a BEIR folder, the split read (default "test"), as `--split`."""
+    `split`: with `labels` naming a BEIR folder, the split read (default "test"), as `--split`.
+    `tests`, `correction`, `rounds`, `seed`: the named measures' paired tests, as `--tests`
+    ("t,wilcoxon" or a list), `--correction`, `--rounds` and `--seed` (README "Paired tests per
+    measure"; the report's `compare`); a bad value raises InputError naming it."""
     given = {"a": a, "b": b, "labels": labels, "queries": queries, "corpus": corpus}
     named = [r for r, v in given.items() if v is not None]
     _check_arguments(manifest, names, k, meta, amendments, label_state, apply_stale)
     named_measures = _measures(measures, order)
+    paired_tests = _tests(tests, correction, rounds, seed)
     meta = meta or {}
     unknown = sorted(set(meta) - {"a", "b", "labels", "queries", "corpus"})
     if unknown:
@@ -141,11 +147,8 @@ def open_evaluation(
             raise ValueError(f"give a manifest or the inputs, not both (got {', '.join(named)})")
         where = Path(manifest) if manifest is not None else None
         spec = evaluation_spec(where, amendments=Path(amendments) if amendments is not None else None)
-        return Comparison(
-            open_snapshot(
-                with_measures(spec, *named_measures, "measures"), k, LabelMode(label_state), apply_stale
-            )
-        )
+        spec = with_tests(with_measures(spec, *named_measures, "measures"), *paired_tests, "arguments")
+        return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale))
     missing = [r for r in ("a", "b", "labels") if given[r] is None]
     if missing:
         raise ValueError(f"missing input: {', '.join(missing)} (a, b and labels are required)")
@@ -173,7 +176,7 @@ def open_evaluation(
         in_memory={Path(NAMES[r]) for r in parsed},
         split=split,
     )
-    spec = with_measures(spec, *named_measures, "measures")
+    spec = with_tests(with_measures(spec, *named_measures, "measures"), *paired_tests, "arguments")
     tables = Tables(**parsed) if parsed else FILES
     return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale, tables=tables))
 
@@ -188,6 +191,18 @@ def _measures(measures: object, order: object) -> tuple[str | Sequence[str] | No
     if order is not None and order not in ("trec_eval", "as_given"):
         raise ValueError(f"order must be 'trec_eval' or 'as_given', not {order!r}")
     return measures, order  # type: ignore[return-value]
+
+
+def _tests(tests: object, correction: object, rounds: object, seed: object) -> tuple[Any, Any, Any, Any]:
+    """The paired tests' arguments checked for their kind (their values with the spec's `with_tests`)."""
+    if tests is not None and not isinstance(tests, str | list | tuple):
+        raise TypeError(f"tests must be a string or a list of test names, not {type(tests).__name__}")
+    if correction is not None and not isinstance(correction, str):
+        raise TypeError(f"correction must be a string, not {type(correction).__name__}")
+    for arg, value in (("rounds", rounds), ("seed", seed)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | np.integer)):
+            raise TypeError(f"{arg} must be a whole number, not {type(value).__name__}")
+    return tests, correction, None if rounds is None else int(rounds), None if seed is None else int(seed)  # type: ignore[call-overload]
 
 
 def _check_arguments(
@@ -284,30 +299,7 @@ class Comparison:
         only with a corpus, for the first TEXT_FLIPS flips, as in the report), null for queries
         that did not flip. With measures by name, `<name>_a` and `<name>_b` for each (as
         `nDCG@10_a`; null for unlabelled queries). Schema metadata: k and the arms' names."""
-        ev = self.ev
-        unscored = ~ev.scored
-        columns: dict[str, pa.Array] = {
-            "query_id": ev.query_ids,
-            "outcome": _outcomes(ev.outcomes),
-            "text": ev.query_column("text"),
-            "tenant": ev.query_column("tenant"),
-        }
-        for key, arm in (("a", ev.a), ("b", ev.b)):
-            columns.update({f"{name}_{key}": col for name, col in _arm_columns(arm, unscored).items()})
-        for key, arm in (("a", ev.a), ("b", ev.b)):  # measures by name: null for unlabelled queries
-            columns.update({f"{name}_{key}": pa.array(v, mask=unscored) for name, v in ev.named(arm).items()})
-        if hints:
-            columns["hints"] = self._hints()
-        meta = {"k": str(ev.k), "arm_a": ev.a.name, "arm_b": ev.b.name}
-        return pa.table(columns).replace_schema_metadata(meta)
-
-    def _hints(self) -> pa.Array:
-        """The report's flip hints (`flip_hint_table`: text read for the first TEXT_FLIPS flips),
-        per query: null where the query did not flip."""
-        ev = self.ev
-        kinds = flip_hint_table(ev, ev.flips, report_corpus(self.snapshot)).kinds()
-        at = ev.flip_positions
-        return kinds.take(pa.array(at, mask=at < 0))
+        return query_table(self.ev, hints, report_corpus(self.snapshot) if hints else None)
 
     def app(self, reviewer: str | None = None, floor: float = DEFAULT_FLOOR) -> TriageApp:
         """The terminal app on this evaluation (`.run()` it). Judgements are written to the
@@ -316,25 +308,3 @@ class Comparison:
         from triage.ui.app import TriageApp
 
         return TriageApp(self.snapshot, reviewer=reviewer, floor=floor)
-
-
-def _outcomes(codes: np.ndarray) -> pa.Array:
-    """Outcome codes as the JSON report spells them."""
-    low = min(Outcome)
-    spelled = pa.array([Outcome(c).json for c in range(low, max(Outcome) + 1)], pa.string())
-    return spelled.take(pa.array(codes.astype(np.int64) - low))
-
-
-def _arm_columns(arm: Arm, unscored: np.ndarray) -> dict[str, Any]:
-    j = arm.judged
-    rank = pa.array(j.gold_rank, mask=j.gold_rank <= 0)
-    plan = arm.aligned("plan")
-    return {
-        "gold_rank": rank,
-        "depth": pa.array(arm.depth),
-        "hit": pa.array(j.hit, mask=unscored),
-        "recall": pa.array(j.recall, mask=unscored | np.isnan(j.recall)),
-        "mrr": pa.array(j.mrr, mask=unscored),
-        "ndcg": pa.array(j.ndcg, mask=unscored | np.isnan(j.ndcg)),
-        "plan": pc.cast(plan, pa.string()) if plan is not None else pa.nulls(len(arm.row), pa.string()),
-    }

@@ -20,6 +20,10 @@
    (1536 MiB); ours > ``--max-floor-ratio`` (1.3) × the floor; the corpus costs more than
    ``--max-corpus-cost`` (0.5 s); speed-up < ``--min-speedup`` (4x). Exit 0 when all are met.
 
+``--measures`` also times ours with five measures by name and their paired t-tests
+(``--measures nDCG@10,AP,R@100,RR,P@5``, the report's ``compare``) beside the report without them,
+and prints what they cost (medians); the target is ``--max-measures-cost`` (2 s).
+
 ``--sample`` also times ``triage report`` with no PATH (the bundled sample) and requires
 its best wall time under ``--sample-max-wall`` (1 s); ``--sample-only`` runs just that.
 
@@ -57,6 +61,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 METRICS = ("hit_rate", "recall", "mrr", "ndcg")
+FIVE = "nDCG@10,AP,R@100,RR,P@5"  # --measures: five measures by name, each with its paired t-test
 
 
 # --------------------------------------------------------------------------------------
@@ -278,6 +283,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--min-speedup", type=float, default=4.0, help="peer best wall / ours best wall")
     ap.add_argument(
+        "--measures",
+        action="store_true",
+        help=f"also time ours with five measures by name and their t-tests ({FIVE})",
+    )
+    ap.add_argument(
+        "--max-measures-cost",
+        type=float,
+        default=2.0,
+        help="with --measures: ours-with-them median minus ours median, seconds",
+    )
+    ap.add_argument(
         "--sample",
         action="store_true",
         help="also time `triage report` on the bundled sample (no PATH)",
@@ -311,6 +327,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             table.append(bare)
 
+        measured = None
+        if args.measures:  # the same report with five named measures and their t-tests
+            measured = run_series("ours+5 t-tests", [*ours_cmd, "--measures", FIVE], args.repeat)
+            table.append(measured)
+
         ours_ok = ours.runs[-1].returncode == 0
         peer_ok = peer.runs[-1].returncode == 0
         if not ours_ok:
@@ -339,6 +360,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"the corpus costs (medians): {cost:+.2f} s")
             if cost > args.max_corpus_cost:
                 failures.append(f"the corpus costs {cost:.2f} s > {args.max_corpus_cost:g} s")
+        if ours_ok and measured is not None:
+            if measured.runs[-1].returncode != 0:
+                failures.append(f"ours with --measures exited {measured.runs[-1].returncode}")
+            else:
+                cost = measured.median_s - ours.median_s
+                print(f"five measures with their t-tests cost (medians): {cost:+.2f} s")
+                if cost > args.max_measures_cost:
+                    failures.append(f"five measures cost {cost:.2f} s > {args.max_measures_cost:g} s")
         if ours_ok and peer_ok:
             speedup = peer.best_s / ours.best_s
             print(f"speed-up (peer best / ours best): {speedup:.1f}x")

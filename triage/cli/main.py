@@ -178,6 +178,26 @@ def report_parser() -> argparse.ArgumentParser:
         "default for TREC runs), or as stored (the default otherwise)",
     )
     p.add_argument(
+        "--tests",
+        metavar="TESTS",
+        help="the paired tests of each named measure, comma-separated, from t, wilcoxon, randomization "
+        "(default t; the first is the one corrected, and the t-test always runs)",
+    )
+    p.add_argument(
+        "--correction",
+        metavar="HOW",
+        help="how the first test's p is adjusted over the named measures: holm (default), bonferroni, "
+        "bh or none",
+    )
+    p.add_argument("--rounds", metavar="N", help="the randomisation test's rounds (default 10000)")
+    p.add_argument("--seed", metavar="S", help="the randomisation test's seed (default 0)")
+    p.add_argument(
+        "--per-query",
+        action="store_true",
+        help="--format json: add the per-query table (`queries`: one row per query, as the API's "
+        "queries()); left out unless asked for",
+    )
+    p.add_argument(
         "--tenants-by",
         choices=("rate", "lower"),
         default="rate",
@@ -355,10 +375,12 @@ def spec_from(args: argparse.Namespace):  # -> Spec
 
 
 def with_measures(spec, args: argparse.Namespace):  # (Spec, ...) -> Spec
-    """`spec` with --measures (checked here: a bad name exits 2 before any file is read) and --order."""
-    from triage.workspace.spec import with_measures
+    """`spec` with --measures (checked here: a bad name exits 2 before any file is read), --order,
+    and the paired tests' --tests, --correction, --rounds and --seed (checked the same way)."""
+    from triage.workspace.spec import with_measures, with_tests
 
-    return with_measures(spec, args.measures, args.order, "--measures")
+    spec = with_measures(spec, args.measures, args.order, "--measures")
+    return with_tests(spec, args.tests, args.correction, args.rounds, args.seed, "command line", "--")
 
 
 def _holdout(args: argparse.Namespace):  # -> Holdout | None
@@ -398,7 +420,7 @@ def report(args: argparse.Namespace) -> int:
     )
     if args.suggest_floors:
         return _suggest_floors(snapshot, args.floor_se, args.floor_min_n)
-    result = build(snapshot, args.floor)
+    result = build(snapshot, args.floor, per_query=args.per_query and args.format == "json")
     if args.tenants_by == "lower":
         from triage.report.model import TenantOrder
 

@@ -19,7 +19,7 @@ from triage.core.gate.apply import Floor, MeasureVerdict
 from triage.core.inputs.corpus import Corpus, open_corpus
 from triage.core.measures.metrics import Means, means
 from triage.core.measures.paired import Outcome, Paired, noise_band, outcome_codes, paired
-from triage.core.measures.significance import SliceComparisons
+from triage.core.measures.significance import SliceComparisons, compare_all
 from triage.core.views.hints import flip_hint_table
 from triage.core.views.ranks import WinTieLoss, ranks
 from triage.core.views.slices import (
@@ -48,9 +48,11 @@ from triage.report.model import (
     HoldoutSection,
     KCells,
     LabelsSection,
+    MeasureComparison,
     MeasureGateRow,
     PairedSection,
     Partition,
+    QueryTable,
     RankHistogram,
     RanksSection,
     Report,
@@ -61,6 +63,7 @@ from triage.report.model import (
     WinTieLossRow,
 )
 from triage.report.origins import origin_sections, overlap_section
+from triage.report.per_query import query_table
 from triage.report.rows import Drops, Flips
 from triage.workspace.snapshot import Snapshot
 
@@ -363,13 +366,15 @@ def build(
     cost_corpus: Corpus | None | Literal["same"] = "same",
     flips: bool = True,
     overlap_corpus: Corpus | None | Literal["same", "skip"] = "same",
+    per_query: bool = False,
 ) -> Report:
     """The report of `snapshot`. `corpus`: the chunks the flips' text hints read; "open" opens the
     one the spec names; None gives only the hints that need no text. `cost_corpus`: the chunks
     the cost section reads heading paths from ("same": `corpus`'s). `flips`: False leaves the
     flip rows out (the app's screens list flips from the session, not from the report).
     `overlap_corpus`: the chunks the lexical overlap and its checks read ("same": `corpus`'s, when
-    one is asked for; "skip": not measured, no check: the app's corpus is still loading)."""
+    one is asked for; "skip": not measured, no check: the app's corpus is still loading).
+    `per_query`: with the per-query table (`queries`, report/per_query.py)."""
     ev = snapshot.ev
     chunks = report_corpus(snapshot) if corpus == "open" else corpus
     cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
@@ -416,7 +421,24 @@ def build(
             *snapshot.inputs.notices,
             *(c.notice for c in (chunks, cost_corpus) if isinstance(c, Corpus) and c.notice),
         ),
+        compare=compare_measures(snapshot),
+        queries=QueryTable(query_table(ev)) if per_query else None,
     )
+
+
+def compare_measures(snapshot: Snapshot) -> dict[str, MeasureComparison]:
+    """Each named measure, B against A, over the scored queries paired by query id, with the spec's
+    tests, correction, rounds and seed (README "Paired tests per measure"); {} when none is named
+    (scipy is imported only then)."""
+    ev, spec = snapshot.ev, snapshot.spec
+    if not ev.measures:
+        return {}
+    scored = ev.scored
+    ids = np.asarray(ev.query_ids.filter(pa.array(scored)).to_numpy(zero_copy_only=False))
+    a = {name: v[scored] for name, v in ev.named(ev.a).items()}
+    b = {name: v[scored] for name, v in ev.named(ev.b).items()}
+    compared = compare_all(a, b, spec.tests, spec.correction, spec.rounds, spec.seed, query_ids=ids)
+    return {name: MeasureComparison.of(c) for name, c in compared.items()}
 
 
 def measure_gate_row(v: MeasureVerdict) -> MeasureGateRow:

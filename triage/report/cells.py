@@ -175,6 +175,84 @@ def measure_rows(r: Report) -> list[list[str]]:
     return [[name, rate(a[name]), rate(b.get(name)), delta(a[name], b.get(name))] for name in a]
 
 
+def compare_tests(r: Report) -> list[str]:
+    """The tests whose p the comparisons hold (the t-test always; the others when asked for and run;
+    McNemar for a binary measure), in the JSON's order."""
+    ps = [c.p for c in r.compare.values()]
+    asked = {"wilcoxon": any(p.wilcoxon is not None for p in ps)}
+    asked["randomization"] = any(c.randomization is not None for c in r.compare.values())
+    asked["mcnemar"] = any(p.mcnemar is not None for p in ps)
+    return ["t", *(t for t, on in asked.items() if on)]
+
+
+def compare_head(r: Report) -> list[str]:
+    """[measure, Δ B − A, 95% interval, p <test> …, p <correction>, MDE 80%]."""
+    first = next(iter(r.compare.values()))
+    corrected = f"p {first.test.value}, {first.correction.value}"
+    return ["measure", "Δ B − A", "95% interval", *(f"p {t}" for t in compare_tests(r)), corrected, "MDE"]
+
+
+def compare_rows(r: Report) -> list[list[str]]:
+    """Each named measure: its Δ, 95% interval, the p of each test, the corrected p and the MDE."""
+    tests = compare_tests(r)
+    rows = []
+    for name, c in r.compare.items():
+        interval_text = NONE if c.ci95 is None else f"[{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
+        ps = [p_value(getattr(c.p, t)) for t in tests]
+        rows.append([name, signed(c.delta), interval_text, *ps, p_value(c.p_holm), rate(c.mde80)])
+    return rows
+
+
+def compare_title(r: Report) -> str:
+    n = next(iter(r.compare.values())).n
+    return f"Paired tests per measure over {n} scored queries (pairs by query id)"
+
+
+def compare_notes(r: Report) -> list[str]:
+    """A line for each measure the query set cannot see a change of its size in (MDE > |Δ|), and
+    for each one without a test (why)."""
+    out = []
+    for name, c in r.compare.items():
+        if c.reason is not None:
+            out.append(f"{name}: no test ({_NO_TEST[c.reason.value]})")
+        elif c.unseen and c.mde80 is not None:
+            out.append(f"this query set cannot see a change of {c.mde80:.3f} in {name} (MDE at 80% power)")
+    return out
+
+
+_NO_TEST = {
+    "fewer_than_2_scored_queries": "fewer than 2 scored queries",
+    "all_differences_zero": "every difference is 0",
+    "constant_difference": "every difference is the same",
+}
+
+
+def compare_overview_rows(r: Report) -> list[list[str]]:
+    """[measure, A, B, Δ, 95% interval, p, MDE] per named measure, compact (the app's overview):
+    p is the corrected one."""
+    a, b = r.arms.a.measures, r.arms.b.measures
+    rows = []
+    for name, c in r.compare.items():
+        interval_text = NONE if c.ci95 is None else f"[{c.ci95[0]:+.3f},{c.ci95[1]:+.3f}]"
+        rows.append(
+            [
+                name,
+                rate(a.get(name)),
+                rate(b.get(name)),
+                signed(c.delta),
+                interval_text,
+                p_value(c.p_holm),
+                rate(c.mde80),
+            ]
+        )
+    return rows
+
+
+def compare_overview_head() -> list[str]:
+    """The overview's columns (each in the app's glossary; the correction is in the title)."""
+    return ["measure", "A", "B", "Δ", "95% interval", "p corr.", "MDE"]
+
+
 def judged_rows(r: Report) -> list[list[str]]:
     """[what, A, B, B − A]: the share of the top k judged, the unjudged ids in it, and the hit
     rate if every one of those were relevant."""

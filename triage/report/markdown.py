@@ -73,6 +73,11 @@ def _numbers(r: Report) -> list[str]:
     out = ["## Metrics", ""]
     out += _table(["metric", f"A {cell(a.name)}", f"B {cell(b.name)}", "B − A"], cells.metric_rows(r))
     out += [prose(cells.JUDGED_NOTE), ""]
+    if r.compare:
+        out += [f"**{cells.compare_title(r)}**", ""]
+        out += _table(cells.compare_head(r), [[cell(x) for x in row] for row in cells.compare_rows(r)])
+        notes = cells.compare_notes(r)
+        out += [*(f"- {prose(note)}" for note in notes), ""] if notes else []
     at_k = cells.at_k_rows(r)
     if at_k is not None:
         names = {"a": a.name, "b": b.name}

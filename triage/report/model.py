@@ -13,12 +13,15 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from enum import Enum
 from operator import attrgetter
 from pathlib import Path
-from typing import BinaryIO, Generic, TypeVar
+from typing import BinaryIO, ClassVar, Generic, TypeVar
 
 import numpy as np
+import pyarrow as pa
 
 from triage.core.checks.model import Check
+from triage.core.measures.corrections import Correction
 from triage.core.measures.paired import Outcome
+from triage.core.measures.significance import Comparison, NoTest, PairedTest
 from triage.labels import jsontext
 from triage.report.rows import Drops, Flips, Rows
 
@@ -504,6 +507,114 @@ class OverlapSection:
     by_arm: ByArm[tuple[OverlapGroup, ...]]  # the arm's hits, then its misses
 
 
+@dataclass(frozen=True, slots=True)
+class TestPs:
+    """Each paired test's two-sided p (README "Paired tests per measure"); null when it was not
+    asked for, or not run (the comparison's `reason` says why)."""
+
+    t: float | None
+    wilcoxon: float | None
+    randomization: float | None
+    mcnemar: float | None  # a binary measure's (every value 0 or 1) exact McNemar p
+
+
+@dataclass(frozen=True, slots=True)
+class Randomization:
+    """The randomisation test's rounds and seed (the same seed gives the same p)."""
+
+    rounds: int
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureComparison:
+    """One named measure, B against A, over the scored queries paired by query id (`significance.
+    Comparison.json()` spelled as a type): the fields and their order are that contract's."""
+
+    n: int  # scored queries compared
+    delta: float | None  # mean(B − A)
+    ci95: tuple[float, float] | None  # [low, high]: the t interval of delta
+    d_z: float | None  # delta / sd of the differences
+    p: TestPs
+    p_holm: float | None  # the p of `test` adjusted by `correction` over the named measures
+    correction: Correction
+    test: PairedTest  # the test the correction adjusts (the first asked for)
+    randomization: Randomization | None  # None: the randomisation test was not asked for
+    mde80: float | None  # the minimum detectable effect at 80% power, two-sided α = 0.05
+    reason: NoTest | None  # why there is no p; None when tested
+
+    @classmethod
+    def of(cls, c: Comparison) -> MeasureComparison:
+        return cls(
+            c.n,
+            c.delta,
+            c.ci95,
+            c.d_z,
+            TestPs(c.p_t, c.p_wilcoxon, c.p_randomization, c.p_mcnemar),
+            c.p_holm,
+            c.correction,
+            c.test,
+            None if c.rounds is None or c.seed is None else Randomization(c.rounds, c.seed),
+            c.mde80,
+            c.reason,
+        )
+
+    @property
+    def unseen(self) -> bool:
+        """The query set cannot see a change the size of the one observed: mde80 > |delta|."""
+        return self.mde80 is not None and self.delta is not None and self.mde80 > abs(self.delta)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRow:
+    """One query of `triage report --per-query` (the API's `queries()`), and, for each measure
+    named, `<name>_a` and `<name>_b` (number, null for an unlabelled query)."""
+
+    # Keys beyond the fields: the named measures' columns, each a number or null.
+    extra_keys: ClassVar[str] = "^.+_[ab]$"
+    extra_type: ClassVar[object] = float | None
+
+    query_id: str
+    outcome: Outcome
+    text: str | None
+    tenant: str | None
+    gold_rank_a: int | None  # 1-based over the stored depth; null: no gold stored
+    depth_a: int
+    hit_a: bool | None  # at k; null for an unlabelled query
+    recall_a: float | None  # null also where no gold is eligible
+    mrr_a: float | None
+    ndcg_a: float | None
+    plan_a: str | None
+    gold_rank_b: int | None
+    depth_b: int
+    hit_b: bool | None
+    recall_b: float | None
+    mrr_b: float | None
+    ndcg_b: float | None
+    plan_b: str | None
+
+
+class QueryTable:
+    """The per-query table (`QueryRow`s and the named measures' columns) held as one Arrow table;
+    the JSON is a list of one object per row."""
+
+    row_type: ClassVar[type] = QueryRow
+
+    def __init__(self, table: pa.Table) -> None:
+        fixed = tuple(f.name for f in fields(QueryRow))
+        assert tuple(table.column_names[: len(fixed)]) == fixed, table.column_names
+        self.table = table
+
+    def __bool__(self) -> bool:  # asked for: written even with no rows
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, QueryTable) and self.table.equals(other.table)
+
+    def rows(self) -> list[dict[str, object]]:
+        return self.table.to_pylist()
+
+
 @dataclass(frozen=True)
 class Report:
     triage: str  # the version that wrote it
@@ -532,6 +643,10 @@ class Report:
     overlap: OverlapSection | None = None  # None: not asked for (the app's screens)
     cost: CostSection | None = None  # what the change cost (core/views/cost.py)
     answers: AnswersSection | None = None  # None: no run carries answer_correct
+    # Each measure named (README "Paired tests per measure"), B against A; left out when none is.
+    compare: Mapping[str, MeasureComparison] = field(default_factory=dict, metadata={"omit_empty": True})
+    # The per-query table (`--per-query`): left out unless asked for.
+    queries: QueryTable | None = field(default=None, metadata={"omit_empty": True})
     # What the reader should know that is not a number (the corpus read without its cache): on
     # standard error and in the app, never in the JSON.
     notices: tuple[str, ...] = field(default=(), metadata={"json": False})
@@ -608,6 +723,8 @@ def _plain(x: object, keep: bool = False) -> object:
         return x if keep else json.loads(x.json())
     if isinstance(x, Outcome):
         return x.json
+    if isinstance(x, QueryTable):
+        return x.rows()
     if isinstance(x, Enum):
         return x.value
     spec = _FIELDS.get(t) or (_fields(t) if is_dataclass(x) else None)

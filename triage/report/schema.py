@@ -78,6 +78,10 @@ class _Schemas:
             "required": [name for name in props if name not in optional],
             "additionalProperties": False,
         }
+        extra = getattr(cls, "extra_keys", None)  # keys beyond the fields: named by a pattern, typed
+        if extra is not None:
+            out["propertyNames"] = {"anyOf": [{"enum": list(props)}, {"pattern": extra}]}
+            out["additionalProperties"] = self.of(cls.extra_type)  # type: ignore[attr-defined]
         doc = (cls.__doc__ or "").strip()
         if doc and not doc.startswith(f"{cls.__name__}("):  # not the signature dataclass makes up
             out = {"description": " ".join(doc.split()), **out}
@@ -126,7 +130,7 @@ class _Schemas:
             return {"enum": [o.json for o in Outcome]}
         if issubclass(t, Enum):
             return {"enum": [e.value for e in t]}
-        if issubclass(t, Rows):  # a row section: a list of its rows
+        if issubclass(t, Rows | model.QueryTable):  # a row section: a list of its rows
             return {"type": "array", "items": self.ref(t.row_type)}
         if dataclasses.is_dataclass(t):
             return self.ref(t)

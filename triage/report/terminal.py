@@ -70,6 +70,33 @@ def metrics_table(r: Report) -> Table:
     return t
 
 
+def compare_view(r: Report) -> Group | None:
+    """Each named measure's paired tests: Δ, 95% interval, p, corrected p, MDE; and what the query
+    set cannot see (None: no measure named)."""
+    if not r.compare:
+        return None
+    t = Table(title=cells.compare_title(r), title_justify="left")
+    for i, name in enumerate(cells.compare_head(r)):
+        t.add_column(name, justify="left" if i == 0 else "right")
+    for row in cells.compare_rows(r):
+        t.add_row(Text(row[0]), *row[1:])
+    return Group(t, *(Text(line) for line in cells.compare_notes(r)))
+
+
+def compare_overview(r: Report) -> Table | None:
+    """The app's overview: each named measure's A, B, Δ, interval, p and MDE in one compact table."""
+    if not r.compare:
+        return None
+    first = next(iter(r.compare.values()))
+    title = f"Paired tests per measure, n = {first.n} (p corr.: {first.test.value}, {first.correction.value})"
+    t = Table(title=title, title_justify="left", padding=(0, 1), box=None)
+    for i, name in enumerate(cells.compare_overview_head()):
+        t.add_column(name, justify="left" if i == 0 else "right")
+    for row in cells.compare_overview_rows(r):
+        t.add_row(Text(row[0]), *row[1:])
+    return t
+
+
 def k_cells_table(r: Report) -> Table | None:
     """Each arm's metrics at every cut-off, and recall at its stored depth (several k only)."""
     rows = cells.at_k_rows(r)
@@ -395,6 +422,7 @@ def render(r: Report, console: Console | None = None) -> None:
         gate_view(r),
         checks_table(r),
         metrics_table(r),
+        compare_view(r),
         k_cells_table(r),
         paired_view(r),
         holdout_view(r),

@@ -75,6 +75,18 @@ TERMS: dict[str, str] = {
         "not)."
     ),
     "B − A": "B's figure minus A's: positive means B is higher.",
+    # -- paired tests per named measure (README "Paired tests per measure") ------------------------
+    "measure": "A measure named with --measures (ir_measures' name), compared B against A per query.",
+    "Δ": "The mean over the scored queries of B's value minus A's, pairs formed by query id.",
+    "95% interval": "The paired t 95% interval of Δ: the range the true mean difference plausibly lies in.",
+    "p corr.": (
+        "The first requested test's p, adjusted over the measures compared together by the correction "
+        "the title names (Holm unless told otherwise); – when there is no test."
+    ),
+    "MDE": (
+        "The smallest true Δ these queries would detect 4 times in 5 (80% power, two-sided 0.05); a "
+        "change smaller than this is likely to go unseen."
+    ),
     "B−A": "B's hit rate minus A's for that row.",
     "Δ q": (
         "B − A on the decision measure (the first measure named, else the hit rate at k) over the row's "
@@ -287,6 +299,11 @@ TOPICS: dict[str, Topic] = {
             "unjudged in top k",
             "upper",
             "B − A",
+            "measure",
+            "Δ",
+            "95% interval",
+            "p corr.",
+            "MDE",
             "paired outcomes",
             "hit→miss",
             "miss→hit",

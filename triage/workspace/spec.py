@@ -15,9 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from triage.core.bundled import sample_spec
+from triage.core.errors import InputError
 from triage.core.inputs.manifest import Spec, from_args, from_manifest
 from triage.core.inputs.split import Holdout
+from triage.core.measures.corrections import Correction
 from triage.core.measures.names import parse_all
+from triage.core.measures.significance import PairedTest
+
+MAX_ROUNDS = 100_000_000  # the randomisation test's rounds: a whole number from 1 to this
 
 
 def evaluation_spec(
@@ -57,6 +62,8 @@ def evaluation_spec(
     if labels is not None or corpus is not None or queries is not None or split is not None:
         raise ValueError("labels, corpus, queries and split go with two runs")
     spec = from_manifest(Path(manifest)) if manifest is not None else sample_spec()
+    if spec.manifest is not None:  # the manifest's tests, checked as the command line's are
+        spec = with_tests(spec, spec.tests, spec.correction, spec.rounds, spec.seed, spec.manifest)
     if amendments is not None:
         spec = replace(spec, amendments=Path(amendments))
     if holdout is not None:
@@ -72,3 +79,57 @@ def with_measures(spec: Spec, measures: str | Sequence[str] | None, order: str |
     if order is not None:
         spec = replace(spec, order=order)
     return spec
+
+
+def with_tests(
+    spec: Spec,
+    tests: str | Sequence[str] | None = None,
+    correction: str | None = None,
+    rounds: object = None,
+    seed: object = None,
+    where: Path | str = "command line",
+    prefix: str = "",
+) -> Spec:
+    """`spec` with the paired tests of its named measures (README "Paired tests per measure"), each
+    given value checked here for the command line (`prefix` "--"), the API and the manifest alike:
+    `tests` ("t,wilcoxon" or a list; the first is the one corrected, and "t" always runs, appended
+    when not named), `correction` (holm, bonferroni, bh, none), `rounds` (1 to MAX_ROUNDS) and
+    `seed` (a whole number ≥ 0) of the randomisation test. None keeps the spec's value. A bad value
+    raises InputError naming `where` and the key."""
+    if tests is not None:
+        names = [t.strip() for t in tests.split(",")] if isinstance(tests, str) else list(tests)
+        known = ", ".join(t.value for t in PairedTest)
+        for name in names:
+            if not isinstance(name, str) or name not in {t.value for t in PairedTest}:
+                raise InputError(where, f"{prefix}tests: unknown test {name!r} (known: {known})")
+        twice = next((t for i, t in enumerate(names) if t in names[:i]), None)
+        if twice is not None:
+            raise InputError(where, f"{prefix}tests names {twice!r} twice")
+        if not names:
+            raise InputError(where, f"{prefix}tests: name at least one test ({known})")
+        spec = replace(spec, tests=(*names, *([PairedTest.T.value] if PairedTest.T not in names else [])))
+    if correction is not None:
+        if correction not in {c.value for c in Correction}:
+            known = ", ".join(c.value for c in Correction)
+            raise InputError(where, f"{prefix}correction: unknown correction {correction!r} (known: {known})")
+        spec = replace(spec, correction=correction)
+    if rounds is not None:
+        spec = replace(spec, rounds=_whole(rounds, 1, MAX_ROUNDS, f"{prefix}rounds", where))
+    if seed is not None:
+        spec = replace(spec, seed=_whole(seed, 0, 2**63 - 1, f"{prefix}seed", where))
+    return spec
+
+
+def _whole(value: object, low: int, high: int, key: str, where: Path | str) -> int:
+    """A whole number from `low` to `high` (text of one, from the command line, too)."""
+    number: int | None = None
+    if isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = int(value)
+    if number is None or not low <= number <= high:
+        raise InputError(where, f"{key} must be a whole number from {low} to {high}, found {value!r}")
+    return number

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from triage.core.errors import InputError
@@ -18,7 +18,8 @@ from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_frac
 
 MANIFEST = "triage.toml"
 _KEYS = {
-    "": {"k", "labels", "corpus", "queries", "arms", "holdout", "measures", "order"},
+    "": {"k", "labels", "corpus", "queries", "arms", "holdout", "measures", "order"}
+    | {"tests", "correction", "rounds", "seed"},
     "labels": {"path", "amendments", "format", "split"},
     "corpus": {"path", "format"},
     "queries": {"path", "format"},
@@ -59,6 +60,13 @@ class Spec:
     # A BEIR folder given as the labels (`beir`): `labels` is its qrels/SPLIT.tsv, and only the
     # split's queries are evaluated (core/inputs/load.py); None: labels given as a file
     split: str | None = None
+    # The paired tests of the named measures (README "Paired tests per measure"), checked by
+    # workspace/spec.py `with_tests`: the tests (the first is the one corrected; "t" always runs),
+    # the correction over the measures, and the randomisation test's rounds and seed.
+    tests: tuple[str, ...] = ("t",)
+    correction: str = "holm"
+    rounds: int = 10_000
+    seed: int = 0
 
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
@@ -132,7 +140,7 @@ def from_manifest(path: Path) -> Spec:
     folder = _file(path, labels, "labels", True)
     assert folder is not None
     files = beir(folder, split, _file(path, corpus, "corpus", False), _file(path, queries, "queries", False))
-    return Spec(
+    spec = Spec(
         a=a,
         b=b,
         labels=files.labels,
@@ -150,6 +158,7 @@ def from_manifest(path: Path) -> Spec:
         order=order,
         split=files.split,
     )
+    return _tests(path, doc, spec)
 
 
 DEFAULT_SPLIT = "test"
@@ -194,6 +203,25 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
         queries if queries is not None else beside["queries"] if beside["queries"].is_file() else None,
         split,
     )
+
+
+def _tests(path: Path, doc: dict[str, object], spec: Spec) -> Spec:
+    """`spec` with the manifest's `tests`, `correction`, `rounds` and `seed`, as given (their values
+    are checked with the command line's and the API's, by workspace/spec.py `with_tests`); their
+    TOML types are checked here."""
+    tests = doc.get("tests", spec.tests)
+    if isinstance(tests, str):
+        tests = [t.strip() for t in tests.split(",")]
+    if not isinstance(tests, list | tuple) or not all(isinstance(t, str) for t in tests):
+        raise InputError(path, f'tests must be a list of names, as ["t", "wilcoxon"], found {tests!r}')
+    correction = doc.get("correction", spec.correction)
+    if not isinstance(correction, str):
+        raise InputError(path, f'correction must be a string, as "holm", found {correction!r}')
+    rounds, seed = doc.get("rounds", spec.rounds), doc.get("seed", spec.seed)
+    for key, value in (("rounds", rounds), ("seed", seed)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(path, f"{key} must be a whole number, found {value!r}")
+    return replace(spec, tests=tuple(tests), correction=correction, rounds=rounds, seed=seed)  # type: ignore[arg-type]
 
 
 def _measures(path: Path, doc: dict[str, object]) -> tuple[tuple[str, ...], str | None]:

@@ -1,5 +1,6 @@
-"""The first screen: label state, checks, each arm's metrics, the paired table, and each arm's
-metrics at every k when there are several (`--k 1,5,10`, or arms whose k differ)."""
+"""The first screen: label state, checks, each arm's metrics, the paired table, each named
+measure's paired test (A, B, Δ, interval, p, MDE), and each arm's metrics at every k when there are
+several (`--k 1,5,10`, or arms whose k differ)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class OverviewScreen(Screen):
         yield LoadingIndicator(id="loading")
         with VerticalScroll(id="overview"):
             yield Static(id="headline")  # both arms' figures and McNemar's p: in view at 80×24
+            yield Static(id="measures")  # each named measure's paired test, compact: in view too
             yield Static(id="summary")
             yield Static(id="checks")
             with Horizontal(id="numbers"):
@@ -104,6 +106,11 @@ class OverviewScreen(Screen):
         self.query_one("#checks", Static).update(report_text.checks_table(r, compact=True))
         self.query_one("#metrics", Static).update(report_text.metrics_table(r))
         self.query_one("#paired", Static).update(report_text.paired_view(r))
+        measures = report_text.compare_overview(r)
+        box = self.query_one("#measures", Static)
+        box.display = measures is not None
+        if measures is not None:
+            box.update(measures)
         origins = report_text.origins_view(r)
         box = self.query_one("#origins", Static)
         box.display = origins is not None
