@@ -53,13 +53,16 @@ CONSTANTS = ("95%", "5th-percentile", "(grade 1)", "exits 1", "exit 1")
 
 
 @pytest.fixture(scope="module")
-def sample_facts() -> dict[str, float]:
+def sample_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+    """The sample's figures with no amendments: read with a data folder of its own (module-scoped,
+    so before the per-test isolation), never the user's judgements of the sample."""
     import contextlib
     import io
     import json
 
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
+        mp.setenv("TRIAGE_DATA", str(tmp_path_factory.mktemp("readme-data")))
         assert main(["report", "--format", "json"]) == 0
     report = json.loads(out.getvalue())
     return {
