@@ -97,3 +97,12 @@ def _walk(keys: tuple[str, ...]):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_screen_at_size(snap_compare, screen: str, size: str) -> None:
     assert snap_compare(_app(), terminal_size=SIZES[size], run_before=_walk(SCREENS[screen]))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_overview_with_measures_at_size(snap_compare, size: str) -> None:
+    """The measures table and the Δ plot under it (widgets/forest.py), above the keys at 80×24."""
+    import triage
+
+    app = triage.open(measures="nDCG@10,AP,R@100").app()
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=_walk(()))

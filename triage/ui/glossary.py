@@ -87,6 +87,22 @@ TERMS: dict[str, str] = {
         "The smallest true Δ these queries would detect 4 times in 5 (80% power, two-sided 0.05); a "
         "change smaller than this is likely to go unseen."
     ),
+    # -- the overview's plots (triage/ui/widgets/forest.py) -------------------------------------------
+    "Δ plot": (
+        "Δ B − A, 95% interval: one row per named measure, its Δ and its paired t interval drawn on one "
+        "axis shared by the rows, ticks under them."
+    ),
+    "├─●─┤": "An interval drawn to scale: ├ and ┤ are its ends, ● the figure (Δ, or an arm's rate).",
+    "│ 0": "The zero line of the Δ plot; ┼ where an interval crosses it: that Δ could be 0 or either sign.",
+    "green / red / grey": (
+        "A Δ whose whole interval lies above 0 (B higher), below 0 (B lower), or spans 0 (these queries "
+        "cannot tell)."
+    ),
+    "arm plot": (
+        "Each arm, 95% interval: each arm's hit rate at k, and its answer accuracy when the runs carry "
+        "one, with its own Wilson interval; two intervals overlapping is not a test, the paired test is "
+        "McNemar's p."
+    ),
     "B−A": "B's hit rate minus A's for that row.",
     "Δ q": (
         "B − A on the decision measure (the first measure named, else the hit rate at k) over the row's "
@@ -304,6 +320,11 @@ TOPICS: dict[str, Topic] = {
             "95% interval",
             "p corr.",
             "MDE",
+            "Δ plot",
+            "├─●─┤",
+            "│ 0",
+            "green / red / grey",
+            "arm plot",
             "paired outcomes",
             "hit→miss",
             "miss→hit",

@@ -1,6 +1,6 @@
 """The first screen: label state, checks, each arm's metrics, the paired table, each named
-measure's paired test (A, B, Δ, interval, p, MDE), and each arm's metrics at every k when there are
-several (`--k 1,5,10`, or arms whose k differ)."""
+measure's paired test (A, B, Δ, interval, p, MDE), the intervals drawn (widgets/forest.py), and
+each arm's metrics at every k when there are several (`--k 1,5,10`, or arms whose k differ)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
 from triage.ui.screens.help import HELP_KEY
 from triage.ui.screens.live import report, report_ready
+from triage.ui.widgets.forest import Forest
 from triage.workspace.session import Session
 
 
@@ -59,6 +60,7 @@ class OverviewScreen(Screen):
         with VerticalScroll(id="overview"):
             yield Static(id="headline")  # both arms' figures and McNemar's p: in view at 80×24
             yield Static(id="measures")  # each named measure's paired test, compact: in view too
+            yield Forest(id="forest")  # those Δs and each arm's rates with their intervals, drawn
             yield Static(id="summary")
             yield Static(id="checks")
             with Horizontal(id="numbers"):
@@ -111,6 +113,7 @@ class OverviewScreen(Screen):
         box.display = measures is not None
         if measures is not None:
             box.update(measures)
+        self.query_one("#forest", Forest).show(r)
         origins = report_text.origins_view(r)
         box = self.query_one("#origins", Static)
         box.display = origins is not None
