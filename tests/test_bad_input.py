@@ -403,3 +403,18 @@ def test_measures_by_name_are_said_to_keep_their_own_cut_off(capsys) -> None:
     assert "measures by name are at their own cut-off" in capsys.readouterr().out
     assert main(["report", "--format", "markdown"]) == 0
     assert "own cut-off" not in capsys.readouterr().out
+
+
+def test_the_app_takes_measures_by_name_and_refuses_an_unknown_one_before_it_opens(
+    capsys, monkeypatch
+) -> None:
+    """`triage --measures …` opens the app on the named measures (the spec it is handed names them);
+    an unknown name exits 2 listing the close ones, no app started."""
+    handed = []
+    monkeypatch.setattr("triage.ui.app.run", lambda make, *a: handed.append(make) or 0)
+    assert main(["--measures", "ndcg_cut_10,AP", "--tests", "t,wilcoxon"]) == 0
+    spec = handed[0]()
+    assert spec.measures == ("nDCG@10", "AP") and spec.tests[:2] == ("t", "wilcoxon")
+    handed.clear()
+    assert main(["--measures", "nDCG@10,APP"]) == 2
+    assert handed == [] and "unknown measure 'APP' (close: AP" in capsys.readouterr().err

@@ -134,6 +134,7 @@ def app_parser() -> argparse.ArgumentParser:
         help='print the completion script for bash, zsh or fish and exit (README "Shell completion")',
     )
     _evaluation_args(p)
+    _measure_args(p)
     p.add_argument("--reviewer", help="name on your amendments (default: TRIAGE_REVIEWER, else your login)")
     _floor_arg(p)
     return p
@@ -153,18 +154,8 @@ def _label_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def report_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="triage report", description="Print an evaluation's numbers (no UI).")
-    _evaluation_args(p)
-    _label_args(p)
-    p.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text")
-    p.add_argument(
-        "--json-schema",
-        action="store_true",
-        help="print the JSON Schema of --format json (made from the report's model) and exit; reads no input",
-    )
-    p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
-    _floor_arg(p)
+def _measure_args(p: argparse.ArgumentParser) -> None:
+    """Measures by name and their paired tests: the report's and the app's alike."""
     p.add_argument(
         "--measures",
         metavar="NAMES",
@@ -191,6 +182,21 @@ def report_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--rounds", metavar="N", help="the randomisation test's rounds (default 10000)")
     p.add_argument("--seed", metavar="S", help="the randomisation test's seed (default 0)")
+
+
+def report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="triage report", description="Print an evaluation's numbers (no UI).")
+    _evaluation_args(p)
+    _label_args(p)
+    p.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text")
+    p.add_argument(
+        "--json-schema",
+        action="store_true",
+        help="print the JSON Schema of --format json (made from the report's model) and exit; reads no input",
+    )
+    p.add_argument("--strict", action="store_true", help="exit 1 when any check is an error")
+    _floor_arg(p)
+    _measure_args(p)
     p.add_argument(
         "--per-query",
         action="store_true",
@@ -474,14 +480,19 @@ def _suggest_floors(snapshot, se: float, min_n: int) -> int:  # snapshot: worksp
 
 
 def app(args: argparse.Namespace) -> int:
-    """The app paints first; reading the manifest and files happens in its worker, so a bad input
-    is shown in the app, not here."""
-    from functools import partial
-
+    """The app paints first; reading the manifest and files happens in its worker, so a bad file
+    is shown in the app. What the command line alone can refuse is refused here, before it opens
+    (exit 2): a path that names nothing, an unknown measure or test."""
     from triage.ui.app import run
 
     _exists(args)
-    return run(partial(spec_from, args), args.k, args.reviewer, args.floor)
+    if any(
+        getattr(args, n) is not None for n in ("measures", "order", "tests", "correction", "rounds", "seed")
+    ):
+        from triage.core.bundled import sample_spec
+
+        with_measures(sample_spec(), args)  # the flags checked on a spec at hand; the real one below
+    return run(lambda: with_measures(spec_from(args), args), args.k, args.reviewer, args.floor)
 
 
 def _exists(args: argparse.Namespace) -> None:
