@@ -359,7 +359,6 @@ TOPICS: dict[str, Topic] = {
         (
             "worst first",
             "measure",
-            "#",
             "query",
             "tenant",
             "A",

@@ -75,12 +75,11 @@ class RankDropsScreen(QueryList):
     def compose(self) -> ComposeResult:
         width = min(24, max(8, pc.max(pc.utf8_length(self.session.ev.query_ids)).as_py() or 0))
         self.columns = [
-            Column("#", 6, right=True),
             Column("query", width),
             Column("tenant", 18),
-            Column("A", 6, right=True),
-            Column("B", 6, right=True),
-            Column("Δ", 7, right=True),
+            Column("A", 5, right=True),  # "0.631"; a gold rank within k
+            Column("B", 5, right=True),
+            Column("Δ", 6, right=True),  # "-0.631"
             Column("text", 0),
         ]
         self.hidden = empty_columns(self.session)
@@ -131,11 +130,7 @@ class RankDropsScreen(QueryList):
         table = self.query_one(VirtualTable)
         cursor = table.cursor if cursor is None else cursor
         hidden = self.hidden | self.narrow_hidden()
-        table.columns = [
-            Column("#", 4, right=True) if self.narrow and c.title == "#" else c
-            for c in self.columns
-            if c.title not in hidden
-        ]
+        table.columns = [c for c in self.columns if c.title not in hidden]
         shown = [c.title not in hidden for c in self.columns]
         if d is None:
             self.order = np.zeros(0, np.int64)
@@ -159,7 +154,6 @@ class RankDropsScreen(QueryList):
         def row(i: int) -> list[object]:
             q = int(order[i])
             values = [
-                i + 1,
                 s.query_id(q),
                 s.tenant_of[q].as_py(),
                 value_cell(c.a[q], c.rank),
