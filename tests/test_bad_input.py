@@ -381,3 +381,25 @@ def test_a_jsonl_list_mixing_ids_and_floats_is_refused_by_line(
     )
     manifest(ev, f.name, "b.parquet", "labels.parquet", k=2)
     refused(capsys, ev, f.name, "line 2", "'retrieved'")
+
+
+@pytest.mark.parametrize("given", [["nowhere"], ["nowhere_a.parquet", "nowhere_b.parquet", "--labels", "x"]])
+def test_the_app_refuses_a_path_that_names_nothing_before_it_opens(
+    tmp_path: Path, capsys, monkeypatch, given: list[str]
+) -> None:
+    """`triage bogus` exits 2 naming the path; no app is started (one would wait for keys)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("triage.ui.app.run", lambda *a, **k: pytest.fail("the app was started"))
+    code = main(given)
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert f"{given[0]}: does not exist" in err
+
+
+def test_measures_by_name_are_said_to_keep_their_own_cut_off(capsys) -> None:
+    """Under a table titled 'at k = 5', nDCG@10 is at 10: the note under the table says so, and only
+    when a measure is named."""
+    assert main(["report", "--format", "markdown", "--measures", "nDCG@10"]) == 0
+    assert "measures by name are at their own cut-off" in capsys.readouterr().out
+    assert main(["report", "--format", "markdown"]) == 0
+    assert "own cut-off" not in capsys.readouterr().out

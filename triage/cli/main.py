@@ -480,7 +480,19 @@ def app(args: argparse.Namespace) -> int:
 
     from triage.ui.app import run
 
+    _exists(args)
     return run(partial(spec_from, args), args.k, args.reviewer, args.floor)
+
+
+def _exists(args: argparse.Namespace) -> None:
+    """A path on the command line that names nothing is refused here (exit 2), before the app
+    opens; a glob (`runs/part-*.parquet`) is left to the reader."""
+    from triage.core.errors import InputError
+
+    given = [*args.paths, *(getattr(args, n, None) for n in ("labels", "corpus", "queries", "tuned_docs"))]
+    for p in given:
+        if p is not None and not Path(p).exists() and not set("*?[") & set(str(p)):
+            raise InputError(p, "does not exist")
 
 
 # the first word that picks a parser and a command; any other runs the app

@@ -168,6 +168,13 @@ def metric_rows(r: Report) -> list[list[str]]:
     return [*rows, *ci, *judged_rows(r), *measure_rows(r)]
 
 
+def metrics_note(r: Report) -> str:
+    """The metrics table's note: what judged and upper mean, and, with measures by name, that
+    each keeps its own cut-off (nDCG@10 under a table at k = 5)."""
+    own = "; measures by name are at their own cut-off, not at k" if r.arms.a.measures else ""
+    return JUDGED_NOTE + own
+
+
 def measure_rows(r: Report) -> list[list[str]]:
     """[measure, A, B, B − A] for each measure asked for by name, at its own cut-off (none asked:
     no rows)."""

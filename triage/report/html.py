@@ -89,7 +89,7 @@ def _measures(r: Report) -> list[str]:
     out = ['<section id="measures">', f"<h2>Measures at k = {r.k}</h2>"]
     head = ["metric", f"A {e(a.name, CELL)}", f"B {e(b.name, CELL)}", "B − A"]
     out += _table(head, [[e(c) for c in row] for row in cells.metric_rows(r)], numeric={1, 2, 3})
-    out.append(f'<p class="muted">{e(cells.JUDGED_NOTE, PROSE)}</p>')
+    out.append(f'<p class="muted">{e(cells.metrics_note(r), PROSE)}</p>')
     at_k = cells.at_k_rows(r)
     if at_k is not None:
         names = {"a": a.name, "b": b.name}

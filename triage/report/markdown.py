@@ -72,7 +72,7 @@ def _numbers(r: Report) -> list[str]:
     a, b, p = r.arms.a, r.arms.b, r.paired
     out = ["## Metrics", ""]
     out += _table(["metric", f"A {cell(a.name)}", f"B {cell(b.name)}", "B − A"], cells.metric_rows(r))
-    out += [prose(cells.JUDGED_NOTE), ""]
+    out += [prose(cells.metrics_note(r)), ""]
     if r.compare:
         out += [f"**{cells.compare_title(r)}**", ""]
         out += _table(cells.compare_head(r), [[cell(x) for x in row] for row in cells.compare_rows(r)])

@@ -58,7 +58,7 @@ def metrics_table(r: Report) -> Table:
     t = Table(
         title=f"Metrics at k = {r.k} over {r.n_scored} scored queries",
         title_justify="left",
-        caption=cells.JUDGED_NOTE,
+        caption=cells.metrics_note(r),
         caption_justify="left",
     )
     t.add_column("metric")
