@@ -244,9 +244,10 @@ def test_queries_absent_from_b_count_as_empty(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-async def test_r_opens_the_drops_from_the_overview_and_enter_opens_the_detail() -> None:
+async def test_r_opens_the_drops_from_the_overview_its_gold_rank_choice_the_reports_drops() -> None:
     from textual.widgets import Static
 
+    from triage.core.views.deltas import GOLD_RANK
     from triage.report.build import build
     from triage.ui.app import TriageApp
     from triage.ui.screens.detail import DetailScreen
@@ -271,26 +272,38 @@ async def test_r_opens_the_drops_from_the_overview_and_enter_opens_the_detail() 
         screen = app.screen
         assert isinstance(screen, RankDropsScreen)
         table = screen.query_one(VirtualTable)
-        assert table.has_focus and table.count == len(r.ranks.drops) > cells.DROP_CAP  # every drop
+        assert table.has_focus and "Δ ndcg@5 = B − A" in str(screen.query_one("#list-title", Static).render())
+        while screen.chosen != GOLD_RANK:  # M cycles to the gold rank: the report's drops first
+            await pilot.press("M")
+        assert "Δ gold rank (both hit)" in str(screen.query_one("#list-title", Static).render())
+        drops = r.ranks.drops
+        assert table.count > len(drops) > cells.DROP_CAP  # every drop, then the rises
         texts = app.session.texts
-        for i in (0, len(r.ranks.drops) - 1):
-            d = r.ranks.drops[i]
+        for i in (0, len(drops) - 1):
+            d = drops[i]
             q = app.session.ev.query_index(d.query_id)
-            assert table.cells(i)[:5] == cells.drop_cells(i + 1, d)
+            assert table.cells(i)[:5] == [
+                d.query_id,
+                d.tenant,
+                str(d.rank_a),
+                str(d.rank_b),
+                f"−{d.drop}",
+            ]
             assert table.cells(i)[5] == cells.text(texts[q].as_py())[: len(table.cells(i)[5])]
+        assert table.cells(len(drops))[4].startswith("+")  # the first rise follows the last drop
         bars = str(screen.query_one("#histogram", Static).render())
         for _, (label, count, bar) in cells.histogram_rows(r.ranks.histogram, 20):
             assert f"{label:>4} {count:>4} {bar}" in bars
-        assert "drop 1 of" in str(screen.query_one("#list-title", Static).render())
+        assert f"query 1 of {table.count}" in str(screen.query_one("#list-title", Static).render())
         await pilot.press("j", "j", "enter")
         detail = app.screen
         assert isinstance(detail, DetailScreen) and detail.detail is not None
-        assert detail.detail.query_id == r.ranks.drops[2].query_id
-        assert f"rank drop 3 of {len(r.ranks.drops)}" in str(
+        assert detail.detail.query_id == drops[2].query_id
+        assert f"Δ gold rank: 3 of {table.count}, worst first" in str(
             detail.query_one("#detail-title", Static).render()
         )
         await pilot.press("n")
-        assert app.screen.detail.query_id == r.ranks.drops[3].query_id  # type: ignore[attr-defined]
+        assert app.screen.detail.query_id == drops[3].query_id  # type: ignore[attr-defined]
         await pilot.press("escape")
         assert app.screen is screen and table.cursor == 3  # back at the query last read
         await pilot.press("question_mark")
@@ -349,7 +362,7 @@ async def test_the_drops_show_ids_tenants_and_texts_literally(tmp_path: Path) ->
         await pilot.pause()
         assert isinstance(app.screen, RankDropsScreen)
         rows = app.screen.query_one(VirtualTable)
-        check_screen(app, qid, tenant[:16], text[:16], "1 → 3", widget=rows)  # cut to the columns
+        check_screen(app, qid, tenant[:16], text[:16], "-0.500", widget=rows)  # cut to the columns
         await click_on(pilot, app, qid, "q9")
         await pilot.press("enter")
         await pilot.pause()

@@ -64,6 +64,8 @@ def test_rank_drops(snap_compare) -> None:
     async def before(pilot) -> None:
         await wait_loaded(pilot)
         await pilot.press("r", "j")
+        await pilot.app.workers.wait_for_complete()  # a large list is ordered in a worker
+        await pilot.pause()
 
     assert snap_compare(_app(), terminal_size=SIZE, run_before=before)
 
@@ -77,6 +79,8 @@ SCREENS = {
     "tenants": ("t",),
     "slices": ("s",),
     "queue": ("J",),
+    "ranks": ("r",),
+    "help_on_ranks": ("r", "question_mark"),
     "help_on_flips": ("f", "question_mark"),
     "help_on_detail": ("f", "enter", "question_mark"),
 }

@@ -22,7 +22,7 @@ ANYWHERE: tuple[tuple[str, str], ...] = (
     ("o", "the overview"),
     ("t", "tenants, worst first by B's hit rate"),
     ("s", "slices: plan, selectivity band, tenant, query type, source type, filter shape, language"),
-    ("r", "rank drops: both-hit queries whose gold B ranked lower; the rank-change histogram"),
+    ("r", "rank drops: the queries by B − A of a chosen measure, worst first; the rank-change histogram"),
     ("L", "the amendments: who added which gold, when, with what note and evidence; the verdicts"),
     ("J", "the judging queue: every unjudged passage of a top k, one at a time"),
     ("/", "fuzzy search over query ids and texts (overview and lists)"),
@@ -146,6 +146,15 @@ TERMS: dict[str, str] = {
         "Per both-hit query, whether B's mrr@k or ndcg@k is higher, equal or lower than A's."
     ),
     "rank drops": "Queries both arms hit whose gold B ranked lower than A did.",
+    "worst first": (
+        "The queries whose value moved, the largest fall first, then the rises from the smallest to the "
+        "largest; equal changes by query id. Unchanged queries (|Δ| ≤ 1e-9) are counted in the title, "
+        "not listed (a: all queries); queries without a value in an arm are counted as not compared."
+    ),
+    "gold rank": (
+        "The choice of the best gold's rank over the queries both arms hit: its falls are the report's "
+        "rank drops, ordered by the fall, then A's rank, then query id."
+    ),
     "stored depth": "How many results the run stored for the query (can be more than k).",
     "recall@depth": "Recall over the whole stored list, not only the top k.",
     # -- list columns ---------------------------------------------------------------------------------
@@ -183,8 +192,6 @@ TERMS: dict[str, str] = {
     "pushed": "Hint: the best gold sits just below k (k+1 … 2k), pushed out by other results.",
     "dropped": "Hint: no gold chunk is in the losing arm's stored list at all.",
     # -- rank drops -----------------------------------------------------------------------------------
-    "gold A → B": "The gold's rank in A, then in B.",
-    "drop": "How many places lower B ranked the gold than A did.",
     "gold rank A − B": (
         "The histogram: for each query with a gold in both stored lists, A's rank minus B's (+: B ranked "
         "it higher)."
@@ -365,18 +372,37 @@ TOPICS: dict[str, Topic] = {
     ),
     "ranks": Topic(
         "Rank drops",
-        (*LIST_KEYS, ("n / p", "in the detail opened from here: the next / previous drop")),
         (
-            "rank drops",
-            "#",
+            ("M", "the next measure to order by (the title names it and the one after it)"),
+            *LIST_KEYS,
+            ("n / p", "in the detail opened from here: the next / previous query of this list"),
+        ),
+        (
+            "worst first",
+            "measure",
             "query",
             "tenant",
-            "gold A → B",
-            "drop",
+            "A",
+            "B",
+            "Δ",
             "text",
+            "gold rank",
             "gold rank A − B",
-            "wins / ties / losses",
         ),
+        own={
+            "measure": (
+                "What the list is ordered on: each measure named with --measures, then ndcg, recall, mrr "
+                "and the hit rate at k, then the gold rank. It opens on the first named measure, else on "
+                "ndcg@k: it moves with every rank change within k and weighs the grades, where the hit "
+                "rate's Δ is only the flips (f lists those)."
+            ),
+            "A": "Arm A's value of the measure for the query (for the gold rank: where A ranked the gold).",
+            "B": "Arm B's value of the measure for the query (for the gold rank: where B ranked the gold).",
+            "Δ": (
+                "B − A for the query: negative, red, means B is worse. For the gold rank it is A's rank − "
+                "B's, places gained, so a fall is negative too."
+            ),
+        },
     ),
     "detail": Topic(
         "Detail",

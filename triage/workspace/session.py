@@ -38,7 +38,7 @@ T = TypeVar("T")
 
 # Results read from the evaluation of a label state and nothing else: the deferred corpus check
 # (a new snapshot version) does not change them.
-OF_THE_LABELS = ("hints:", "slices", "tenants", "n_regressions", "detail")
+OF_THE_LABELS = ("hints:", "slices", "tenants", "n_regressions", "detail", "deltas:")
 
 
 class Session:

@@ -1,108 +1,204 @@
-"""Rank drops (`r`): the queries both arms hit whose gold B ranked lower, largest drop first, beside
-the histogram of gold-rank changes. Every figure is a report cell (report/cells.py)."""
+"""Rank drops (`r`): every scored query that moved, by B − A of a chosen measure, worst first (`M`
+cycles the measure; the gold rank of the queries both arms hit is one of the choices), beside the
+histogram of gold-rank changes. The order is core/views/deltas.py's; the histogram a report cell
+(report/cells.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 import pyarrow.compute as pc
+from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from triage.core.ids import codes
+from triage.core.views.deltas import GOLD_RANK, Deltas, by_name, choices, deltas
 from triage.report import cells
 from triage.report.model import RanksSection
 from triage.ui.keys import Keys
 from triage.ui.literal import line
-from triage.ui.screens.lists import QueryList
+from triage.ui.screens.lists import QueryList, empty_columns
 from triage.ui.screens.live import report
 from triage.ui.table import Column, VirtualTable
+from triage.workspace.session import Session
 
 HISTOGRAM_BAR = 20  # cells of the longest bar
+NARROW_BAR = 10  # on a narrow terminal, so the list keeps room for the query text
+HISTOGRAM_WIDTH, NARROW_HISTOGRAM = 36, 26  # the histogram pane, with its padding and border
 
 
-def histogram(x: RanksSection) -> Content:
+def histogram(x: RanksSection, bar: int = HISTOGRAM_BAR) -> Content:
     """The rank-change histogram as bars: B ranked the gold lower in red, higher in green."""
     h = x.histogram
     parts: list[str | tuple[str, str]] = [("Gold rank A − B", "bold"), "\n"]
     parts += [("+: B ranked it higher", "$text-muted"), "\n"]
-    for c, (label, count, bar) in cells.histogram_rows(h, HISTOGRAM_BAR):
+    for c, (label, count, drawn) in cells.histogram_rows(h, bar):
         style = "$text-error" if c < 0 else ("$text-success" if c > 0 else "$text-accent")
-        parts += [(f"{label:>4} {count:>4} ", "$text-muted" if count == "0" else ""), (bar, style), "\n"]
+        parts += [(f"{label:>4} {count:>4} ", "$text-muted" if count == "0" else ""), (drawn, style), "\n"]
     if not h.changes:
         parts += ["no query has a gold id in both lists\n"]
     parts += ["\n", (cells.histogram_line(h), "$text-muted")]
     return line(*parts)
 
 
+def value_cell(v: float, rank: bool) -> str:
+    """A per-query value: a measure to three decimals, a gold rank whole."""
+    return "" if np.isnan(v) else (str(int(v)) if rank else cells.rate(float(v)))
+
+
+def delta_cell(d: float, rank: bool) -> str:
+    """A per-query Δ: "-0.369"; for the gold rank, places gained ("−3": B ranked it 3 lower)."""
+    return cells.change(int(d)) if rank else cells.signed(float(d))
+
+
 class RankDropsScreen(QueryList):
-    """The report's drops; enter opens a query's detail, n/p walking the drops."""
+    """The moved queries of one measure, worst first; enter opens a query's detail, n/p walking
+    this list. Orders of more than SYNC_LIMIT queries are computed in a thread worker."""
 
     HELP = "ranks"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("M", "measure", "next measure")]
     title_text = "Rank drops"
+    SYNC_LIMIT = 50_000  # queries: up to this many the order is computed at once (a few ms)
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.choices = choices(session.ev)
+        self.chosen = self.choices[0]
+        self.drawn: Deltas | None = None  # the list drawn (None: still being ordered)
+        self.names: np.ndarray | None = None  # the query ids' sorted positions (they never change)
 
     def compose(self) -> ComposeResult:
         width = min(24, max(8, pc.max(pc.utf8_length(self.session.ev.query_ids)).as_py() or 0))
+        self.columns = [
+            Column("query", width),
+            Column("tenant", 18),
+            Column("A", 5, right=True),  # "0.631"; a gold rank within k
+            Column("B", 5, right=True),
+            Column("Δ", 6, right=True),  # "-0.631"
+            Column("text", 0),
+        ]
+        self.hidden = empty_columns(self.session)
         yield Static(id="list-title")
         with Horizontal(id="ranks-body"):
-            yield VirtualTable(
-                [
-                    Column("#", 5, right=True),
-                    Column("query", width),
-                    Column("tenant", 18),
-                    Column("gold A → B", 11, right=True),
-                    Column("drop", 5, right=True),
-                    Column("text", 0),
-                ],
-                id="drops",
-            )
+            yield VirtualTable(self.columns, id="drops")
             with VerticalScroll(id="ranks-histogram"):
                 yield Static(id="histogram")
         yield Keys()
 
+    # -- the order ----------------------------------------------------------------------------
+    def key(self, name: str) -> str:
+        return f"deltas:{name}"
+
+    def ordered(self, name: str) -> Deltas:
+        """The list for `name` on the current snapshot (cached by the session per version)."""
+        s = self.session
+        if self.names is None:
+            self.names = by_name(s.ev.query_ids)
+        names = self.names
+        return s.cached(self.key(name), lambda snapshot: deltas(snapshot.ev, name, names))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="deltas")
+    def order_in_worker(self, name: str) -> None:
+        self.ordered(name)
+        self.app.call_from_thread(self.ordered_in, name)
+
+    def ordered_in(self, name: str) -> None:
+        """An order computed in the worker: draw it if it is still the one wanted."""
+        if self.is_attached and name == self.chosen and self.drawn is None:
+            self.fill(cursor=0)
+
+    def action_measure(self) -> None:
+        """The next choice of measure; the list starts again at its worst query."""
+        self.chosen = self.choices[(self.choices.index(self.chosen) + 1) % len(self.choices)]
+        self.fill(cursor=0)
+
     def rows(self) -> np.ndarray:
-        drops = report(self.session).ranks.drops
-        where = codes.encode(drops.columns["query_id"], self.session.ev.query_ids)
-        return np.asarray(where, np.int64)
+        return self.order
 
+    # -- drawing ------------------------------------------------------------------------------
     def fill(self, cursor: int | None = None) -> None:
-        r = report(self.session)
-        x = r.ranks
-        self.order = self.rows()
-        drops, texts = x.drops, self.session.texts
-        order = self.order
-
-        def row(i: int) -> list[object]:
-            return [*cells.drop_cells(i + 1, drops[i]), texts[int(order[i])].as_py()]
-
+        s = self.session
+        d = s.ready(self.key(self.chosen))
+        if d is None and s.ev.n <= self.SYNC_LIMIT:
+            d = self.ordered(self.chosen)
+        self.drawn = d
         table = self.query_one(VirtualTable)
         cursor = table.cursor if cursor is None else cursor
-        table.set_rows(len(drops), row, None, cursor)
-        self.query_one("#histogram", Static).update(histogram(x))
-        self.heading = line(
-            (cells.drops_line(x, r.k), "$text-error"),
-            ("   enter: the detail, n/p walk the drops", "$text-muted"),
-            "\n",
-            cells.wins_ties_losses(x, r.k),
+        hidden = self.hidden | self.narrow_hidden()
+        table.columns = [c for c in self.columns if c.title not in hidden]
+        shown = [c.title not in hidden for c in self.columns]
+        if d is None:
+            self.order = np.zeros(0, np.int64)
+            table.set_rows(0, lambda i: [], None, 0)
+            self.order_in_worker(self.chosen)
+        else:
+            self.order = d.order
+            self._set_rows(table, d, shown, cursor)
+        pane = self.query_one("#ranks-histogram", VerticalScroll)
+        pane.styles.width = NARROW_HISTOGRAM if self.narrow else HISTOGRAM_WIDTH
+        x = report(s).ranks
+        self.query_one("#histogram", Static).update(
+            histogram(x, NARROW_BAR if self.narrow else HISTOGRAM_BAR)
         )
-        self.update_title(cursor)
+        self.update_title(table.cursor)
 
-    heading: Content = Content("")
+    def _set_rows(self, table: VirtualTable, d: Deltas, shown: list[bool], cursor: int) -> None:
+        s, c, order = self.session, d.choice, d.order
+        delta = c.delta
+
+        def row(i: int) -> list[object]:
+            q = int(order[i])
+            values = [
+                s.query_id(q),
+                s.tenant_of[q].as_py(),
+                value_cell(c.a[q], c.rank),
+                value_cell(c.b[q], c.rank),
+                delta_cell(delta[q], c.rank),
+                s.texts[q].as_py(),
+            ]
+            return [v for v, keep in zip(values, shown, strict=True) if keep]
+
+        table.set_rows(len(order), row, lambda i: "bad" if delta[order[i]] < 0 else "good", cursor)
+
+    def heading(self) -> tuple[str, Content]:
+        """What the list is ordered on (for the title line), and the lines under it: what moved, the keys."""
+        name, d = self.chosen, self.drawn
+        what = f"Δ {name} (both hit) = A − B" if name == GOLD_RANK else f"Δ {name} = B − A"
+        following = self.choices[(self.choices.index(name) + 1) % len(self.choices)]
+        keys = (f"M: {following} next   enter: the detail, n/p walk the list", "$text-muted")
+        if d is None:
+            return what, line(("ordering the queries…", "$text-muted"), "\n", keys)
+        counts: list[str | tuple[str, str]] = [
+            (f"{d.fell} fell", "$text-error"),
+            " · ",
+            (f"{d.rose} rose", "$text-success"),
+            f" · {d.same} unchanged (not listed)",
+        ]
+        if d.not_compared:
+            counts.append(f" · {d.not_compared} {'not hit by both' if name == GOLD_RANK else 'not compared'}")
+        return f"{what}, worst first", line(*counts, "\n", keys)
 
     def update_title(self, i: int) -> None:
-        where = self.position_label(i) if len(self.order) else "nothing to list"
+        where = (
+            self.position_label(i) if len(self.order) else ("…" if self.drawn is None else "nothing moved")
+        )
+        what, below = self.heading()
         self.query_one("#list-title", Static).update(
             Content.assemble(
-                line((self.title_text, "bold"), "  ", (where, "$text-accent")), "\n", self.heading
+                line((self.title_text, "bold"), "  ", (what, "bold"), "   ", (where, "$text-accent")),
+                "\n",
+                below,
             )
         )
 
     def position_label(self, i: int) -> str:
-        return f"drop {i + 1} of {len(self.order)}"
+        return f"query {i + 1} of {len(self.order)}"
 
     def label_snapshot(self) -> Callable[[int], str]:
-        n = len(self.order)
-        return lambda i: f"rank drop {i + 1} of {n}"
+        n, name = len(self.order), self.chosen
+        return lambda i: f"Δ {name}: {i + 1} of {n}, worst first"
