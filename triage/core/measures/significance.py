@@ -30,7 +30,7 @@ Z_975 = 1.959963984540054  # standard normal quantiles: two-sided α = 0.05, and
 Z_80 = 0.8416212335729143
 MDE_FACTOR = Z_975 + Z_80  # ≈ 2.8016
 GROUPED = 16  # from this many equal |d| in a column, one count of random bits beats a sign bit each
-ROUNDS_AT_ONCE, WORDS_AT_ONCE = 1 << 14, 1 << 22  # rounds per chunk, and random words held at once (32 MiB)
+ROUNDS_AT_ONCE, WORDS_AT_ONCE = 1 << 14, 1 << 16  # rounds per chunk; random words at once (512 KiB)
 SIGN_ROWS, SIGN_TILE = 256, 1024  # rounds × queries of signs as float64 at once (2 MiB; SIGN_TILE % 8 == 0)
 
 
@@ -196,9 +196,8 @@ def sign_flip_ps(d: np.ndarray, rounds: int = 10_000, seed: int = 0) -> np.ndarr
     singles = singles[(singles != 0).any(axis=1)][:, columns]  # rows with a sign bit × their measures
     by_group, by_sign = (np.random.PCG64(s) for s in np.random.SeedSequence(seed).spawn(2))
     hits = np.zeros(d.shape[1], np.int64)
-    chunk = max(1, min(ROUNDS_AT_ONCE, WORDS_AT_ONCE // max(1, groups.words)))
-    for start in range(0, rounds, chunk):
-        r = min(chunk, rounds - start)
+    for start in range(0, rounds, ROUNDS_AT_ONCE):
+        r = min(ROUNDS_AT_ONCE, rounds - start)
         stat = groups.sums(by_group, r)
         if len(columns):
             stat[:, columns] += _signed_sums(by_sign, singles, r)
@@ -227,12 +226,15 @@ class _Groups:
         out = np.zeros((rounds, self.columns))
         if not len(self.k):
             return out
-        bits = bits_from.random_raw((rounds, self.words))  # uniform uint64 words
-        bits[:, self.last_word] &= self.mask
-        counts = np.add.reduceat(_popcount(bits), self.starts, axis=1, dtype=np.int64)
-        signed = (2 * counts - self.k) * self.v
-        for j in np.unique(self.measure):
-            out[:, j] = signed[:, self.measure == j].sum(axis=1)
+        weights = np.zeros((len(self.k), self.columns))  # v of each group, in its own column
+        weights[np.arange(len(self.k)), self.measure] = self.v
+        shift = self.k @ weights
+        block = max(1, WORDS_AT_ONCE // self.words)  # rounds whose words stay in the cache
+        for r0 in range(0, rounds, block):
+            bits = bits_from.random_raw((min(block, rounds - r0), self.words))  # uniform uint64 words
+            bits[:, self.last_word] &= self.mask
+            counts = np.add.reduceat(_popcount(bits), self.starts, axis=1, dtype=np.int64)
+            out[r0 : r0 + len(bits)] = 2 * (counts @ weights) - shift
         return out
 
 
@@ -267,8 +269,10 @@ def _split(d: np.ndarray) -> tuple[_Groups, np.ndarray]:
 
 def _popcount(words: np.ndarray) -> np.ndarray:
     """The number of 1 bits of each uint64 (numpy ≥ 2 has it built in; else by byte from a table)."""
-    if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(words)
+    return np.bitwise_count(words) if hasattr(np, "bitwise_count") else _popcount_by_bytes(words)
+
+
+def _popcount_by_bytes(words: np.ndarray) -> np.ndarray:
     return _BYTE_BITS[words.view(np.uint8)].reshape(*words.shape, 8).sum(axis=-1, dtype=np.uint8)
 
 
