@@ -165,20 +165,21 @@ def test_randomisation_is_seeded_and_reports_rounds_and_seed() -> None:
     assert compare(a, b).json()["randomization"] is None
 
 
-def test_groups_of_64_bit_multiples_and_of_the_smallest_size_match_the_exact_distribution() -> None:
-    """Equal magnitudes counted from whole random words: 16 (the fewest grouped), 64 and 128 (the last
-    word full), 100 (a partial last word); the exact p sums the binomials' joint probabilities."""
-    sizes, values = (16, 64, 128, 100), (1.0, 0.5, 0.25, 0.125)
-    plus = (11, 40, 50, 49)
-    d = np.concatenate(
-        [np.r_[np.full(p, v), np.full(k - p, -v)] for k, v, p in zip(sizes, values, plus, strict=True)]
-    )
-    observed = abs(d.sum())
-    total, prob = np.zeros(1), np.ones(1)
-    for k, v in zip(sizes, values, strict=True):  # the distribution of Σ v·(2K − k), one group at a time
-        total = (total[:, None] + v * (2 * np.arange(k + 1) - k)).ravel()
-        prob = (prob[:, None] * stats.binom.pmf(np.arange(k + 1), k, 0.5)).ravel()
-    exact = prob[np.abs(total) >= observed - 1e-9].sum()
+def test_counted_and_drawn_groups_match_the_exact_distribution() -> None:
+    """Equal magnitudes: 16 (the fewest grouped), 64 and 128 (the last word full) and 100 (a partial
+    last word) counted from random words, 1500 by one binomial draw; the exact p convolves the groups'
+    distributions of v·(2K − k) on a grid of 1/16."""
+    sizes, values, plus = (16, 64, 128, 100, 1500), (1.0, 0.5, 0.25, 0.125, 0.0625), (11, 40, 50, 49, 780)
+    groups = zip(sizes, values, plus, strict=True)
+    d = np.concatenate([np.r_[np.full(p, v), np.full(k - p, -v)] for k, v, p in groups])
+    pmf = np.ones(1)
+    for k, v in zip(sizes, values, strict=True):  # on the grid: v·(2K − k)·16, K = 0..k
+        step = round(v * 16)
+        one = np.zeros(2 * k * step + 1)
+        one[:: 2 * step] = stats.binom.pmf(np.arange(k + 1), k, 0.5)
+        pmf = np.convolve(pmf, one)
+    total = (np.arange(len(pmf)) - (len(pmf) - 1) // 2) / 16
+    exact = pmf[np.abs(total) >= abs(d.sum()) - 1e-9].sum()
     assert 0.02 < exact < 0.9
     assert within_monte_carlo(sign_flip_p(np.random.default_rng(5).permutation(d), 20_000, 6), exact, 20_000)
 

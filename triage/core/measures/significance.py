@@ -30,7 +30,10 @@ Z_975 = 1.959963984540054  # standard normal quantiles: two-sided α = 0.05, and
 Z_80 = 0.8416212335729143
 MDE_FACTOR = Z_975 + Z_80  # ≈ 2.8016
 GROUPED = 16  # from this many equal |d| in a column, one count of random bits beats a sign bit each
-ROUNDS_AT_ONCE, WORDS_AT_ONCE = 1 << 14, 1 << 16  # rounds per chunk; random words at once (512 KiB)
+BINOMIAL_FROM = (
+    1024  # from this many, one binomial draw (~50 ns) beats counting k/64 random words (~9 ns each)
+)
+ROUNDS_AT_ONCE, WORDS_AT_ONCE = 1 << 14, 1 << 17  # rounds per chunk; random words at once (1 MiB)
 SIGN_ROWS, SIGN_TILE = 256, 1024  # rounds × queries of signs as float64 at once (2 MiB; SIGN_TILE % 8 == 0)
 
 
@@ -194,11 +197,12 @@ def sign_flip_ps(d: np.ndarray, rounds: int = 10_000, seed: int = 0) -> np.ndarr
     groups, singles = _split(d)
     columns = np.flatnonzero((singles != 0).any(axis=0))
     singles = singles[(singles != 0).any(axis=1)][:, columns]  # rows with a sign bit × their measures
-    by_group, by_sign = (np.random.PCG64(s) for s in np.random.SeedSequence(seed).spawn(2))
+    by_word, by_draw, by_sign = (np.random.PCG64(s) for s in np.random.SeedSequence(seed).spawn(3))
+    draws = np.random.Generator(by_draw)
     hits = np.zeros(d.shape[1], np.int64)
     for start in range(0, rounds, ROUNDS_AT_ONCE):
         r = min(ROUNDS_AT_ONCE, rounds - start)
-        stat = groups.sums(by_group, r)
+        stat = groups.sums(by_word, draws, r)
         if len(columns):
             stat[:, columns] += _signed_sums(by_sign, singles, r)
         hits += (np.abs(stat) >= bar).sum(axis=0)
@@ -207,41 +211,56 @@ def sign_flip_ps(d: np.ndarray, rounds: int = 10_000, seed: int = 0) -> np.ndarr
 
 @dataclass(frozen=True)
 class _Groups:
-    """Per column, the magnitudes v shared by k ≥ GROUPED differences, each given ⌈k/64⌉ random words."""
+    """Per column, the magnitudes v shared by k ≥ GROUPED differences (groups in column order)."""
 
     columns: int
-    measure: np.ndarray  # the column of each group (groups in column order)
+    measure: np.ndarray  # the column of each group
     k: np.ndarray  # int64
     v: np.ndarray  # float64
-    starts: np.ndarray  # each group's first word
-    last_word: np.ndarray  # each group's last word, and the mask of its k mod 64 bits
-    mask: np.ndarray
 
-    @property
-    def words(self) -> int:
-        return int(self.last_word[-1]) + 1 if len(self.k) else 0
-
-    def sums(self, bits_from: np.random.PCG64, rounds: int) -> np.ndarray:
-        """rounds × columns: Σ v·(2K − k) over each column's groups (zeros when there are none)."""
+    def sums(self, words_from: np.random.PCG64, draws_from: np.random.Generator, rounds: int) -> np.ndarray:
+        """rounds × columns: Σ v·(2K − k) over each column's groups, K ~ Binomial(k, ½): one draw for a
+        group of BINOMIAL_FROM or more, else the 1 bits among k random bits (`_counted`)."""
         out = np.zeros((rounds, self.columns))
-        if not len(self.k):
-            return out
-        weights = np.zeros((len(self.k), self.columns))  # v of each group, in its own column
-        weights[np.arange(len(self.k)), self.measure] = self.v
-        shift = self.k @ weights
-        block = max(1, WORDS_AT_ONCE // self.words)  # rounds whose words stay in the cache
-        for r0 in range(0, rounds, block):
-            bits = bits_from.random_raw((min(block, rounds - r0), self.words))  # uniform uint64 words
-            bits[:, self.last_word] &= self.mask
-            counts = np.add.reduceat(_popcount(bits), self.starts, axis=1, dtype=np.int64)
-            out[r0 : r0 + len(bits)] = 2 * (counts @ weights) - shift
+        drawn = self.k >= BINOMIAL_FROM
+        for j, k, v in zip(self.measure[drawn], self.k[drawn], self.v[drawn], strict=True):
+            out[:, j] += v * (2 * draws_from.binomial(k, 0.5, rounds) - k)
+        if not drawn.all():
+            keep = ~drawn
+            out += _counted(words_from, self.measure[keep], self.k[keep], self.v[keep], self.columns, rounds)
         return out
+
+
+def _counted(
+    words_from: np.random.PCG64, measure: np.ndarray, k: np.ndarray, v: np.ndarray, columns: int, rounds: int
+) -> np.ndarray:
+    """rounds × columns: Σ v·(2K − k), K the 1 bits among k random bits, each group given ⌈k/64⌉ words
+    of a round's row (the last masked to k mod 64 bits) and K read off a running count along the row;
+    WORDS_AT_ONCE words at a time, so they stay in the cache."""
+    words = (k + 63) // 64
+    ends = np.cumsum(words)
+    starts, last, width = ends - words, ends - 1, int(ends[-1])
+    tail = (k - 64 * (words - 1)).astype(np.uint64)  # bits used in the last word: 1..64
+    mask = np.where(tail == 64, np.uint64(2**64 - 1), (np.uint64(1) << (tail % np.uint64(64))) - np.uint64(1))
+    weights = np.zeros((len(k), columns))  # v of each group, in its own column
+    weights[np.arange(len(k)), measure] = v
+    shift = k @ weights
+    out = np.empty((rounds, columns))
+    block = max(1, WORDS_AT_ONCE // width)
+    ones = np.zeros((block, width + 1), np.int32)  # 1 bits before each word, then in all
+    for r0 in range(0, rounds, block):
+        bits = words_from.random_raw((min(block, rounds - r0), width))  # uniform uint64 words
+        bits[:, last] &= mask.astype(np.uint64)
+        upto = ones[: len(bits)]
+        np.cumsum(_popcount(bits), axis=1, dtype=np.int32, out=upto[:, 1:])
+        out[r0 : r0 + len(bits)] = 2 * ((upto[:, last + 1] - upto[:, starts]) @ weights) - shift
+    return out
 
 
 def _split(d: np.ndarray) -> tuple[_Groups, np.ndarray]:
     """The grouped magnitudes of each column of d, and d with them (and its zeros) as 0: the singles."""
     single = d != 0
-    measure, ks, vs = [], [], []
+    measure, ks, vs = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0)]
     for j in range(d.shape[1]):
         nonzero = np.flatnonzero(single[:, j])
         mags, where, counts = np.unique(np.abs(d[nonzero, j]), return_inverse=True, return_counts=True)
@@ -250,19 +269,8 @@ def _split(d: np.ndarray) -> tuple[_Groups, np.ndarray]:
         ks.append(counts[grouped])
         vs.append(mags[grouped])
         single[nonzero[grouped[where]], j] = False
-    k = np.concatenate(ks).astype(np.int64) if ks else np.zeros(0, np.int64)
-    words = (k + 63) // 64
-    ends = np.cumsum(words)
-    tail = (k - 64 * (words - 1)).astype(np.uint64)  # bits used in the last word: 1..64
-    mask = np.where(tail == 64, np.uint64(2**64 - 1), (np.uint64(1) << (tail % np.uint64(64))) - np.uint64(1))
     groups = _Groups(
-        d.shape[1],
-        np.concatenate(measure) if measure else np.zeros(0, np.int64),
-        k,
-        np.concatenate(vs) if vs else np.zeros(0),
-        ends - words,
-        ends - 1,
-        mask.astype(np.uint64),
+        d.shape[1], np.concatenate(measure), np.concatenate(ks).astype(np.int64), np.concatenate(vs)
     )
     return groups, np.where(single, d, 0.0)
 
