@@ -7,7 +7,8 @@ scored queries, n of them). Pairs are formed by query id: the arrays given here 
     p.t             two-sided paired t-test on n − 1 df (as scipy.stats.ttest_rel)
     p.wilcoxon      signed-rank test on d (scipy.stats.wilcoxon with its defaults: zeros dropped)
     p.randomization sign-flip test of |Σd|: p = (count + 1) / (rounds + 1), count = random sign
-                    vectors s with |Σ sᵢdᵢ| ≥ |Σdᵢ| (seeded; the observed statistic counts as one round)
+                    vectors s with |Σ sᵢdᵢ| ≥ |Σdᵢ| (seeded; the observed statistic counts as one round;
+                    the measures compared together share their signs: `sign_flip_ps`)
     p.mcnemar       exact McNemar on the discordant pairs, for a binary measure (every value 0 or 1)
 No p (nor ci95, d_z, mde80) with fewer than 2 scored queries or when every dᵢ is the same value: the
 comparison says why (`NoTest`). scipy is imported only inside the functions that run a test.
@@ -177,17 +178,18 @@ def sign_flip_ps(d: np.ndarray, rounds: int = 10_000, seed: int = 0) -> np.ndarr
     """Randomisation p of |Σd| under random sign flips, (count + 1) / (rounds + 1), for each column of
     d (queries × measures, aligned by query; 0 where a measure has no difference or no score).
 
-    Each round gives every query one random sign, and the measures share it: each column is still an
-    exact sign-flip test (the tests of different measures are not independent, which neither Holm nor
-    Bonferroni assumes). The rows are taken in value order (sorted by the first column, then the
-    second, ...), so the p does not depend on the order of the rows; rows that are 0 in every column
-    are dropped (their sign changes nothing). Within a column, the k ≥ GROUPED differences that share
-    one magnitude v add up to v·(2K − k), K the number of + signs among k random bits: K is counted
-    from whole 64-bit random words (a population count) instead of summing k signed values, so those
-    differences draw their signs from a stream of their own, per column. Every other difference is
-    summed under its query's sign bit by BLAS (float64) a tile at a time (`_signed_sums`). Sums within
-    1e-9·Σ|dᵢ| of |Σd| (float noise) count as ties, so they count. The same seed gives the same p for
-    the same differences (in this version: a change to how signs are drawn changes the p of a seed)."""
+    Each round gives every query one random sign, shared by the measures that sum its dᵢ bit by bit
+    (below): each column is still an exact sign-flip test (the tests of different measures are not
+    independent, which neither Holm nor Bonferroni assumes). The rows are taken in value order (by
+    the first column, then the second, ...), so the p does not depend on the order of the rows; rows
+    that are 0 in every column are dropped (their sign changes nothing). Within a column, the
+    k ≥ GROUPED differences that share one magnitude v add up to v·(2K − k), K ~ Binomial(k, ½) the
+    number of + signs: counted from ⌈k/64⌉ random 64-bit words, or one binomial draw from
+    BINOMIAL_FROM on, instead of summing k signed values (those signs come from streams of their
+    own). Every other difference is summed under its query's sign bit by BLAS (float64) a tile at a
+    time (`_signed_sums`). Sums within 1e-9·Σ|dᵢ| of |Σd| (float noise) count as ties, so they
+    count. The same seed gives the same p for the same differences (in this version: a change to how
+    signs are drawn changes the p of a seed)."""
     d = np.asarray(d, np.float64)
     if d.ndim != 2:
         raise ValueError(f"differences must be queries × measures, not shape {d.shape}")
