@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from triage.core.measures import significance
 from triage.core.measures.corrections import Correction, adjust
 from triage.core.measures.paired import mcnemar_exact
 from triage.core.measures.significance import (
@@ -27,6 +29,7 @@ from triage.core.measures.significance import (
     compare_all,
     compare_slices,
     sign_flip_p,
+    sign_flip_ps,
 )
 
 ALL = (PairedTest.T, PairedTest.WILCOXON, PairedTest.RANDOMIZATION)
@@ -160,6 +163,86 @@ def test_randomisation_is_seeded_and_reports_rounds_and_seed() -> None:
     other = [compare(a, b, tests=["randomization"], rounds=999, seed=s).p_randomization for s in range(1, 6)]
     assert len(set(other) | {first.p_randomization}) > 1
     assert compare(a, b).json()["randomization"] is None
+
+
+def test_counted_and_drawn_groups_match_the_exact_distribution() -> None:
+    """Equal magnitudes: 16 (the fewest grouped), 64 and 128 (the last word full) and 100 (a partial
+    last word) counted from random words, 1500 by one binomial draw; the exact p convolves the groups'
+    distributions of v·(2K − k) on a grid of 1/16."""
+    sizes, values, plus = (16, 64, 128, 100, 1500), (1.0, 0.5, 0.25, 0.125, 0.0625), (11, 40, 50, 49, 780)
+    groups = zip(sizes, values, plus, strict=True)
+    d = np.concatenate([np.r_[np.full(p, v), np.full(k - p, -v)] for k, v, p in groups])
+    pmf = np.ones(1)
+    for k, v in zip(sizes, values, strict=True):  # on the grid: v·(2K − k)·16, K = 0..k
+        step = round(v * 16)
+        one = np.zeros(2 * k * step + 1)
+        one[:: 2 * step] = stats.binom.pmf(np.arange(k + 1), k, 0.5)
+        pmf = np.convolve(pmf, one)
+    total = (np.arange(len(pmf)) - (len(pmf) - 1) // 2) / 16
+    exact = pmf[np.abs(total) >= abs(d.sum()) - 1e-9].sum()
+    assert 0.02 < exact < 0.9
+    assert within_monte_carlo(sign_flip_p(np.random.default_rng(5).permutation(d), 20_000, 6), exact, 20_000)
+
+
+def test_measures_compared_together_share_signs_and_each_p_is_still_exact() -> None:
+    """Three measures on 11 queries, zeros in different rows, one of them with a group of 16: each
+    column's p matches the enumeration of its own signs."""
+    rng = np.random.default_rng(17)
+    cont = rng.normal(0.4, 1, 11)
+    cont[[2, 7]] = 0.0
+    binary = np.array([1.0, 1, -1, 1, 0, 1, 1, -1, 0, 1, 1])
+    d = np.column_stack([cont, binary, np.round(rng.normal(0.2, 1, 11), 1)])
+    ps = sign_flip_ps(d, 10_000, 8)
+    for j in range(3):
+        assert within_monte_carlo(float(ps[j]), exact_sign_flip_p(d[:, j]), 10_000)
+    grouped = np.column_stack([np.r_[np.ones(12), -np.ones(4), rng.normal(0, 1, 8)], rng.normal(0.3, 1, 24)])
+    k = np.arange(17)  # 12 of 16 unit differences positive (one group) beside 8 distinct ones
+    exact = 0.0
+    for signs in itertools.product((-1.0, 1.0), repeat=8):
+        total = (2 * k - 16) + np.dot(signs, grouped[16:, 0])
+        exact += stats.binom.pmf(k, 16, 0.5)[np.abs(total) >= abs(grouped[:, 0].sum()) - 1e-9].sum() / 2**8
+    assert within_monte_carlo(float(sign_flip_ps(grouped, 10_000, 9)[0]), exact, 10_000)
+
+
+def test_shared_randomisation_is_independent_of_row_order_and_of_the_tile_size(monkeypatch) -> None:
+    rng = np.random.default_rng(23)
+    n = 2600  # singles over three tiles of 1024 queries
+    ids = np.array([f"q{i}" for i in range(n)])
+    a, b = (
+        {
+            "cont": rng.random(n),
+            "binary": (rng.random(n) < p).astype(float),
+            "ranks": 1 / rng.integers(1, 11, n),
+        }
+        for p in (0.5, 0.55)
+    )
+    first = compare_all(a, b, tests=ALL, rounds=600, seed=3, query_ids=ids)
+    assert first == compare_all(a, b, tests=ALL, rounds=600, seed=3, query_ids=ids)  # seeded
+    order = rng.permutation(n)
+    shuffled = compare_all(
+        {m: v[order] for m, v in a.items()},
+        {m: v[order] for m, v in b.items()},
+        tests=ALL,
+        rounds=600,
+        seed=3,
+        query_ids=ids[order],
+    )
+    assert shuffled == first
+    monkeypatch.setattr(significance, "SIGN_TILE", 64)
+    monkeypatch.setattr(significance, "SIGN_ROWS", 7)
+    monkeypatch.setattr(significance, "WORDS_AT_ONCE", 100)
+    assert compare_all(a, b, tests=ALL, rounds=600, seed=3, query_ids=ids) == first
+    alone = compare(a["cont"], b["cont"], tests=ALL, rounds=600, seed=3)
+    together = compare_all({"cont": a["cont"]}, {"cont": b["cont"]}, tests=ALL, rounds=600, seed=3)
+    assert together["cont"] == replace(alone, correction=Correction.HOLM)
+
+
+def test_the_population_count_by_byte_table_counts_the_bits() -> None:
+    words = np.random.PCG64(4).random_raw(500)
+    words[:3] = [0, 2**64 - 1, 1 << 63]
+    expected = [bin(int(w)).count("1") for w in words]
+    assert significance._popcount(words).tolist() == expected
+    assert significance._popcount_by_bytes(words).tolist() == expected
 
 
 def test_a_shift_far_beyond_the_noise_gives_the_smallest_randomisation_p() -> None:
