@@ -152,6 +152,8 @@ def run_series(label: str, cmd: list[str], repeat: int) -> Series:
     run_child(cmd)
     for i in range(repeat):
         r = run_child(cmd)
+        if series.runs:  # only the last run's output is read: this process stays small (see run_child)
+            series.runs[-1].stdout = series.runs[-1].stderr = ""
         series.runs.append(r)
         print(
             f"  run {i + 1}/{repeat}: {r.wall_s:7.2f} s  cpu {r.cpu_s:7.2f} s  {r.rss_kib / 1024:7.0f} MiB"

@@ -238,7 +238,7 @@ def _hints_json(hints: FlipHints | None, lo: int, hi: int) -> pa.Array:
     if first == last:
         return pa.array(read, pa.string())
     rest = hints.rest
-    starts = rest.starts[first : last + 1]
+    starts = np.searchsorted(rest.at, np.arange(first, last + 1))  # `rest.starts[first : last + 1]`
     one = _table_json(_hint_rows(rest, first, last, int(starts[0]), int(starts[-1])))  # an object a hint
     per_flip = pa.ListArray.from_arrays(pa.array(starts - starts[0], pa.int32()), one)
     rest_json = join_text("[", pc.binary_join(per_flip, ", "), "]")
