@@ -15,7 +15,8 @@ import pytest
 
 from triage.core.evaluation import Evaluation
 from triage.core.inputs.manifest import from_manifest
-from triage.core.views.hints import PUSHED_BELOW, HintKind, hints_for, losing_arms
+from triage.core.views.hints import PUSHED_BELOW, FlipHints, HintKind, hints_for, losing_arms
+from triage.report import rows as rows_module
 from triage.report.build import build
 from triage.report.model import dumps
 from triage.report.rows import COLUMNS, Flips, hint_dict
@@ -173,3 +174,35 @@ def test_a_row_is_the_evaluations_numbers(generated: Path) -> None:
     assert [r.direction for r in shown] == sorted(r.direction for r in shown)  # hit→miss first
     with pytest.raises(IndexError):
         flips[len(flips)]
+
+
+@pytest.mark.parametrize("slice_rows", [1, 7, 64])
+def test_the_json_written_a_slice_at_a_time_is_the_whole_arrays(
+    generated: Path, monkeypatch: pytest.MonkeyPatch, slice_rows: int
+) -> None:
+    """Each slice of rows is spelled on its own (so the text held at once is one slice's): the
+    bytes are those of the rows' JSON, for slices of any size, with flips whose hints read text
+    (`FlipHints.read`) before those judged over arrays, and a slice across the two."""
+    flips = build(open_snapshot(from_manifest(generated))).flips
+    assert isinstance(flips, Flips) and flips.hints is not None and len(flips) > 50
+    rest, cut = flips.hints.rest, 11  # the first 11 flips as if their text had been read
+    starts = rest.starts
+    mixed = Flips(
+        flips.columns,
+        FlipHints(
+            tuple(rest.of(i) for i in range(cut)),
+            rows_module._hint_rows(rest, cut, rest.n, int(starts[cut]), int(starts[-1])),
+        ),
+    )
+    want = [
+        {
+            **{c: getattr(f, c) for c in COLUMNS},
+            "direction": f.direction.json,
+            "hints": [hint_dict(h) for h in f.hints],
+        }
+        for f in flips
+    ]
+    assert [f.hints for f in mixed] == [f.hints for f in flips]
+    monkeypatch.setattr(rows_module, "_ROWS", slice_rows)
+    for section in (flips, mixed):
+        assert section.json() == json.dumps(want, ensure_ascii=False)  # byte for byte

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import BinaryIO, ClassVar, Self, TypeVar, overload
 
 import numpy as np
@@ -108,26 +108,29 @@ class Rows(Sequence[R]):
         """The row objects' field values from the columns' (a subclass converts its own)."""
         return values
 
-    def _spelled(self) -> dict[str, pa.Array]:
-        """Each field's JSON text per row."""
-        return {name: _js(col) if name in self.text else _number(col) for name, col in self.columns.items()}
+    def _spelled(self, lo: int, hi: int) -> dict[str, pa.Array]:
+        """Each field's JSON text, for the rows lo .. hi."""
+        return {
+            name: _js(col.slice(lo, hi - lo)) if name in self.text else _number(col.slice(lo, hi - lo))
+            for name, col in self.columns.items()
+        }
 
     def write_json(self, out: BinaryIO) -> None:
-        """The JSON array of the rows, UTF-8, written to `out` a slice of rows at a time (every Arrow
-        string array stays far below 2 GiB); no Python per row."""
+        """The JSON array of the rows, UTF-8, written to `out` a slice of rows at a time: each slice
+        is spelled, written and dropped before the next, so the text held at once is one slice's
+        (at a million queries the flips' JSON is about 190 MB); no Python per row."""
         if self._n == 0:
             out.write(b"[]")
             return
-        spelled = self._spelled()
-        parts: list[pa.Array | str] = []
-        for i, name in enumerate(self.field_names()):
-            parts += [("{" if i == 0 else ", ") + f'"{name}": ', spelled[name]]
-        parts.append("}")
         out.write(b"[")
         for lo in range(0, self._n, _ROWS):
             if lo:
                 out.write(b", ")
-            rows = join_text(*(p.slice(lo, _ROWS) if isinstance(p, pa.Array) else p for p in parts))
+            spelled = self._spelled(lo, min(lo + _ROWS, self._n))
+            parts: list[pa.Array | str] = []
+            for i, name in enumerate(self.field_names()):
+                parts += [("{" if i == 0 else ", ") + f'"{name}": ', spelled[name]]
+            rows = join_text(*parts, "}")
             one = pa.ListArray.from_arrays(pa.array([0, len(rows)], pa.int32()), rows)
             joined = pc.binary_join(one, ", ")
             offsets = np.frombuffer(joined.buffers()[1], np.int32, 2, joined.offset * 4)
@@ -172,15 +175,14 @@ class Flips(Rows[FlipRow]):
         values["hints"] = [hints.of(i) for i in at.tolist()] if hints is not None else [()] * len(at)
         return values
 
-    def _spelled(self) -> dict[str, pa.Array]:
-        c = self.columns
-        spelled = super()._spelled()
+    def _spelled(self, lo: int, hi: int) -> dict[str, pa.Array]:
+        spelled = super()._spelled(lo, hi)
         spelled["direction"] = pc.if_else(
-            pc.equal(c["direction"], int(Outcome.HIT_TO_MISS)),
+            pc.equal(self.columns["direction"].slice(lo, hi - lo), int(Outcome.HIT_TO_MISS)),
             jsontext.dumps(Outcome.HIT_TO_MISS.json).decode(),
             jsontext.dumps(Outcome.MISS_TO_HIT.json).decode(),
         )
-        spelled["hints"] = _hints_json(self.hints, self._n)
+        spelled["hints"] = _hints_json(self.hints, lo, hi)
         return spelled
 
     def first_of_each(self, cap: int) -> tuple[list[FlipRow], int]:
@@ -224,19 +226,36 @@ def _item(x: object) -> object:
     raise TypeError(f"no JSON spelling for {type(x).__name__}")
 
 
-def _hints_json(hints: FlipHints | None, n: int) -> pa.Array:
-    """Each flip's hints as a JSON array (text)."""
+def _hints_json(hints: FlipHints | None, lo: int, hi: int) -> pa.Array:
+    """The hints of each flip lo .. hi as a JSON array (text)."""
     if hints is None:
-        return pa.array(["[]"] * n, pa.string())
+        return pa.array(["[]"] * (hi - lo), pa.string())
     read = [
         jsontext.dumps([hint_dict(h) for h in found], spaced=True, allow_nan=False, default=_item).decode()
-        for found in hints.read
+        for found in hints.read[lo:hi]
     ]
+    first, last = max(lo - len(hints.read), 0), max(hi - len(hints.read), 0)  # of the rest
+    if first == last:
+        return pa.array(read, pa.string())
     rest = hints.rest
-    one = _table_json(rest)  # every hint of the rest, one JSON object each
-    per_flip = pa.ListArray.from_arrays(pa.array(rest.starts, pa.int32()), one)
+    starts = np.searchsorted(rest.at, np.arange(first, last + 1))  # `rest.starts[first : last + 1]`
+    one = _table_json(_hint_rows(rest, first, last, int(starts[0]), int(starts[-1])))  # an object a hint
+    per_flip = pa.ListArray.from_arrays(pa.array(starts - starts[0], pa.int32()), one)
     rest_json = join_text("[", pc.binary_join(per_flip, ", "), "]")
     return pa.concat_arrays([pa.array(read, pa.string()), rest_json])
+
+
+def _hint_rows(t: HintTable, first: int, last: int, lo: int, hi: int) -> HintTable:
+    """The hints of `t`'s queries first .. last, its rows lo .. hi."""
+    return replace(
+        t,
+        n=last - first,
+        at=t.at[lo:hi] - first,
+        kind=t.kind[lo:hi],
+        b=t.b[lo:hi],
+        evidence=t.evidence.slice(lo, hi - lo),
+        facts={name: col.slice(lo, hi - lo) for name, col in t.facts.items()},
+    )
 
 
 def _table_json(t: HintTable) -> pa.Array:
