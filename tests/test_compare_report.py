@@ -340,3 +340,18 @@ assert "scipy" in sys.modules, "a test ran without scipy?"
 def test_scipy_is_imported_only_when_a_test_is_computed() -> None:
     done = subprocess.run([sys.executable, "-c", SCIPY_CHECK], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("tests", "loaded"), [("t", False), ("t,wilcoxon", True)])
+def test_scipy_stats_is_imported_only_for_a_test_that_needs_it(tests: str, loaded: bool) -> None:
+    """The t-test reads Student's t from scipy.special; scipy.stats (≈0.7 s CPU to import) only
+    for Wilcoxon. Run in a fresh interpreter, which lists what it loaded."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from triage.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['report', '--format', 'json', '--measures', 'nDCG@10', '--tests', '{tests}']) == 0\n"
+        "print('scipy.special' in sys.modules, 'scipy.stats' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", str(loaded)]

@@ -154,12 +154,14 @@ def why_untested(n: int, d_min: float, d_max: float) -> NoTest | None:
 
 
 def t_test(n: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided paired-t p and the 95% half-width t₀.₉₇₅,ₙ₋₁·s/√n, vectorised over comparisons."""
-    from scipy import stats
+    """Two-sided paired-t p and the 95% half-width t₀.₉₇₅,ₙ₋₁·s/√n, vectorised over comparisons.
+    Student's t through scipy.special (`stdtr`, the distribution function, and `stdtrit`, its
+    inverse): the same functions scipy.stats.t calls, without the 0.7 s CPU of importing stats."""
+    from scipy import special
 
     se = sd / np.sqrt(n)
-    p = 2 * stats.t.sf(np.abs(mean / se), n - 1)
-    return p, stats.t.ppf(0.975, n - 1) * se
+    p = 2 * special.stdtr(n - 1, -np.abs(mean / se))
+    return p, special.stdtrit(n - 1, 0.975) * se
 
 
 def wilcoxon_p(d: np.ndarray) -> float:
