@@ -1,4 +1,4 @@
-"""Amendments (README "Label amendments"): a review session's decisions are
+"""Amendments (docs/labels.md "Label amendments"): a review session's decisions are
 chained JSON Lines records beside a frozen label file that is never written; reading keeps every
 good record and reports the rest; faults (concurrent writers, kill -9, a full or read-only disk)
 lose nothing. Everything runs on a copy of the bundled sample or on files written here."""

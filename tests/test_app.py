@@ -18,7 +18,7 @@ from triage.ui.table import VirtualTable
 
 from app_helpers import wait_loaded
 
-pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (README, Development)
+pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (docs/development.md)
 
 REGRESSIONS = {"q155", "q113", "q061", "q150", "q031", "q046"}
 SIZE = (120, 36)

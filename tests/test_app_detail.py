@@ -28,7 +28,7 @@ from triage.workspace.snapshot import Snapshot
 
 from app_helpers import wait_loaded
 
-pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (README, Development)
+pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (docs/development.md)
 
 SIZE = (140, 45)
 NEAR_DUPLICATE = "driftwood/handbook-2023#009"  # q150's B rank 1, nearly the gold's text

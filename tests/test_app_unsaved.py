@@ -1,4 +1,4 @@
-"""Quitting with decisions the disk refused (README "Label amendments": quitting with decisions
+"""Quitting with decisions the disk refused (docs/labels.md "Label amendments": quitting with decisions
 held in memory asks first): q and ctrl+c ask; retry, write elsewhere and discard each do what
 they say."""
 

@@ -27,7 +27,7 @@ from triage.workspace import session as session_module
 
 from app_helpers import wait_loaded
 
-pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (README, Development)
+pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (docs/development.md)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Every bad input names its file, the row or line, and the problem: exit 2, no traceback, and
-never a silently different number (README "The data contract")."""
+never a silently different number (docs/data.md "The data contract")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The code says each thing once and plainly: its comments cite only what the repository holds
-(the README's sections, its own files), and no function branches past the complexity bound that
+(the docs' pages and their sections, its own files), and no function branches past the complexity bound that
 pyproject.toml sets for ruff's C901 (`[tool.ruff.lint.mccabe]`)."""
 
 from __future__ import annotations
@@ -57,7 +57,44 @@ def test_comments_cite_only_what_the_repository_holds() -> None:
         for n, line in citations(f.read_text(encoding="utf-8"))
     ]
     assert len(files) > 50
-    assert found == [], "cite the README's section by its heading, or state the fact:\n" + "\n".join(found)
+    assert found == [], "cite a docs page's section by its heading, or state the fact:\n" + "\n".join(found)
+
+
+# A cited section: docs/PAGE.md "Heading" (the heading may wrap onto the next line of a comment).
+SECTION = re.compile(r"docs/([\w-]+\.md),? ([\"'])([^\"']{1,80})\2")
+
+
+def sections(page: Path) -> set[str]:
+    """A page's headings and the bold run-in titles its paragraphs open with (**Rank movements**)."""
+    text = page.read_text(encoding="utf-8")
+    heads = {m.group(1) for m in re.finditer(r"^#+ (.+?)\s*$", text, re.M)}
+    heads |= {m.group(1).rstrip(".") for m in re.finditer(r"\*\*([^*\n]+)\*\*", text)}
+    return {" ".join(h.replace("`", "").split()) for h in heads}
+
+
+def _python_files() -> list[Path]:
+    """The package's and the tests' Python files, this one (whose examples cite nothing) aside."""
+    here = Path(__file__).resolve()
+    return [
+        f
+        for d in ("triage", "tests")
+        for f in sorted((ROOT / d).rglob("*.py"))
+        if ".venv" not in f.parts and f != here
+    ]
+
+
+def test_every_cited_section_is_on_the_page_it_names() -> None:
+    """`docs/measures.md "Paired tests per measure"` in a comment names a page that exists and a
+    heading (or bold run-in title) on it: a renamed section breaks this test, not the reader."""
+    cited, missing = 0, []
+    for f in _python_files():
+        for m in SECTION.finditer(f.read_text(encoding="utf-8")):
+            page, heading = ROOT / "docs" / m.group(1), " ".join(m.group(3).replace("#", " ").split())
+            cited += 1
+            if not page.is_file() or heading not in sections(page):
+                missing.append(f"{f.relative_to(ROOT)}: docs/{m.group(1)} {heading!r}")
+    assert cited > 30
+    assert missing == [], "cited sections not found:\n" + "\n".join(missing)
 
 
 def test_no_function_is_more_complex_than_the_bound() -> None:

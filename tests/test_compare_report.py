@@ -1,4 +1,4 @@
-"""The report's paired tests per named measure (`compare`, README "Paired tests per measure"): the
+"""The report's paired tests per named measure (`compare`, docs/measures.md "Paired tests per measure"): the
 figures against scipy on the per-query arrays, pairs by query id whatever the row order, Holm by
 hand, the flags / manifest keys / API arguments, what text and Markdown print, `--per-query`, the
 app's overview, and scipy left unimported when no test runs."""

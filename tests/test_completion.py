@@ -1,4 +1,4 @@
-"""`triage --print-completion bash|zsh|fish` (README "Shell completion"): the scripts are made from
+"""`triage --print-completion bash|zsh|fish` (docs/cli.md "Shell completion"): the scripts are made from
 the verbs' own parsers, parse in their shells, and complete verbs, actions, flags and choices."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_bash_accepts_the_script_and_it_completes(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
     )
-    assert "-F _shtab_triage triage" in registered.stdout  # README's line registers it
+    assert "-F _shtab_triage triage" in registered.stdout  # docs/cli.md's line registers it
     (tmp_path / "runA.parquet").touch()
     driver = (
         "source completion.bash\n"
@@ -109,7 +109,7 @@ def test_zsh_script_is_made_and_parses(tmp_path: Path) -> None:
     (tmp_path / "_triage").write_text(text)
     done = subprocess.run([zsh, "-n", str(tmp_path / "_triage")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    # README's line: eval'd after compinit, the script registers its function for `triage`
+    # docs/cli.md's line: eval'd after compinit, the script registers its function for `triage`
     registered = subprocess.run(
         [
             zsh,

@@ -1,6 +1,6 @@
 """The row sections held as columns (report/rows.py: the flips, the rank drops) and the hints
 that read no text judged over arrays (core/hints.plain_hints), checked against a per-query
-spelling of the same README rules and the per-row JSON spelling, on a generated evaluation where
+spelling of the same rules (docs/hints.md) and the per-row JSON spelling, on a generated evaluation where
 every rule's cause is present in some queries and absent in others, with ids, plans, tenants and
 texts that need JSON escapes."""
 
@@ -75,7 +75,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _rules(ev: Evaluation, q: int, unread: str) -> list[tuple[HintKind, str, dict[str, object]]]:
-    """The README's rules that read no text, for one query, one field at a time."""
+    """The rules (docs/hints.md) that read no text, for one query, one field at a time."""
     if not ev.scored[q]:
         return []
     side = "b" if losing_arms(ev, np.array([q]))[0] else "a"

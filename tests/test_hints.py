@@ -1,4 +1,4 @@
-"""Cause hints (README "Cause hints"): each rule on small evaluations with its cause present and
+"""Cause hints (docs/hints.md "Cause hints"): each rule on small evaluations with its cause present and
 absent, the losing arm, the fixed order, no text without a corpus, and the bundled sample's six
 planted regressions."""
 

@@ -1,4 +1,4 @@
-"""Below the UI nothing loads the UI toolkit (README "The shape of the code"), proved in a fresh
+"""Below the UI nothing loads the UI toolkit (docs/development.md "The shape of the code"), proved in a fresh
 interpreter: import-time side effects and lazy re-exports count, which a static contract cannot see."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The shape of the code, as README "The shape of the code" draws it: layers, one direction of
+"""The shape of the code, as docs/development.md "The shape of the code" draws it: layers, one direction of
 imports, no cycles.
 
 core → labels → workspace → report → ui → cli → api, each importing only those below it: the

@@ -1,4 +1,5 @@
-"""Metric definitions (README "The numbers") on hand-checked data and against a brute-force reading."""
+"""Metric definitions (docs/measures.md "The numbers") on hand-checked data and against a brute-force
+reading."""
 
 from __future__ import annotations
 

@@ -97,7 +97,8 @@ def agree(ev: Evaluation) -> int:
                 assert mine.hit[i] == bool(t[f"success_{k}"]), (q, k)
                 assert abs(mine.ndcg[i] - t[f"ndcg_cut_{k}"]) <= 1e-9, (q, k)
                 assert abs(mine.mrr[i] - cut[q]["recip_rank"]) <= 1e-9, (q, k)
-                # trec_eval's recall@k divides by |gold|; ours by min(k, |gold|) (README "The numbers").
+                # trec_eval's recall@k divides by |gold|; ours by min(k, |gold|) (docs/measures.md "The
+                # numbers").
                 assert abs(mine.recall[i] * min(k, n_rel) / n_rel - t[f"recall_{k}"]) <= 1e-9, (q, k)
                 checked += 1
     return checked

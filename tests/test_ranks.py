@@ -1,4 +1,4 @@
-"""Rank movements beyond the flips (README: The numbers, rank movements): wins, ties and losses on
+"""Rank movements beyond the flips (docs/measures.md: The numbers, rank movements): wins, ties and losses on
 mrr@k and ndcg@k, the both-hit drops, the gold-rank change histogram.
 
 By hand on a small evaluation with each case present, then per query against trec_eval

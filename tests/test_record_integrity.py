@@ -1,4 +1,5 @@
-"""Records that prove themselves (README "Label amendments"): an edited record is caught by its own hash
+"""Records that prove themselves (docs/labels.md "Label amendments"): an edited record is caught by its own
+hash
 wherever it sits, its neighbours are kept, copies count once, a future schema costs only its own line, and a
 tear a later writer repaired is reported once as repaired, not as damage forever."""
 

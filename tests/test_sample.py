@@ -1,4 +1,4 @@
-"""The bundled sample (README "The bundled sample"): committed files equal a fresh run of its
+"""The bundled sample (docs/getting-started.md "The bundled sample"): committed files equal a fresh run of its
 generator, and the report on it tells the story the sample was built to tell."""
 
 from __future__ import annotations

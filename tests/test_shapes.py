@@ -1,4 +1,4 @@
-"""Input shapes (README "Input shapes"): the bundled sample written in each shape gives the report
+"""Input shapes (docs/data.md "Input shapes"): the bundled sample written in each shape gives the report
 JSON of its Parquet form, but for the fields that name paths and hashes; an unknown or ambiguous
 file is refused with one error that names it."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # mypy over the whole package: left out of the quick loop (README, Development)
+pytestmark = pytest.mark.slow  # mypy over the whole package: left out of the quick loop (docs/development.md)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""Untrusted text (README "The app": shown as typed): every string that comes from the data —
+"""Untrusted text (docs/app.md "The app": shown as typed): every string that comes from the data —
 query ids and texts, tenants, plans, arm names, chunk ids, headers and bodies, error messages —
 is shown literally on every screen and runs nothing.
 
@@ -187,8 +187,8 @@ TOKENS = {"\x1b": "␛", "\x07": "␇"}
 
 
 def shown(raw: str) -> str:
-    """How data must look on screen: the contract README "The app" states, written out independently of the
-    app — ESC as ␛, BEL as ␇, other controls and bidi characters as <U+XXXX>."""
+    """How data must look on screen: the contract docs/app.md "The app" states, written out independently
+    of the app — ESC as ␛, BEL as ␇, other controls and bidi characters as <U+XXXX>."""
     out = []
     for c in raw:
         if c in TOKENS:

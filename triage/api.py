@@ -119,12 +119,12 @@ def open_evaluation(
     (a DataFrame has none: give `k` and whatever the checks compare, e.g. `embedding_model`).
     `amendments`: the amendments folder (labels given as a table have none beside them).
     `label_state`: "amended" or "frozen", as `triage report --label-state`.
-    `measures`: measures by name, as `triage report --measures` ("nDCG@10,AP" or a list; README
+    `measures`: measures by name, as `triage report --measures` ("nDCG@10,AP" or a list; docs/measures.md
     "Measures by name"): each arm's mean in the report, per query in `queries()`; an unknown name
     raises InputError listing the close ones. `order`: "trec_eval" or "as_given", as `--order`.
     `split`: with `labels` naming a BEIR folder, the split read (default "test"), as `--split`.
     `tests`, `correction`, `rounds`, `seed`: the named measures' paired tests, as `--tests`
-    ("t,wilcoxon" or a list), `--correction`, `--rounds` and `--seed` (README "Paired tests per
+    ("t,wilcoxon" or a list), `--correction`, `--rounds` and `--seed` (docs/measures.md "Paired tests per
     measure"; the report's `compare`); a bad value raises InputError naming it."""
     given = {"a": a, "b": b, "labels": labels, "queries": queries, "corpus": corpus}
     named = [r for r, v in given.items() if v is not None]

@@ -1,6 +1,7 @@
 """A 20 MB chunk on a detail: opening it and judging there must stay interactive.
 
-Targets (README "Speed"): the detail opens in ≤ 1 s and `g` answers in ≤ 200 ms. The bundled sample is
+Targets (docs/benchmarks.md "Benchmarks"): the detail opens in ≤ 1 s and `g` answers in ≤ 200 ms. The
+bundled sample is
 copied and q150's gold chunk and B's first retrieved chunk get bodies of `--mb` megabytes each.
 Timed headless (the detail assembled; `g` = append + re-judge + the detail again) and through the
 app (Textual's Pilot; its own idle wait, measured on a key bound to nothing, is subtracted). The

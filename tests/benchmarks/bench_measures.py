@@ -1,5 +1,5 @@
-"""Time measures by name (README "Measures by name") on a large evaluation: `triage report --format json`
-without them and with ``--measures nDCG@10,AP,R@100,RR,P@5``, beside the decode floor
+"""Time measures by name (docs/measures.md "Measures by name") on a large evaluation: `triage report
+--format json` without them and with ``--measures nDCG@10,AP,R@100,RR,P@5``, beside the decode floor
 (tests/benchmarks/decode_floor.py: the files read, nothing computed) and pytrec_eval computing the same
 five measures from the same files. Each is a child process, run N times; the best wall time and the best
 CPU time (user + system of the child, from getrusage) are printed, since the machine may be shared, with

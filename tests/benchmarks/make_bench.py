@@ -1,6 +1,6 @@
 """Generate the large synthetic evaluation used by the `triage report` benchmark.
 
-The data follows README "The data contract":
+The data follows docs/data.md "The data contract":
 
 * ``run_a.parquet`` / ``run_b.parquet`` -- one row per query: ``query_id`` (string),
   ``retrieved`` (list<string>, ``depth`` distinct ids, best first), ``scores``

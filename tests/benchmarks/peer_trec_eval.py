@@ -1,6 +1,6 @@
 """The peer for the `triage report` benchmark: the same means computed with pytrec_eval.
 
-Reads an evaluation folder (``triage.toml`` + Parquet files, README "The data contract") the way
+Reads an evaluation folder (``triage.toml`` + Parquet files, docs/data.md "The data contract") the way
 a user of trec_eval would: labels become a qrels dict ``{query: {chunk: relevance}}``,
 each arm becomes a run dict ``{query: {chunk: score}}`` holding the whole stored depth.
 
@@ -8,7 +8,7 @@ trec_eval orders a run by score (ties broken by doc id), not by the stored order
 score given to trec_eval is ``depth - rank`` (rank 0-based): strictly descending in the
 stored order, which it therefore reproduces exactly. The stored scores are not used.
 
-Per query, at the cut-off k (README "The numbers"):
+Per query, at the cut-off k (docs/measures.md "The numbers"):
 
 ==========  ==================================================================
 hit_rate    trec_eval ``success_k`` on the full run
@@ -18,7 +18,7 @@ recall      ``num_rel_ret`` on the truncated run / min(k, ``num_rel``)
 ==========  ==================================================================
 
 Scored queries are those with at least one label of relevance >= 1. A scored query that
-an arm lacks counts as an empty retrieval (0 on every metric), as README "The numbers" says. The
+an arm lacks counts as an empty retrieval (0 on every metric), as docs/measures.md "The numbers" says. The
 script prints one JSON object on stdout, in the shape ``triage report --format json``
 uses::
 

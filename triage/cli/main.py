@@ -1,9 +1,9 @@
 """Command line: `triage [PATH]` opens the app; `triage report [PATH | RUN_A RUN_B --labels L] …`
 prints the numbers.
 
-Exit status: `cli.exits.Exit` (README "Exit codes").
+Exit status: `cli.exits.Exit` (docs/cli.md "Exit codes").
 Imports stay lazy so `triage report` never loads Textual, and building the parsers loads nothing
-but the standard library: `triage --help` and `--version` answer at once (README "Speed").
+but the standard library: `triage --help` and `--version` answer at once (docs/benchmarks.md "Benchmarks").
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def app_parser() -> argparse.ArgumentParser:
         "--print-completion",
         choices=("bash", "zsh", "fish"),
         metavar="SHELL",
-        help='print the completion script for bash, zsh or fish and exit (README "Shell completion")',
+        help='print the completion script for bash, zsh or fish and exit (docs/cli.md "Shell completion")',
     )
     _evaluation_args(p)
     _measure_args(p)
@@ -160,7 +160,7 @@ def _measure_args(p: argparse.ArgumentParser) -> None:
         "--measures",
         metavar="NAMES",
         help="measures by name, comma-separated (nDCG@10,AP,R@100): ir_measures' names, or ranx's or "
-        "trec_eval's (README 'Measures by name')",
+        "trec_eval's (docs/measures.md 'Measures by name')",
     )
     p.add_argument(
         "--order",
@@ -489,9 +489,9 @@ def app(args: argparse.Namespace) -> int:
     if any(
         getattr(args, n) is not None for n in ("measures", "order", "tests", "correction", "rounds", "seed")
     ):
-        from triage.core.bundled import sample_spec
+        from triage.workspace.spec import evaluation_spec
 
-        with_measures(sample_spec(), args)  # the flags checked on a spec at hand; the real one below
+        with_measures(evaluation_spec(None), args)  # the flags checked on the sample's spec, before loading
     return run(lambda: with_measures(spec_from(args), args), args.k, args.reviewer, args.floor)
 
 

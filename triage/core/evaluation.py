@@ -574,7 +574,8 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
 
 
 def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table | None = None) -> Evaluation:
-    """Judge both arms at one k (README "The numbers") against `gold`: (query_id, chunk_id, relevance ≥ 1)
+    """Judge both arms at one k (docs/measures.md "The numbers") against `gold`: (query_id, chunk_id,
+    relevance ≥ 1)
     rows, one per pair, holding at least the frozen file's gold pairs. `judged`: every judged pair
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
     spec = inputs.spec

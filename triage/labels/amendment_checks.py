@@ -1,5 +1,5 @@
-"""Checks of the label store (README "The checks"): the amendments in force, by which arm's results they were
-taken from, files written against other frozen labels, damaged lines, and ids no input knows."""
+"""Checks of the label store (docs/checks.md "The checks"): the amendments in force, by which arm's results
+they were taken from, files written against other frozen labels, damaged lines, and ids no input knows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The amendment log: every session file of one folder, merged in file-name order (README "Label amendments").
+"""The amendment log: every session file of one folder, merged in file-name order (docs/labels.md "Label
+amendments").
 
 A record counts once however many files hold it: records are merged by `id`, so a copied session
 file (`x (copy).jsonl`), a linked one or a record written twice (a retry after a short write) adds

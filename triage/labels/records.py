@@ -1,4 +1,5 @@
-"""Review records (README "Label amendments"), one per JSON line: a judgement (`add`), the retraction of one
+"""Review records (docs/labels.md "Label amendments"), one per JSON line: a judgement (`add`), the
+retraction of one
 (`retract`), or a verdict (`verdict`: a reader's cause and note for a query; it names no chunk
 and no grade, and no label state reads it).
 

@@ -212,7 +212,7 @@ def _frozen_regressions_with_unjudged(ev: Evaluation, labels: LabelState, regres
 
 
 def _frozen(ev: Evaluation, labels: LabelState) -> FrozenView:
-    """The same numbers on the frozen labels alone (README "Label amendments")."""
+    """The same numbers on the frozen labels alone (docs/labels.md "Label amendments")."""
     ja, jb, scored = ev.frozen_view()
     ma, mb = means(ja, scored), means(jb, scored)
     before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes
@@ -251,7 +251,7 @@ def _arm_slice(a: ArmSlice) -> ArmSliceRow:
 
 
 def slice_compare(c: SliceComparisons, i: int) -> SliceComparison:
-    """Slice `i` of one key's comparisons (README "Slices and tenants: which moved beyond noise")."""
+    """Slice `i` of one key's comparisons (docs/slices.md "Slices and tenants: which moved beyond noise")."""
     why = c.reasons[i]
     return SliceComparison(
         int(c.n[i]), _num(c.delta[i]), _num(c.p[i]), _num(c.q[i]), c.test, None if why is None else why.value
@@ -428,7 +428,7 @@ def build(
 
 def compare_measures(snapshot: Snapshot) -> dict[str, MeasureComparison]:
     """Each named measure, B against A, over the scored queries paired by query id, with the spec's
-    tests, correction, rounds and seed (README "Paired tests per measure"); {} when none is named
+    tests, correction, rounds and seed (docs/measures.md "Paired tests per measure"); {} when none is named
     (scipy is imported only then)."""
     ev, spec = snapshot.ev, snapshot.spec
     if not ev.measures:

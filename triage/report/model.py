@@ -102,7 +102,7 @@ class ArmSection:
     at_k: Mapping[int, AtK] = field(default_factory=dict)
     depth: int = 0  # the stored depth: the arm's longest ranked list
     recall_at_depth: float | None = None  # recall@depth: the gold a reranker of every stored id can reach
-    # Each measure asked for by name (README "Measures by name") → its mean over the scored queries;
+    # Each measure asked for by name (docs/measures.md "Measures by name") → its mean over the scored queries;
     # left out of the JSON when none is asked for.
     measures: Mapping[str, float | None] = field(default_factory=dict, metadata={"omit_empty": True})
 
@@ -188,7 +188,7 @@ class SliceRow:
     b: ArmSliceRow
     hit_to_miss: int
     miss_to_hit: int
-    # The decision measure (README "Slices and tenants: which moved beyond noise") → B against A.
+    # The decision measure (docs/slices.md "Slices and tenants: which moved beyond noise") → B against A.
     compare: Mapping[str, SliceComparison] = field(default_factory=dict)
 
     @property
@@ -509,7 +509,7 @@ class OverlapSection:
 
 @dataclass(frozen=True, slots=True)
 class TestPs:
-    """Each paired test's two-sided p (README "Paired tests per measure"); null when it was not
+    """Each paired test's two-sided p (docs/measures.md "Paired tests per measure"); null when it was not
     asked for, or not run (the comparison's `reason` says why)."""
 
     t: float | None
@@ -643,7 +643,7 @@ class Report:
     overlap: OverlapSection | None = None  # None: not asked for (the app's screens)
     cost: CostSection | None = None  # what the change cost (core/views/cost.py)
     answers: AnswersSection | None = None  # None: no run carries answer_correct
-    # Each measure named (README "Paired tests per measure"), B against A; left out when none is.
+    # Each measure named (docs/measures.md "Paired tests per measure"), B against A; left out when none is.
     compare: Mapping[str, MeasureComparison] = field(default_factory=dict, metadata={"omit_empty": True})
     # The per-query table (`--per-query`): left out unless asked for.
     queries: QueryTable | None = field(default=None, metadata={"omit_empty": True})

@@ -75,7 +75,7 @@ TERMS: dict[str, str] = {
         "not)."
     ),
     "B − A": "B's figure minus A's: positive means B is higher.",
-    # -- paired tests per named measure (README "Paired tests per measure") ------------------------
+    # -- paired tests per named measure (docs/measures.md "Paired tests per measure") ------------------------
     "measure": "A measure named with --measures (ir_measures' name), compared B against A per query.",
     "Δ": "The mean over the scored queries of B's value minus A's, pairs formed by query id.",
     "95% interval": "The paired t 95% interval of Δ: the range the true mean difference plausibly lies in.",

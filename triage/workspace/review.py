@@ -1,8 +1,8 @@
 """A review session: a reviewer's decisions, each one record written at once, each giving the next
 snapshot.
 
-Every decision is one record (README "Label amendments"). `add` opens the grade window: a grade given next
-(`regrade`) is a retract of that add plus an add with the grade; any other decision, or `close`,
+Every decision is one record (docs/labels.md "Label amendments"). `add` opens the grade window: a grade
+given next (`regrade`) is a retract of that add plus an add with the grade; any other decision, or `close`,
 shuts the window. `undo` retracts the reviewer's last add in force. When the disk refuses a write,
 the record is applied and held in memory (unsaved); the next decision, or `retry`, writes it first.
 """

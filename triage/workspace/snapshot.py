@@ -85,8 +85,8 @@ def open_snapshot(
     corpus_check: bool = True,
     tables: Tables = FILES,
 ) -> Snapshot:
-    """Read every file of `spec` and its amendments, and judge both arms at one k (README "The numbers")
-    and every further cut-off of `k`.
+    """Read every file of `spec` and its amendments, and judge both arms at one k (docs/measures.md "The
+    numbers") and every further cut-off of `k`.
 
     `apply_stale` applies amendment files written against another frozen file. Without
     `corpus_check` the slowest check (every retrieved id against the corpus) is left pending.

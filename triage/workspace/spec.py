@@ -90,7 +90,7 @@ def with_tests(
     where: Path | str = "command line",
     prefix: str = "",
 ) -> Spec:
-    """`spec` with the paired tests of its named measures (README "Paired tests per measure"), each
+    """`spec` with the paired tests of its named measures (docs/measures.md "Paired tests per measure"), each
     given value checked here for the command line (`prefix` "--"), the API and the manifest alike:
     `tests` ("t,wilcoxon" or a list; the first is the one corrected, and "t" always runs, appended
     when not named), `correction` (holm, bonferroni, bh, none), `rounds` (1 to MAX_ROUNDS) and

@@ -1,5 +1,5 @@
-"""What was held still (README "The checks"): each check has a level, a stable code and a one-line message
-that names its evidence. Checks never change a number; they say whether to trust it."""
+"""What was held still (docs/checks.md "The checks"): each check has a level, a stable code and a one-line
+message that names its evidence. Checks never change a number; they say whether to trust it."""
 
 from __future__ import annotations
 

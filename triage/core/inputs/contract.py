@@ -1,4 +1,4 @@
-"""The data contract (README "The data contract"): which columns each input holds, and their types.
+"""The data contract (docs/data.md "The data contract"): which columns each input holds, and their types.
 
 `conform` turns a parsed table into one whose contract columns have exactly the documented
 Arrow types; extra columns are kept untouched. Ids are strings whatever their type in a file

@@ -1,5 +1,5 @@
-"""The frozen gold-label file: read once, hashed, never opened for writing (README "The data
-contract", "Label amendments")."""
+"""The frozen gold-label file: read once, hashed, never opened for writing (docs/data.md "The data
+contract", docs/labels.md "Label amendments")."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ from triage.core.inputs.split import DocSplit, split_of
 
 @dataclass(frozen=True)
 class ListFacts:
-    """What a run's ranked lists break of the contract (checks report them: README "The checks").
+    """What a run's ranked lists break of the contract (checks report them: docs/checks.md "The checks").
 
     duplicates: {row: {id: [1-based ranks]}} for lists holding an id twice;
     score_rises: rows whose scores rise somewhere (int64, ascending)."""

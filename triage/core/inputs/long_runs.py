@@ -1,5 +1,5 @@
 """Runs written one row per (query, retrieved id) — the "long" layout most harnesses and
-PyTerrier write — grouped into the contract's one row per query (README "Input shapes")."""
+PyTerrier write — grouped into the contract's one row per query (docs/data.md "Input shapes")."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ LONG = {"query_id": (ID, True), "chunk_id": (ID, True), "rank": (INT, False), "s
 def group_long(loaded: Parsed) -> Parsed:
     """A run one row per (query, retrieved id) as the contract's one row per query.
 
-    Order within a query (trec_eval's, README "Input shapes"): by `rank` ascending when the file
+    Order within a query (trec_eval's, docs/data.md "Input shapes"): by `rank` ascending when the file
     has ranks, then by `score` descending, then by chunk id descending (trec_eval breaks score
     ties by docno descending). Queries keep the order of their first row. Other columns are per
     query: each must hold one value per query and is kept once. Vectorised: one sort, no loop."""

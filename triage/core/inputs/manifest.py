@@ -60,7 +60,7 @@ class Spec:
     # A BEIR folder given as the labels (`beir`): `labels` is its qrels/SPLIT.tsv, and only the
     # split's queries are evaluated (core/inputs/load.py); None: labels given as a file
     split: str | None = None
-    # The paired tests of the named measures (README "Paired tests per measure"), checked by
+    # The paired tests of the named measures (docs/measures.md "Paired tests per measure"), checked by
     # workspace/spec.py `with_tests`: the tests (the first is the one corrected; "t" always runs),
     # the correction over the measures, and the randomisation test's rounds and seed.
     tests: tuple[str, ...] = ("t",)

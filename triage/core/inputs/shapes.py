@@ -1,4 +1,5 @@
-"""Which shape an input file has, and how each is read into the contract's tables (README "Input shapes").
+"""Which shape an input file has, and how each is read into the contract's tables (docs/data.md "Input
+shapes").
 
 A shape is a container (one Parquet file, a folder or glob of Parquet files, JSON Lines, ranx
 JSON, CSV/TSV with a header row, TREC run or qrels text) plus, for runs, a layout: one row per
@@ -156,7 +157,7 @@ def _ranked(line: str) -> bool:
 
 
 def detect(path: Path, role: Role) -> Format:
-    """The container of `path` (README "Input shapes" lists these rules, in this order):
+    """The container of `path` (docs/data.md "Input shapes" lists these rules, in this order):
     a folder or a glob → parquet-dataset; Parquet magic bytes or a Parquet extension → parquet;
     `.json`/`.jsonl`/`.ndjson` whose text opens `{"…": {` → ranx, else jsonl; text whose first
     line names a known column (query_id, query-id, qid, chunk_id, doc_id, …) → tsv when it holds

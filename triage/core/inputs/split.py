@@ -10,8 +10,8 @@ Two ways to name it (manifest `[holdout]`, or `--holdout-fraction` / `--tuned-do
   (spaces at either end stripped; blank lines and lines starting with `#` skipped). Every document
   it does not name is held out.
 
-A chunk's document is the corpus's `doc_id` column (README "The data contract"). `DocSplit` holds, per corpus
-chunk, whether its document is known and held out.
+A chunk's document is the corpus's `doc_id` column (docs/data.md "The data contract"). `DocSplit` holds,
+per corpus chunk, whether its document is known and held out.
 """
 
 from __future__ import annotations

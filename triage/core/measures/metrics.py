@@ -1,4 +1,4 @@
-"""Per-query retrieval metrics at a cut-off k (README "The numbers"), vectorised over all queries.
+"""Per-query retrieval metrics at a cut-off k (docs/measures.md "The numbers"), vectorised over all queries.
 
 An arm's ranked lists enter only through `GoldHits`: the positions where it retrieved a gold id
 of that query. Everything else about a ranked list is irrelevant to these metrics, so each

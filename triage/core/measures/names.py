@@ -1,5 +1,5 @@
 """Measures by the names IR teams use: ir_measures' syntax, with ranx's and trec_eval's names as
-aliases, parsed in this one place (README "Measures by name").
+aliases, parsed in this one place (docs/measures.md "Measures by name").
 
 Each family is data (`FAMILIES`): its canonical name, the parameters it takes, whether it takes a
 cut-off, its definition, and its trec_eval and ranx names. `parse` turns any accepted spelling into
@@ -217,7 +217,7 @@ def known_names() -> list[str]:
 def _problem(text: str, why: str) -> str:
     matches = process.extract(text, known_names(), limit=4, score_cutoff=40)
     close = ", ".join(m[0] for m in matches)
-    return f"{why}" + (f" (close: {close})" if close else "") + "; see README 'Measures by name'"
+    return f"{why}" + (f" (close: {close})" if close else "") + "; see docs/measures.md 'Measures by name'"
 
 
 def _int(text: str, what: str) -> int:
@@ -338,7 +338,7 @@ def cutoffs(measures: Sequence[Measure]) -> tuple[int, ...]:
 
 
 def table_rows() -> list[tuple[str, str, str]]:
-    """(canonical name, aliases, definition) per family, for the README's table."""
+    """(canonical name, aliases, definition) per family, for the table of docs/measures.md."""
     rows = []
     for f in FAMILIES.values():
         canon = (

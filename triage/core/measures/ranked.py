@@ -1,5 +1,5 @@
 """The measures of `names` computed from whole ranked lists and every judgement in force, numpy
-over all queries at once (README "Measures by name").
+over all queries at once (docs/measures.md "Measures by name").
 
 An arm enters as `Positions`: every listed id that has a label, with its query, its 1-based rank
 and its grade, and each list's length (the other ids count for no measure). Each kernel is a few
@@ -12,7 +12,7 @@ The conventions are trec_eval's (and so ir_measures' and pytrec_eval's):
   as judged (it has a label);
 - nDCG's gain is the grade (grades ≤ 0 gain nothing), discount log2(rank + 1), the ideal ranking
   every positive grade of the query high to low;
-- a query with no relevant id scores 0 on every measure (the means over which queries: README);
+- a query with no relevant id scores 0 on every measure (the means over which queries: docs/measures.md);
 - an id listed twice counts once, at its first rank: the later copy is a slot with no label.
 """
 

@@ -1,4 +1,5 @@
-"""Paired significance of B against A, per measure and per slice (definitions: README, "Paired tests").
+"""Paired significance of B against A, per measure and per slice (definitions: docs/measures.md
+"Paired tests per measure").
 
 Per query the difference is dᵢ = Bᵢ − Aᵢ, over the queries where both arms have a finite value (the
 scored queries, n of them). Pairs are formed by query id: the arrays given here are already aligned

@@ -1,6 +1,6 @@
 """Cause hints for a flip: what in the data likely made the losing arm miss, with its evidence.
 
-The rules are defined in README "Cause hints"; in short, for query q and the arm L that lost:
+The rules are defined in docs/hints.md "Cause hints"; in short, for query q and the arm L that lost:
 
 - the losing arm is the one whose best gold rank is worse (absent counts as worst), B on a tie:
   for a flip, the arm that missed;
@@ -235,7 +235,7 @@ def _text(values: np.ndarray) -> pa.Array:
 def plain_hints(
     ev: Evaluation, qs: np.ndarray, unread: str | None, explained: np.ndarray | None = None
 ) -> HintTable:
-    """The rules that read no text (README "Cause hints") over every query of `qs` at once:
+    """The rules that read no text (docs/hints.md "Cause hints") over every query of `qs` at once:
     short-list and plan-change, then pushed-out / dropped for the queries none of those — nor a
     text hint, where `explained` says one was found — explains. `unread`: why chunk text was not
     examined (None: it was). Queries without gold get none."""

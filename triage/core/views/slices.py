@@ -6,7 +6,7 @@ Keys (whichever columns exist): `plan` (arm B's plan, else A's), `selectivity` b
 hit rate, recall, flips each way, short lists (n_returned < k), the noise band √(p(1−p)/n) and
 the Wilson 95% interval of the hit rate (core/measures/intervals.py); and B against A on the
 decision measure per slice (`compare_slices`): Δ, p and the Benjamini–Hochberg q across the key's
-slices (README "Slices and tenants: which moved beyond noise").
+slices (docs/slices.md "Slices and tenants: which moved beyond noise").
 Queries whose filter matched nothing (n_eligible = 0) are counted apart: they stay in n (so
 slices partition the scored queries) but not in the rates, since no retrieval could have found
 their gold.

@@ -1,5 +1,5 @@
 """Forest plots: each figure with its 95% interval drawn to scale, one row a figure, the rows of a
-panel on one shared axis (docs/app.md, "The overview").
+panel on one shared axis (docs/app.md, "Overview").
 
 Two panels, from the report model only (nothing is recomputed here):
 - **Δ B − A**: each named measure's mean difference with its paired t interval (`compare`), a `│`
