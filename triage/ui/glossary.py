@@ -361,7 +361,12 @@ TOPICS: dict[str, Topic] = {
         "Detail",
         (
             ("n / p", "next / previous query of the list you came from"),
-            ("tab / shift+tab", "move the focus: gold pane, arm A's list, arm B's list"),
+            (
+                "tab / shift+tab",
+                "move the focus: gold pane, arm A's list, arm B's list; a short terminal opens each"
+                " query at its top (the query and its hint, no passage selected) and tab scrolls"
+                " down to the focused pane",
+            ),
             ("j / k", "move the selection in the focused list (scroll the gold pane)"),
             ("enter", "open the selected chunk's full text (in the gold pane: the first gold)"),
             ("g", "mark the selected passage as additional gold (written at once, grade 1)"),

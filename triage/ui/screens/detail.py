@@ -15,6 +15,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widget import Widget
 
 from triage.core.inputs.corpus import Chunk
 from triage.labels.verdicts import Cause
@@ -59,12 +60,13 @@ class DetailScreen(OneLayout, Screen[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
     HELP = "detail"
+    AUTO_FOCUS = ""  # none: the focus is set on mount (`on_mount`), or left on the top when short
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
         Binding("n", "step(1)", "next"),
         Binding("p", "step(-1)", "previous"),
-        Binding("tab", "app.focus_next", "next pane", show=False),
-        Binding("shift+tab", "app.focus_previous", "previous pane", show=False),
+        Binding("tab", "pane(1)", "next pane", show=False),
+        Binding("shift+tab", "pane(-1)", "previous pane", show=False),
         Binding("escape", "back", "back"),
         Binding("g", "amend", "mark gold"),
         Binding("G", "amend_note", "gold + note"),
@@ -101,14 +103,45 @@ class DetailScreen(OneLayout, Screen[int]):
         yield Preview(id="preview")
         yield Keys()
 
+    @property
+    def short(self) -> bool:
+        """Too short for every region: the title and the preview are pinned, the rest scrolls."""
+        return self.app.size.height < SHORT
+
     def on_mount(self) -> None:
+        self.set_class(self.short, "-short")
         self.show()
-        # B's list has the keys; the screen stays at its top (the query and its hint), which a
-        # short terminal would otherwise scroll past to show the focused list
-        self.query_one(RankedLists).table("b").focus(scroll_visible=False)
+        if not self.short:  # B's list has the keys (its row 1 is on screen, in the preview)
+            self.query_one(RankedLists).table("b").focus(scroll_visible=False)
+        # A short screen opens on the query and its hint with no row selected (B's list would
+        # be below the screen: `g` would mark a row nobody saw); tab goes down to the lists.
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.height < SHORT, "-short")
+
+    def _panes(self) -> list[Widget | None]:
+        """The tab order: the gold pane, A's list, B's list; a short screen has its top first
+        (None: nothing focused, the query and its hint on screen)."""
+        lists = self.query_one(RankedLists)
+        panes: list[Widget | None] = [self.query_one(GoldPane), lists.table("a"), lists.table("b")]
+        return [None, *panes] if self.short else panes
+
+    def action_pane(self, step: int) -> None:
+        """tab / shift+tab: the next (previous) pane, round."""
+        panes = self._panes()
+        at = panes.index(self.focused) if self.focused in panes else (0 if step > 0 else len(panes))
+        self._go_to(panes[(at + step) % len(panes)])
+
+    def _go_to(self, pane: Widget | None) -> None:
+        if pane is None:  # the top: the query and its hint, no row selected
+            self.set_focus(None)
+            self.scroll_home(animate=False)
+            self.sync_preview()
+            return
+        self.set_focus(pane, scroll_visible=False)  # now: a second tab at once sees it
+        ranked = self.query_one(RankedLists).list_of(pane)
+        # a list comes into view whole, its title with it (a short screen scrolls to it)
+        self.call_after_refresh((ranked or pane).scroll_visible, animate=False)
 
     def on_unmount(self) -> None:
         self.ahead.close()
@@ -153,6 +186,8 @@ class DetailScreen(OneLayout, Screen[int]):
             )
         elif ranked is not None:
             preview.show_hint(self.detail, f"arm {ranked.side.upper()} retrieved nothing")
+        elif self.focused is None:
+            preview.show_hint(self.detail, "top of the query")
         else:
             preview.show_hint(self.detail, "the gold pane has the focus")
 
@@ -249,6 +284,8 @@ class DetailScreen(OneLayout, Screen[int]):
             self.position = new
             self.query_one(StatusLine).clear()
             self.show(cursor=0)
+            if self.short:  # it lands at the top, as a query opens: its id, text and hint
+                self._go_to(None)
         else:
             self.notify("no more in this list" if step > 0 else "this is the first", timeout=2)
 
