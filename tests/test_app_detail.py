@@ -366,7 +366,7 @@ async def test_at_80x24_the_detail_opens_on_the_query_and_g_acts_only_on_a_row_o
         screen = app.screen
         assert isinstance(screen, DetailScreen)
         title, preview = screen.query_one("#detail-title"), screen.query_one(Preview)
-        for step in range(2):
+        for _ in range(2):
             d = screen.detail
             assert d is not None
             assert app.focused is None and screen.scroll_y == 0

@@ -66,6 +66,8 @@ class TriageApp(App[None]):
         Binding("J", "queue", "judge", id="queue"),
         Binding("r", "ranks", "rank drops", id="ranks"),
     ]
+    # the footer shows a screen's own keys, then these jumps in this order while they fit
+    FOOTER_JUMPS = ("flips", "queue", "tenants", "slices", "ranks", "all", "amendments", "overview", "quit")
 
     def __init__(
         self,

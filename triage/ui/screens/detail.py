@@ -70,7 +70,7 @@ class DetailScreen(OneLayout, Screen[int]):
         Binding("escape", "back", "back"),
         Binding("g", "amend", "mark gold"),
         Binding("G", "amend_note", "gold + note"),
-        Binding("u", "undo", "undo amendment"),
+        Binding("u", "undo", "undo"),
         Binding("v", "verdict", "verdict"),
         *[Binding(str(n), f"grade({n})", f"grade {n}", show=False) for n in range(1, 10)],
     ]

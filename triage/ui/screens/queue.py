@@ -117,15 +117,16 @@ class QueueScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
         Binding("y", "decide(1)", "relevant"),
-        Binding("n", "decide(0)", "not relevant"),
+        Binding("n", "decide(0)", "irrelevant"),
         Binding("space", "skip", "skip"),
         Binding("backspace", "undo", "undo"),
-        Binding("G", "decide_note(1)", "relevant + note"),
-        Binding("N", "decide_note(0)", "not + note"),
-        Binding("R", "regressions", "regressions only"),
-        Binding("T", "tenant", "tenant"),
-        Binding("A", "arm", "arm"),
         Binding("escape", "leave", "back"),
+        # the rest are in `?`, so the footer fits 80 columns
+        Binding("G", "decide_note(1)", "relevant + note", show=False),
+        Binding("N", "decide_note(0)", "not + note", show=False),
+        Binding("R", "regressions", "regressions"),
+        Binding("T", "tenant", "tenant", show=False),
+        Binding("A", "arm", "arm", show=False),
         *[Binding(str(g), f"decide({g})", f"grade {g}", show=False) for g in range(1, 10)],
     ]
 
