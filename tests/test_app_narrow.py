@@ -50,3 +50,41 @@ async def test_at_80_columns_each_footer_fits_with_help_first_and_the_screens_ke
         assert shown[0][:2] == ("?", "help")
         assert all(right <= NARROW[0] for _, _, right in shown), shown  # nothing cut at the edge
         assert wanted <= {what for _, what, _ in shown}
+
+
+def drawn(table, index: int) -> str:  # type: ignore[no-untyped-def]
+    """Row `index` of a VirtualTable as drawn at its width (-1: the header)."""
+    return str(table.render_line(index + 1).text)
+
+
+@pytest.mark.parametrize("bars", [False, True])
+async def test_at_80_columns_the_tenants_keep_the_marks_and_both_rates(bars: bool) -> None:
+    from triage.ui.table import VirtualTable
+
+    app = TriageApp()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_loaded(pilot)
+        await walk(pilot, "t b" if bars else "t")
+        table = app.screen.query_one(VirtualTable)
+        t = app.screen.tenants()
+        assert t is not None and table.size.width <= NARROW[0]
+        lines = {x.tenant: drawn(table, i) for i, x in enumerate(t.rows)}
+        for i, x in enumerate(t.rows):
+            line = lines[x.tenant]
+            assert line.rstrip() == line.rstrip()[: table.size.width]
+            assert (f"{x.hit_rate_b:.3f}" in line) and (f"{x.hit_rate_a:.3f}" in line)  # both rates
+            assert ("< floor" in line) is x.below(t.floor) and ("few" in line) is x.few, line
+        assert any(x.few for x in t.rows) and any(x.below(t.floor) for x in t.rows)
+        if not bars:
+            assert "Δ q" in drawn(table, -1)
+
+
+def test_a_bar_past_the_floor_still_marks_the_floor() -> None:
+    from triage.report.cells import BAR, bar
+
+    for width in (BAR, 10):
+        at = int(0.8 * width)
+        for rate in (0.5, 0.79, 0.85, 1.0):
+            drawn_bar = bar(rate, 0.8, width)
+            assert len(drawn_bar) == width and drawn_bar[at] == "┃", (rate, drawn_bar)
+        assert bar(0.85, 0.8, width)[at - 1] == "█" and bar(0.5, 0.8, width)[at - 1] == "░"
