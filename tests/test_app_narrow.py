@@ -87,3 +87,39 @@ def test_a_bar_past_the_floor_still_marks_the_floor() -> None:
             drawn_bar = bar(rate, 0.8, width)
             assert len(drawn_bar) == width and drawn_bar[at] == "┃", (rate, drawn_bar)
         assert bar(0.85, 0.8, width)[at - 1] == "█" and bar(0.5, 0.8, width)[at - 1] == "░"
+
+
+async def test_at_80_columns_the_overview_stacks_the_paired_table_and_folds_the_origins() -> None:
+    import io
+
+    from rich.console import Console
+    from textual.widgets import Static
+
+    from triage.report import cells
+
+    app = TriageApp()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_loaded(pilot)
+        screen = app.screen
+        paired = screen.query_one("#paired", Static)
+        # B miss (where the regressions are counted) is inside the screen, under the metrics
+        assert paired.region.right <= NARROW[0] and "B miss" in render(paired)
+        box = screen.query_one("#origins", Static)
+        assert box.region.right <= NARROW[0]
+        out = io.StringIO()
+        Console(file=out, width=box.content_size.width, color_system=None).print(box.content)
+        text = out.getvalue()
+        assert "…" not in text and all(len(x) <= box.content_size.width for x in text.splitlines())
+        for name in cells.ORIGIN_HEAD:
+            assert name in text, name  # every column, in two or more tables
+        assert "By query origin (1 of" in text
+
+
+def render(widget) -> str:  # type: ignore[no-untyped-def]
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=widget.content_size.width, color_system=None).print(widget.content)
+    return out.getvalue()
