@@ -123,3 +123,23 @@ def render(widget) -> str:  # type: ignore[no-untyped-def]
     out = io.StringIO()
     Console(file=out, width=widget.content_size.width, color_system=None).print(widget.content)
     return out.getvalue()
+
+
+async def test_at_80_columns_a_query_list_keeps_ids_ranks_plans_and_shows_the_text() -> None:
+    from textual.widgets import Static
+
+    from triage.ui.table import VirtualTable
+
+    app = TriageApp()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_loaded(pilot)
+        await walk(pilot, "f j")
+        screen, session = app.screen, app.session
+        table = screen.query_one(VirtualTable)
+        head = drawn(table, -1)
+        for name in ("outcome", "query", "gold A", "gold B", "plan A", "plan B", "hint", "text"):
+            assert name in head, name
+        q = int(screen.order[1])
+        text = session.texts[q].as_py()
+        assert session.query_id(q) in drawn(table, 1) and text[:10] in drawn(table, 1)  # some text
+        assert text in str(screen.query_one("#list-title", Static).render())  # all of it, here
