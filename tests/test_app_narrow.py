@@ -143,3 +143,25 @@ async def test_at_80_columns_a_query_list_keeps_ids_ranks_plans_and_shows_the_te
         text = session.texts[q].as_py()
         assert session.query_id(q) in drawn(table, 1) and text[:10] in drawn(table, 1)  # some text
         assert text in str(screen.query_one("#list-title", Static).render())  # all of it, here
+
+
+async def test_on_slices_the_arrows_change_the_key_as_the_screen_says() -> None:
+    from textual.widgets import Static
+
+    app = TriageApp()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_loaded(pilot)
+        await walk(pilot, "s")
+        screen = app.screen
+        keys = list(app.session.slices)
+
+        def title() -> str:
+            return str(screen.query_one("#slices-title", Static).render())
+
+        assert "←/→" in title() and f"by {keys[0]}:" in title()
+        await walk(pilot, "right")
+        assert f"by {keys[1]}:" in title()
+        await walk(pilot, "left left")
+        assert f"by {keys[-1]}:" in title()
+        await walk(pilot, "right_square_bracket")
+        assert f"by {keys[0]}:" in title()

@@ -196,8 +196,11 @@ class SlicesScreen(LiveScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
         Binding("escape", "app.pop_screen", "back"),
-        Binding("right_square_bracket,right", "key(1)", "next key"),
-        Binding("left_square_bracket,left", "key(-1)", "previous key"),
+        Binding("right_square_bracket", "key(1)", "next key"),
+        Binding("left_square_bracket", "key(-1)", "previous key"),
+        # before the table, which would take the arrows to scroll sideways
+        Binding("right", "key(1)", "next key", show=False, priority=True),
+        Binding("left", "key(-1)", "previous key", show=False, priority=True),
     ]
     COLUMNS = [
         *columns(cells.SLICE_HEAD, [18, 5, 5, 5, 14, 6, 5, 5, 4, 4, 5, 6, 13], left={0}),
