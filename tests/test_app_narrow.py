@@ -165,3 +165,29 @@ async def test_on_slices_the_arrows_change_the_key_as_the_screen_says() -> None:
         assert f"by {keys[-1]}:" in title()
         await walk(pilot, "right_square_bracket")
         assert f"by {keys[0]}:" in title()
+
+
+async def test_help_says_what_the_screens_show() -> None:
+    from textual.widgets import Static
+
+    from triage.ui.glossary import TOPICS
+    from triage.ui.screens.live import report
+
+    app = TriageApp()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_loaded(pilot)
+        r = report(app.session)
+        # the wins / ties / losses cover every scored query, as the help now says
+        for row in (r.ranks.mrr, r.ranks.ndcg):
+            assert row.wins + row.ties + row.losses == r.n_scored > r.paired.both_hit
+        wtl = TOPICS["overview"].explain("wins / ties / losses")
+        assert "both-hit" not in wtl and "every scored query" in wtl
+        # the title ties each arm's name to A or B, where the names first appear
+        title = str(app.screen.query_one("#title", Static).render())
+        assert f"A {r.arms.a.name}  →  B {r.arms.b.name}" in title
+    overview_keys = dict(TOPICS["overview"].keys)
+    assert any("pgdn" in key and "scroll" in what for key, what in overview_keys.items())
+    assert "0" in TOPICS["queue"].explain("body … similar") and "100" in TOPICS["queue"].explain(
+        "body … similar"
+    )
+    assert "login" in TOPICS["detail"].explain("verdicts")

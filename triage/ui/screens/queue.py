@@ -63,7 +63,7 @@ def candidate_pane(view: CandidateView, corpus_note: str) -> Content:
     ]
     if view.similar_to is not None:
         parts += [("  ≈ ", "bold $text-warning"), (visible(view.similar_to[0]), "$text-warning")]
-        parts += [(f" (body {view.similar_to[1]:.0f} similar)", "$text-muted")]
+        parts += [(f" (body {view.similar_to[1]:.0f}/100 similar)", "$text-muted")]
     parts.append("\n\n")
     if view.chunk is None:
         parts += [("text unavailable: " + corpus_note, "$text-muted")]
