@@ -191,3 +191,43 @@ async def test_help_says_what_the_screens_show() -> None:
         "body … similar"
     )
     assert "login" in TOPICS["detail"].explain("verdicts")
+
+
+def test_the_queue_says_a_tier_2_query_both_hits_now_and_counts_the_session_whatever_the_filter(
+    tmp_path,
+) -> None:
+    import shutil
+    from pathlib import Path
+
+    from triage.core.bundled import bundled
+    from triage.core.inputs.corpus import open_corpus
+    from triage.core.measures.paired import Outcome
+    from triage.ui.screens.queue import candidate_pane
+    from triage.workspace.queue import Filters, JudgingQueue
+    from triage.workspace.session import open_session
+
+    copy = Path(shutil.copytree(bundled("sample_runs"), tmp_path / "sample"))
+    session = open_session(copy, reviewer="ana")
+    assert session.snapshot.spec.corpus is not None
+    session.corpus = open_corpus(session.snapshot.spec.corpus)
+    queue = JudgingQueue(session, session.corpus)
+    # the first tier-2 candidate of a regression that B's top k holds: marking it gold resolves it
+    c = queue.current()
+    while c is not None and not (
+        c.tier == 2 and c.rank_b is not None and session.ev.outcomes[c.q] == Outcome.HIT_TO_MISS
+    ):
+        queue.skip(c)
+        c = queue.current()
+    assert c is not None
+    before = str(candidate_pane(queue.view(c, session.corpus), ""))
+    assert "both arms hit it now" not in before
+    queue.decide(c, 1)
+    assert session.ev.outcomes[c.q] == Outcome.BOTH_HIT
+    nxt = queue.current()
+    assert nxt is not None and nxt.q == c.q and nxt.tier == 2  # the same query's next candidate
+    assert "both arms hit it now" in str(candidate_pane(queue.view(nxt, session.corpus), ""))
+    # a filter that leaves the resolved query out still counts what this session did
+    queue.set_filters(Filters(regressions=True))
+    progress = queue.progress()
+    assert "this session 1 judged · 1 gold added · 1 regression resolved" in progress, progress
+    assert progress.startswith("0 of ")

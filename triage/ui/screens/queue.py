@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import visible
 from triage.report import cells as fmt
 from triage.ui.keys import Keys
@@ -61,6 +62,8 @@ def candidate_pane(view: CandidateView, corpus_note: str) -> Content:
         "\n",
         (f"tier {c.tier}: {TIERS[c.tier]}", "$text-muted"),
     ]
+    if c.tier == 2 and view.outcome is Outcome.BOTH_HIT:  # the tier is the queue's, built at open
+        parts += [("  (when the queue was built; both arms hit it now)", "$text-warning")]
     if view.similar_to is not None:
         parts += [("  ≈ ", "bold $text-warning"), (visible(view.similar_to[0]), "$text-warning")]
         parts += [(f" (body {view.similar_to[1]:.0f}/100 similar)", "$text-muted")]
