@@ -231,3 +231,19 @@ def test_the_queue_says_a_tier_2_query_both_hits_now_and_counts_the_session_what
     progress = queue.progress()
     assert "this session 1 judged · 1 gold added · 1 regression resolved" in progress, progress
     assert progress.startswith("0 of ")
+
+
+async def test_at_80_columns_slices_keep_the_flips_and_the_delta_q() -> None:
+    from triage.ui.table import VirtualTable
+
+    app = TriageApp()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_loaded(pilot)
+        await walk(pilot, "s")
+        table = app.screen.query_one(VirtualTable)
+        head = drawn(table, -1)
+        for name in ("value", "hit A", "hit B", "h→m", "m→h", "short", "elig=0", "Δ q"):
+            assert name in head, name
+        _, rows = app.screen.current()
+        for i in range(len(rows)):
+            assert drawn(table, i).rstrip().endswith(("*", "–")) or " q " in drawn(table, i)  # Δ q whole

@@ -207,10 +207,21 @@ class SlicesScreen(LiveScreen):
         Column("", 0),
     ]
 
+    # Narrower than NARROW these leave (said in the title), so the flips, short, elig=0 and Δ q stay
+    WIDE_ONLY: ClassVar[set[str]] = {"B 95%", "rec A", "rec B"}
+
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
         self.key_index = 0
+        self.narrow = False  # narrower than NARROW: no interval nor recall columns
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            if self.shown_version is not None:
+                self.fill()
 
     def compose(self) -> ComposeResult:
         yield Static(id="slices-title")
@@ -243,14 +254,29 @@ class SlicesScreen(LiveScreen):
                 ("Slices  ", "bold"),
                 *tabs,
                 ("   ←/→ or [ ]: key", "$text-muted"),
+                ("  · wider: B 95%, rec A, rec B" if self.narrow else "", "$text-muted"),
                 "\n",
                 f"by {key}: {len(rows)} slices, n sums to {part.sum} of {part.scored} scored  ",
                 check,
             )
         )
-        self.query_one(VirtualTable).set_rows(
+        table = self.query_one(VirtualTable)
+        keep = [not (self.narrow and c.title in self.WIDE_ONLY) for c in self.COLUMNS]
+        if self.narrow:
+            keep[-1] = False  # the filler column
+        narrowed = {
+            "value": Column("value", 18),
+            "h→m": Column("h→m", 3, True),
+            "m→h": Column("m→h", 3, True),
+        }
+        table.columns = [
+            narrowed.get(c.title, c) if self.narrow else c
+            for c, k in zip(self.COLUMNS, keep, strict=True)
+            if k
+        ]
+        table.set_rows(
             len(rows),
-            lambda i: [*cells.slice_cells(rows[i]), ""],
+            lambda i: [v for v, k in zip([*cells.slice_cells(rows[i]), ""], keep, strict=True) if k],
             lambda i: "bad" if rows[i].b_below_a else None,
         )
 
