@@ -247,3 +247,20 @@ async def test_at_80_columns_slices_keep_the_flips_and_the_delta_q() -> None:
         _, rows = app.screen.current()
         for i in range(len(rows)):
             assert drawn(table, i).rstrip().endswith(("*", "–")) or " q " in drawn(table, i)  # Δ q whole
+
+
+async def test_at_80x24_the_detail_scrolls_with_the_list_keys_while_nothing_is_focused() -> None:
+    from triage.ui.screens.detail import DetailScreen
+
+    app = TriageApp()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_loaded(pilot)
+        await walk(pilot, "f enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen) and app.focused is None
+        await walk(pilot, "down down")
+        assert screen.scroll_y == 2
+        await walk(pilot, "pagedown")
+        assert screen.scroll_y > 2
+        await walk(pilot, "home")
+        assert screen.scroll_y == 0

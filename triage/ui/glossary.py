@@ -382,7 +382,11 @@ TOPICS: dict[str, Topic] = {
                 " query at its top (the query and its hint, no passage selected) and tab scrolls"
                 " down to the focused pane",
             ),
-            ("j / k", "move the selection in the focused list (scroll the gold pane)"),
+            (
+                "j / k",
+                "move the selection in the focused list (scroll the gold pane; with nothing focused,"
+                " the screen; pgdn / pgup and home too)",
+            ),
             ("enter", "open the selected chunk's full text (in the gold pane: the first gold)"),
             ("g", "mark the selected passage as additional gold (written at once, grade 1)"),
             ("1 … 9", "right after g: the grade of that amendment"),

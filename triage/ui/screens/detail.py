@@ -46,6 +46,8 @@ from triage.workspace.session import Session
 __all__ = ["DetailScreen", "GoldPane"]
 
 SHORT = 30  # rows: a detail screen shorter than this scrolls
+# with nothing focused, lines (10: a page, 0: the top) each key scrolls the screen by
+SCROLL_KEYS = {"j": 1, "down": 1, "k": -1, "up": -1, "pagedown": 10, "space": 10, "pageup": -10, "home": 0}
 
 
 class DetailScreen(OneLayout, Screen[int]):
@@ -126,6 +128,20 @@ class DetailScreen(OneLayout, Screen[int]):
         panes: list[Widget | None] = [self.query_one(GoldPane), lists.table("a"), lists.table("b")]
         return [None, *panes] if self.short else panes
 
+    def _scroll_screen(self, key: str) -> bool:
+        """With nothing focused (a short screen's top), the keys that move a list scroll the
+        screen instead (not bindings: the lists' own keys keep their one meaning)."""
+        if self.focused is not None or key not in SCROLL_KEYS:
+            return False
+        lines = SCROLL_KEYS[key]
+        if not lines:
+            self.scroll_home(animate=False)
+        elif abs(lines) == 10:
+            (self.scroll_page_down if lines > 0 else self.scroll_page_up)(animate=False)
+        else:
+            self.scroll_relative(y=lines, animate=False)
+        return True
+
     def action_pane(self, step: int) -> None:
         """tab / shift+tab: the next (previous) pane, round."""
         panes = self._panes()
@@ -204,6 +220,9 @@ class DetailScreen(OneLayout, Screen[int]):
         # shuts the grade window.
         if not (event.character or "").isdigit() and self.session.grade_window:
             self.session.review.close()
+        if self._scroll_screen(event.key):
+            event.stop()
+            event.prevent_default()
 
     def _selected(self) -> tuple[str, Row] | None:
         """The focused list's selected row (and its arm's side); else say what to select."""
