@@ -105,7 +105,7 @@ class Keys(Footer):
     def keys_shown(self) -> tuple[bool, list[tuple[str, Binding, bool, str]], bool]:
         """Whether compact, the bindings shown (key, binding, enabled, tooltip), one per action,
         and whether the palette key fits too."""
-        width = self.app.size.width
+        width = self.size.width or self.app.size.width  # its own (a scroll bar may take two)
         compact = width < NARROW
         order: tuple[str, ...] = getattr(self.app, "FOOTER_JUMPS", ())
         own: list[tuple[str, Binding, bool, str]] = []
