@@ -124,11 +124,11 @@ class Keys(Footer):
             return label + (1 if compact else 3)
 
         used = sum(cells(b) for _, b, _, _ in own)
-        for jump in jumps:
-            if used + cells(jump[1]) > width:
+        for extra in jumps:
+            if used + cells(extra[1]) > width:
                 break
-            used += cells(jump[1])
-            own.append(jump)
+            used += cells(extra[1])
+            own.append(extra)
         return compact, own, used + PALETTE <= width
 
     def _signature(self) -> tuple[object, ...]:
