@@ -347,3 +347,44 @@ async def test_the_ranked_lists_text_gets_the_width_that_is_left() -> None:
             assert used <= table.size.width + 1  # nothing pushed off the edge
             assert widths["text"] >= 2 * widths["header"] - 1 and widths["text"] >= 15, widths
             assert table.size.width - used <= 2  # the text takes what is left
+
+
+def on_screen(screen, widget) -> bool:
+    """Whether all of `widget` is inside the screen's visible region."""
+    region = widget.region
+    return region.area > 0 and screen.region.intersection(region) == region
+
+
+async def test_at_80x24_the_detail_opens_on_the_query_and_g_acts_only_on_a_row_on_screen() -> None:
+    # 80x24 cannot hold every region: the title and the preview stay put, the rest scrolls. A
+    # query opens (and n/p land) at its top, no row selected, so g marks nothing unseen; tab goes
+    # down the panes (gold, A, B), the focused list comes fully on screen, shift+tab goes back up.
+    app = TriageApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("f", "enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        title, preview = screen.query_one("#detail-title"), screen.query_one(Preview)
+        for _ in range(2):
+            d = screen.detail
+            assert d is not None
+            assert app.focused is None and screen.scroll_y == 0
+            for name in ("#detail-title", "#query-text", "#hint-line"):
+                assert on_screen(screen, screen.query_one(name)), name
+            await pilot.press("g")
+            assert app.session.labels.records == ()  # no row selected: nothing amended
+            await pilot.press("tab", "tab")  # the gold pane, then A's list
+            a = tables(screen)[0]
+            assert app.focused is a and on_screen(screen, a) and on_screen(screen, title)
+            assert on_screen(screen, preview) and text_of(screen, "#preview").startswith(
+                f"A #1  {d.a.rows[0].chunk_id}"
+            )
+            assert d.query_id in text_of(screen, "#detail-title")  # pinned while scrolled
+            await pilot.press("j", "j")
+            assert on_screen(screen, a) and text_of(screen, "#preview").startswith("A #3")
+            await pilot.press("shift+tab", "shift+tab")  # the gold pane, then the top again
+            assert app.focused is None and screen.scroll_y == 0
+            await pilot.press("tab", "tab", "tab")
+            assert app.focused is tables(screen)[1] and on_screen(screen, tables(screen)[1])
+            await pilot.press("n")

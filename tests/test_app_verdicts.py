@@ -56,7 +56,7 @@ async def test_v_key_enter_writes_a_verdict_that_survives_a_restart(copy: Path) 
         await pilot.press("v", "u", "enter")  # three keys: v, the cause's key, enter (no note)
         assert isinstance(app.screen, DetailScreen)
         assert "verdict  q150: verdict likely-unlabelled" in text_of(screen, "#status")
-        assert "ana likely-unlabelled" in text_of(screen, "#verdicts")
+        assert "ana: likely-unlabelled" in text_of(screen, "#verdicts")
         assert app.session.version == version  # no number moved
         (path,) = verdict_files(copy)
         records, problems = read_file(path)
@@ -67,7 +67,7 @@ async def test_v_key_enter_writes_a_verdict_that_survives_a_restart(copy: Path) 
     async with again.run_test(size=SIZE) as pilot:
         screen = await open_q150(pilot)
         assert screen.query_one("#verdicts").display
-        assert "ana likely-unlabelled" in text_of(screen, "#verdicts")
+        assert "ana: likely-unlabelled" in text_of(screen, "#verdicts")
         await pilot.press("escape")
         assert isinstance(again.screen, FlipsScreen)
         row = flips_row(again, "q150")
@@ -87,7 +87,7 @@ async def test_a_note_is_typed_after_the_cause_and_the_flips_list_follows(copy: 
         await pilot.press("v", "h")
         assert isinstance(app.screen, VerdictScreen)
         await pilot.press(*"40-token header", "enter")
-        assert "ana header-dominates — 40-token header" in text_of(screen, "#verdicts")
+        assert "ana: header-dominates — 40-token header" in text_of(screen, "#verdicts")
         await pilot.press("escape")
         assert app.screen is flips
         assert flips_row(app, query_id)["verdict"] == "header"
@@ -118,7 +118,7 @@ async def test_a_second_reviewer_who_differs_is_shown_beside_the_first(copy: Pat
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_q150(pilot)
         shown = text_of(screen, "#verdicts")
-        assert "ana likely-unlabelled" in shown and "bo real-regression" in shown
+        assert "ana: likely-unlabelled" in shown and "bo: real-regression" in shown
         assert "reviewers disagree" in shown
         await pilot.press("escape")
         assert flips_row(app, "q150")["verdict"] == "2 differ"

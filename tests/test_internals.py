@@ -220,8 +220,10 @@ def privates_of(path: str) -> frozenset[str]:
 
 
 def textual_private_names() -> set[str]:
-    """Every `_name` (not dunder) that Textual defines or sets anywhere in its source."""
-    return set().union(*(privates_of(str(path)) for path in TEXTUAL.rglob("*.py")))
+    """Every `_name` (not dunder) that Textual defines or sets anywhere in its source, and its
+    private modules' names (`_footer`)."""
+    modules = {path.stem for path in TEXTUAL.rglob("_*.py") if not path.stem.startswith("__")}
+    return modules.union(*(privates_of(str(path)) for path in TEXTUAL.rglob("*.py")))
 
 
 def listed_in_internals() -> set[str]:

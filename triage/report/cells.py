@@ -119,17 +119,15 @@ def text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def bar(x: float | None, floor_at: float) -> str:
-    """A hit rate as a bar of BAR cells (eighths for the last one) on a light track, with the
-    floor marked ┃ where the bar does not reach it."""
+def bar(x: float | None, floor_at: float, width: int = BAR) -> str:
+    """A hit rate as a bar of `width` cells (eighths for the last one) on a light track, with the
+    floor marked ┃ over it, whether the bar reaches it or not."""
     if x is None:
-        return NONE.ljust(BAR, "░")
-    eighths = round(x * BAR * 8)
+        return NONE.ljust(width, "░")
+    eighths = round(x * width * 8)
     filled = "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
-    track = list(filled.ljust(BAR, "░"))
-    at = min(BAR - 1, int(floor_at * BAR))
-    if at >= len(filled):
-        track[at] = "┃"
+    track = list(filled.ljust(width, "░"))
+    track[min(width - 1, int(floor_at * width))] = "┃"
     return "".join(track)
 
 
@@ -508,14 +506,14 @@ def tenant_cells(i: int, t: TenantRow, floor_at: float) -> list[str]:
     ]
 
 
-def tenant_bar_cells(i: int, t: TenantRow, floor_at: float) -> list[str]:
-    """The same tenant as bars, under TENANT_BAR_HEAD."""
+def tenant_bar_cells(i: int, t: TenantRow, floor_at: float, width: int = BAR) -> list[str]:
+    """The same tenant as bars of `width` cells, under TENANT_BAR_HEAD."""
     return [
         str(i),
         t.tenant,
         str(t.n),
-        f"{bar(t.hit_rate_a, floor_at)} {rate(t.hit_rate_a)}",
-        f"{bar(t.hit_rate_b, floor_at)} {rate(t.hit_rate_b)}",
+        f"{bar(t.hit_rate_a, floor_at, width)} {rate(t.hit_rate_a)}",
+        f"{bar(t.hit_rate_b, floor_at, width)} {rate(t.hit_rate_b)}",
         tenant_marks(t, floor_at),
     ]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from rich.console import Console, Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -128,17 +129,59 @@ def paired_view(r: Report) -> Group:
     )
 
 
+class Folded:
+    """A table of a name column and figures, drawn whole where it fits; narrower, as several
+    tables in turn, each with the name column and as many of the next columns as fit, so no
+    figure is cut to `…` (the app's overview at 80 columns). `together`: runs of column indices
+    kept in one table (A beside B); by default each column stands alone."""
+
+    def __init__(
+        self,
+        title: str,
+        head: list[str],
+        rows: list[list[str]],
+        together: list[list[int]] | None = None,
+        name_width: int = 30,
+    ) -> None:
+        self.title, self.head, self.name_width = title, head, name_width
+        self.together = together or [[i] for i in range(1, len(head))]
+        self.rows = [[plain(row[0], name_width), *map(Text, row[1:])] for row in rows]
+
+    def table(self, columns: list[int], title: str) -> Table:
+        t = Table(title=title, title_justify="left")
+        for i in columns:
+            t.add_column(self.head[i], justify="left" if i == 0 else "right", no_wrap=i == 0)
+        for row in self.rows:
+            t.add_row(*(row[i] for i in columns))
+        return t
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widths = [  # each column's natural width: its cells, its padding and its rule
+            max(cell_len(self.head[i]), *(row[i].cell_len for row in self.rows)) + 3
+            for i in range(len(self.head))
+        ]
+        if sum(widths) + 1 <= options.max_width:
+            yield self.table(list(range(len(self.head))), self.title)
+            return
+        groups: list[list[int]] = []
+        for run in self.together:
+            wanted = widths[0] + sum(widths[j] for j in run) + 1
+            if groups and sum(widths[j] for j in groups[-1]) + wanted <= options.max_width:
+                groups[-1] += run
+            else:
+                groups.append(list(run))
+        for n, group in enumerate(groups, 1):
+            yield self.table([0, *group], f"{self.title} ({n} of {len(groups)})")
+
+
 def origins_view(r: Report) -> Group | None:
     """The headline numbers per query origin beside the blend, and which figure to quote."""
     rows = cells.origin_rows(r)
     if not rows:
         return None
-    t = Table(title="By query origin", title_justify="left")
-    for i, name in enumerate(cells.ORIGIN_HEAD):
-        t.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
-    for name, *figures in rows:
-        t.add_row(plain(name, 30), *figures)
-    parts: list[RenderableType] = [t]
+    # n and the hit rates, then each measure's A and B, then the paired counts: each run whole
+    runs = [[1, 2, 3, 4], [5, 6], [7, 8], [9, 10], [11, 12, 13, 14]]
+    parts: list[RenderableType] = [Folded("By query origin", cells.ORIGIN_HEAD, rows, runs)]
     if r.origin_quote is not None:
         parts.append(Text(cells.quote_line(r.origin_quote), "bold"))
     return Group(*parts)

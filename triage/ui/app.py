@@ -66,6 +66,11 @@ class TriageApp(App[None]):
         Binding("J", "queue", "judge", id="queue"),
         Binding("r", "ranks", "rank drops", id="ranks"),
     ]
+    # a screen narrower than 100 cells has the class -narrow (styles: the overview's metrics and
+    # paired tables stack); the detail screen has its own breakpoint
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    # the footer shows a screen's own keys, then these jumps in this order while they fit
+    FOOTER_JUMPS = ("flips", "queue", "tenants", "slices", "ranks", "all", "amendments", "overview", "quit")
 
     def __init__(
         self,

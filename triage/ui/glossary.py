@@ -39,7 +39,10 @@ LIST_KEYS: tuple[tuple[str, str], ...] = (
 
 TERMS: dict[str, str] = {
     # -- counts and labels --------------------------------------------------------------------------
-    "A / B": "A is the baseline run and B the treatment; both answer the same frozen queries at the same k.",
+    "A / B": (
+        "A is the baseline run and B the treatment; both answer the same frozen queries at the same k. "
+        "The title names them: A's run first, then → B's (e.g. A plain → B headers)."
+    ),
     "k": "The cut-off: a query is a hit when a gold chunk is among an arm's first k results.",
     "labels": (
         "The frozen gold file's fingerprint and how many amendments (gold added in review) are in force."
@@ -143,7 +146,8 @@ TERMS: dict[str, str] = {
     "floor": "The hit rate a tenant should reach (--floor, default 0.80); below it a tenant is flagged.",
     "5th-percentile": "The tenant hit rate that 95% of tenants reach or beat.",
     "wins / ties / losses": (
-        "Per both-hit query, whether B's mrr@k or ndcg@k is higher, equal or lower than A's."
+        "Over every scored query, how many have B's mrr@k (or ndcg@k) higher, equal or lower than "
+        "A's; they sum to the scored queries."
     ),
     "rank drops": "Queries both arms hit whose gold B ranked lower than A did.",
     "worst first": (
@@ -234,17 +238,25 @@ TERMS: dict[str, str] = {
     "·": "Unjudged: the labels say nothing about this chunk for this query.",
     "≈": "Unjudged but a near-duplicate of a gold chunk: likely also gold.",
     "rule under k": "The line under rank k: results below it do not count as hits.",
+    "verdicts": (
+        "The causes recorded with v: each reviewer's name (--reviewer, else TRIAGE_REVIEWER, else the "
+        "login name), then the cause and the note."
+    ),
     "grade": "How relevant a gold chunk is (1 relevant, higher: more so; 0: not relevant).",
     "answer": "The harness's grade of the answer built from the arm's results: correct or wrong.",
     # -- amendments -----------------------------------------------------------------------------------
     "when (UTC)": "When the record was written, in UTC.",
-    "reviewer": "Who made the decision.",
+    "reviewer": "Who made the decision: --reviewer, else TRIAGE_REVIEWER, else the login name.",
     "what": "add (gold added), retract (an add undone), verdict (a cause); UNSAVED when the disk refused it.",
     "from": "The evidence: which arm and rank the passage was marked from.",
     "note": "The reviewer's note.",
     # -- judging queue --------------------------------------------------------------------------------
     "candidate": "An unjudged passage from a top k, to be judged relevant or not.",
     "tier 1": "A near-duplicate of a gold passage: the likeliest to be unlabelled gold.",
+    "body … similar": (
+        "Tier 1's evidence: how alike the candidate's body and that gold's body are, a fuzzy-match "
+        "ratio from 0 (nothing shared) to 100 (the same text)."
+    ),
     "tier 2": "From the top k of a query an arm misses: judging it may turn the miss into a hit.",
     "tier 3": "Any other unjudged passage of a top k.",
     "taken from arm": (
@@ -301,7 +313,10 @@ LIST_TERMS = (
 TOPICS: dict[str, Topic] = {
     "overview": Topic(
         "Overview",
-        (("/", "fuzzy search over query ids and texts; enter opens the best match"),),
+        (
+            ("/", "fuzzy search over query ids and texts; enter opens the best match"),
+            ("pgdn / pgup, ↓ / ↑", "scroll the overview (home / end: its top, its end)"),
+        ),
         (
             "A / B",
             "k",
@@ -408,8 +423,17 @@ TOPICS: dict[str, Topic] = {
         "Detail",
         (
             ("n / p", "next / previous query of the list you came from"),
-            ("tab / shift+tab", "move the focus: gold pane, arm A's list, arm B's list"),
-            ("j / k", "move the selection in the focused list (scroll the gold pane)"),
+            (
+                "tab / shift+tab",
+                "move the focus: gold pane, arm A's list, arm B's list; a short terminal opens each"
+                " query at its top (the query and its hint, no passage selected) and tab scrolls"
+                " down to the focused pane",
+            ),
+            (
+                "j / k",
+                "move the selection in the focused list (scroll the gold pane; with nothing focused,"
+                " the screen; pgdn / pgup and home too)",
+            ),
             ("enter", "open the selected chunk's full text (in the gold pane: the first gold)"),
             ("g", "mark the selected passage as additional gold (written at once, grade 1)"),
             ("1 … 9", "right after g: the grade of that amendment"),
@@ -443,6 +467,7 @@ TOPICS: dict[str, Topic] = {
             "header",
             "text",
             "rule under k",
+            "verdicts",
         ),
         own={
             "#": "The chunk's rank in this arm's stored list.",
@@ -531,6 +556,7 @@ TOPICS: dict[str, Topic] = {
         (
             "candidate",
             "tier 1",
+            "body … similar",
             "tier 2",
             "tier 3",
             "≈",

@@ -34,6 +34,9 @@ too).
    only when what it shows changed.
    If it changes: a renamed hook or reactive leaves the footer empty (or back to rebuilding on
    every change); another tuple shape raises in `_signature` when the footer is rebuilt.
+   It composes its keys itself (`Keys.compose`, with `FooterKey` from `textual.widgets._footer`)
+   so that they fit the width: the screen's own, then the app's jumps while they fit (compact
+   below `NARROW` columns); the rest are in `?`. If `FooterKey` moves, the import fails at start.
 
 4. `freeze_garbage` -- `gc.freeze()` once the session is shown. Not Textual's, but it is about
    Textual's objects: it assumes the widgets, caches and session loaded by then live as long as
@@ -47,11 +50,14 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
+from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.dom import NoScreen
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 # -- 1. the paint timer -----------------------------------------------------------------------
@@ -83,18 +89,84 @@ class OneLayout(_Mixin):
 
 
 # -- 3. the footer of keys --------------------------------------------------------------------
+NARROW = 120  # columns: a narrower footer is compact (one space between keys)
+PALETTE = 12  # cells the palette key takes at the right
+
+
 class Keys(Footer):
-    """The footer of keys, rebuilt only when the keys it shows change (item 3)."""
+    """The footer of keys, rebuilt only when the keys it shows change (item 3). It shows the
+    screen's own keys (`?` first), then the app's named jumps (bindings with an `id`, in the
+    app's `FOOTER_JUMPS` order) while they fit the width, then the palette key if it fits:
+    nothing is cut off at the edge, and what is left out is in `?`."""
 
     _shown: tuple[object, ...] | None = None
     _pending = False
 
+    def keys_shown(self) -> tuple[bool, list[tuple[str, Binding, bool, str]], bool]:
+        """Whether compact, the bindings shown (key, binding, enabled, tooltip), one per action,
+        and whether the palette key fits too."""
+        width = self.size.width or self.app.size.width  # its own (a scroll bar may take two)
+        compact = width < NARROW
+        order: tuple[str, ...] = getattr(self.app, "FOOTER_JUMPS", ())
+        own: list[tuple[str, Binding, bool, str]] = []
+        jumps: list[tuple[str, Binding, bool, str]] = []
+        actions: set[str] = set()
+        for key, (node, binding, enabled, tooltip) in self.screen.active_bindings.items():
+            if not binding.show or binding.action in actions:
+                continue
+            actions.add(binding.action)
+            jump = node is self.app and binding.id is not None and binding.id != "help"
+            (jumps if jump else own).append((key, binding, enabled, tooltip))
+        jumps.sort(key=lambda j: order.index(j[1].id) if j[1].id in order else len(order))
+
+        def cells(binding: Binding) -> int:
+            label = len(self.app.get_key_display(binding)) + 1 + len(binding.description)
+            return label + (1 if compact else 3)
+
+        used = sum(cells(b) for _, b, _, _ in own)
+        for extra in jumps:
+            if used + cells(extra[1]) > width:
+                break
+            used += cells(extra[1])
+            own.append(extra)
+        return compact, own, used + PALETTE <= width
+
     def _signature(self) -> tuple[object, ...]:
-        return tuple(
-            (key, binding.description, enabled)
-            for key, (_node, binding, enabled, _tooltip) in self.screen.active_bindings.items()
-            if binding.show
-        )
+        compact, keys, palette = self.keys_shown()
+        return (compact, palette) + tuple((key, b.description, enabled) for key, b, enabled, _ in keys)
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        compact, keys, palette = self.keys_shown()
+        self.compact = compact
+        for key, binding, enabled, tooltip in keys:
+            yield FooterKey(
+                key,
+                self.app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                disabled=not enabled,
+                tooltip=tooltip,
+            ).data_bind(compact=Footer.compact)
+        if palette and self.app.ENABLE_COMMAND_PALETTE:
+            found = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+            if found is not None:
+                _node, binding, enabled, tooltip = found
+                yield FooterKey(
+                    binding.key,
+                    self.app.get_key_display(binding),
+                    binding.description,
+                    binding.action,
+                    classes="-command-palette",
+                    disabled=not enabled,
+                    tooltip=binding.tooltip or binding.description,
+                )
+
+    def on_resize(self) -> None:
+        """Another width may show other keys: checked as on a bindings change."""
+        if self.is_attached and self._shown is not None:
+            self.bindings_changed(self.screen)
 
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True

@@ -406,19 +406,18 @@ class JudgingQueue:
 
     # -- progress --------------------------------------------------------------------------------
     def progress(self) -> str:
-        """ "37 of 412 judged · 12 gold added · 2 regressions resolved" (within the filter)."""
+        """ "37 of 412 judged · 12 gold added · 2 regressions resolved"; with a filter, "3 of 39
+        judged here · this session 37 judged · 12 gold added · …": the session's counts are the
+        whole session's whatever the filter (a filter changes what is left, not what was done)."""
         total = int(self._mask.sum())
-        judged = [g for i, g in self.grades.items() if self._mask[i]]
+        judged = list(self.grades.values())
         gold = sum(1 for g in judged if g >= 1)
-        outcomes = self.session.ev.outcomes
-        regressions = self.regressions_at_open
-        if not self._mask.all():  # those of the queries the filter lets through
-            regressions = regressions[np.isin(regressions, self.q[self._mask])]
-        resolved = int((outcomes[regressions] != Outcome.HIT_TO_MISS).sum())
-        return (
-            f"{len(judged):,} of {total:,} judged · {gold:,} gold added · "
-            f"{resolved:,} regression{'' if resolved == 1 else 's'} resolved"
-        )
+        resolved = int((self.session.ev.outcomes[self.regressions_at_open] != Outcome.HIT_TO_MISS).sum())
+        done = f"{gold:,} gold added · {resolved:,} regression{'' if resolved == 1 else 's'} resolved"
+        if self._mask.all():
+            return f"{len(judged):,} of {total:,} judged · {done}"
+        here = sum(1 for i in self.grades if self._mask[i])
+        return f"{here:,} of {total:,} judged here · this session {len(judged):,} judged · {done}"
 
     def position(self) -> int:
         """Candidates still to judge within the filter (the one on screen included)."""

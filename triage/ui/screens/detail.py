@@ -15,6 +15,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widget import Widget
 
 from triage.core.inputs.corpus import Chunk
 from triage.labels.verdicts import Cause
@@ -45,6 +46,8 @@ from triage.workspace.session import Session
 __all__ = ["DetailScreen", "GoldPane"]
 
 SHORT = 30  # rows: a detail screen shorter than this scrolls
+# with nothing focused, lines (10: a page, 0: the top) each key scrolls the screen by
+SCROLL_KEYS = {"j": 1, "down": 1, "k": -1, "up": -1, "pagedown": 10, "space": 10, "pageup": -10, "home": 0}
 
 
 class DetailScreen(OneLayout, Screen[int]):
@@ -59,16 +62,17 @@ class DetailScreen(OneLayout, Screen[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
     HELP = "detail"
+    AUTO_FOCUS = ""  # none: the focus is set on mount (`on_mount`), or left on the top when short
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
         Binding("n", "step(1)", "next"),
         Binding("p", "step(-1)", "previous"),
-        Binding("tab", "app.focus_next", "next pane", show=False),
-        Binding("shift+tab", "app.focus_previous", "previous pane", show=False),
+        Binding("tab", "pane(1)", "next pane", show=False),
+        Binding("shift+tab", "pane(-1)", "previous pane", show=False),
         Binding("escape", "back", "back"),
         Binding("g", "amend", "mark gold"),
         Binding("G", "amend_note", "gold + note"),
-        Binding("u", "undo", "undo amendment"),
+        Binding("u", "undo", "undo"),
         Binding("v", "verdict", "verdict"),
         *[Binding(str(n), f"grade({n})", f"grade {n}", show=False) for n in range(1, 10)],
     ]
@@ -101,14 +105,59 @@ class DetailScreen(OneLayout, Screen[int]):
         yield Preview(id="preview")
         yield Keys()
 
+    @property
+    def short(self) -> bool:
+        """Too short for every region: the title and the preview are pinned, the rest scrolls."""
+        return self.app.size.height < SHORT
+
     def on_mount(self) -> None:
+        self.set_class(self.short, "-short")
         self.show()
-        # B's list has the keys; the screen stays at its top (the query and its hint), which a
-        # short terminal would otherwise scroll past to show the focused list
-        self.query_one(RankedLists).table("b").focus(scroll_visible=False)
+        if not self.short:  # B's list has the keys (its row 1 is on screen, in the preview)
+            self.query_one(RankedLists).table("b").focus(scroll_visible=False)
+        # A short screen opens on the query and its hint with no row selected (B's list would
+        # be below the screen: `g` would mark a row nobody saw); tab goes down to the lists.
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.height < SHORT, "-short")
+
+    def _panes(self) -> list[Widget | None]:
+        """The tab order: the gold pane, A's list, B's list; a short screen has its top first
+        (None: nothing focused, the query and its hint on screen)."""
+        lists = self.query_one(RankedLists)
+        panes: list[Widget | None] = [self.query_one(GoldPane), lists.table("a"), lists.table("b")]
+        return [None, *panes] if self.short else panes
+
+    def _scroll_screen(self, key: str) -> bool:
+        """With nothing focused (a short screen's top), the keys that move a list scroll the
+        screen instead (not bindings: the lists' own keys keep their one meaning)."""
+        if self.focused is not None or key not in SCROLL_KEYS:
+            return False
+        lines = SCROLL_KEYS[key]
+        if not lines:
+            self.scroll_home(animate=False)
+        elif abs(lines) == 10:
+            (self.scroll_page_down if lines > 0 else self.scroll_page_up)(animate=False)
+        else:
+            self.scroll_relative(y=lines, animate=False)
+        return True
+
+    def action_pane(self, step: int) -> None:
+        """tab / shift+tab: the next (previous) pane, round."""
+        panes = self._panes()
+        at = panes.index(self.focused) if self.focused in panes else (0 if step > 0 else len(panes))
+        self._go_to(panes[(at + step) % len(panes)])
+
+    def _go_to(self, pane: Widget | None) -> None:
+        if pane is None:  # the top: the query and its hint, no row selected
+            self.set_focus(None)
+            self.scroll_home(animate=False)
+            self.sync_preview()
+            return
+        self.set_focus(pane, scroll_visible=False)  # now: a second tab at once sees it
+        ranked = self.query_one(RankedLists).list_of(pane)
+        # a list comes into view whole, its title with it (a short screen scrolls to it)
+        self.call_after_refresh((ranked or pane).scroll_visible, animate=False)
 
     def on_unmount(self) -> None:
         self.ahead.close()
@@ -153,6 +202,8 @@ class DetailScreen(OneLayout, Screen[int]):
             )
         elif ranked is not None:
             preview.show_hint(self.detail, f"arm {ranked.side.upper()} retrieved nothing")
+        elif self.focused is None:
+            preview.show_hint(self.detail, "top of the query")
         else:
             preview.show_hint(self.detail, "the gold pane has the focus")
 
@@ -169,6 +220,9 @@ class DetailScreen(OneLayout, Screen[int]):
         # shuts the grade window.
         if not (event.character or "").isdigit() and self.session.grade_window:
             self.session.review.close()
+        if self._scroll_screen(event.key):
+            event.stop()
+            event.prevent_default()
 
     def _selected(self) -> tuple[str, Row] | None:
         """The focused list's selected row (and its arm's side); else say what to select."""
@@ -249,6 +303,8 @@ class DetailScreen(OneLayout, Screen[int]):
             self.position = new
             self.query_one(StatusLine).clear()
             self.show(cursor=0)
+            if self.short:  # it lands at the top, as a query opens: its id, text and hint
+                self._go_to(None)
         else:
             self.notify("no more in this list" if step > 0 else "this is the first", timeout=2)
 

@@ -25,7 +25,8 @@ from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session, flip_label
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good", Outcome.UNSCORED: "muted"}
-NARROW = 100  # cells: a narrower list leaves the tenant out, so ids, ranks and plans stay whole
+NARROW = 100  # cells: a narrower list leaves the tenant and # out, so ids, ranks and plans stay
+# whole, and its title shows the highlighted query's text in full
 
 
 def empty_columns(session: Session) -> set[str]:
@@ -109,7 +110,7 @@ class QueryList(LiveScreen):
         shown = [c.title not in hidden for c in self.columns]
         table = self.query_one(VirtualTable)
         table.columns = [
-            Column("#", 4, right=True) if self.narrow and c.title == "#" else c
+            Column("outcome", 9) if self.narrow and c.title == "outcome" else c
             for c, keep in zip(self.columns, shown, strict=True)
             if keep
         ]
@@ -151,7 +152,7 @@ class QueryList(LiveScreen):
         raise NotImplementedError
 
     def narrow_hidden(self) -> set[str]:
-        return {"tenant"} if self.narrow else set()
+        return {"tenant", "#"} if self.narrow else set()
 
     def on_resize(self, event: events.Resize) -> None:
         narrow = event.size.width < NARROW
@@ -193,8 +194,12 @@ class QueryList(LiveScreen):
 
     def update_title(self, i: int) -> None:
         where = self.position_label(i) if len(self.order) else "nothing to list"
+        text: list[str | tuple[str, str]] = []
+        if self.narrow and 0 <= i < len(self.order):  # the text column is short: the whole text here
+            q = int(self.order[i])
+            text = ["\n", (self.session.query_id(q), "bold"), "  ", self.session.texts[q].as_py() or ""]
         self.query_one("#list-title", Static).update(
-            line((self.title_text, "bold"), "  ", (where, "$text-accent"))
+            line((self.title_text, "bold"), "  ", (where, "$text-accent"), *text)
         )
 
     def on_virtual_table_highlighted(self, event: VirtualTable.Highlighted) -> None:

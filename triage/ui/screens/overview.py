@@ -92,9 +92,9 @@ class OverviewScreen(Screen):
         self.query_one("#loading").display = False
         self.query_one("#title", Static).update(
             line(
-                ("triage  ", "bold"),
+                ("triage  A ", "bold"),
                 r.arms.a.name,
-                ("  →  ", "bold"),
+                ("  →  B ", "bold"),
                 r.arms.b.name,
                 (f"  at k = {r.k}", "bold"),
                 f"  (also k = {', '.join(map(str, r.ks[1:]))})" if len(r.ks) > 1 else "",

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import visible
 from triage.report import cells as fmt
 from triage.ui.keys import Keys
@@ -61,9 +62,11 @@ def candidate_pane(view: CandidateView, corpus_note: str) -> Content:
         "\n",
         (f"tier {c.tier}: {TIERS[c.tier]}", "$text-muted"),
     ]
+    if c.tier == 2 and view.outcome is Outcome.BOTH_HIT:  # the tier is the queue's, built at open
+        parts += [("  (when the queue was built; both arms hit it now)", "$text-warning")]
     if view.similar_to is not None:
         parts += [("  ≈ ", "bold $text-warning"), (visible(view.similar_to[0]), "$text-warning")]
-        parts += [(f" (body {view.similar_to[1]:.0f} similar)", "$text-muted")]
+        parts += [(f" (body {view.similar_to[1]:.0f}/100 similar)", "$text-muted")]
     parts.append("\n\n")
     if view.chunk is None:
         parts += [("text unavailable: " + corpus_note, "$text-muted")]
@@ -117,15 +120,16 @@ class QueueScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
         Binding("y", "decide(1)", "relevant"),
-        Binding("n", "decide(0)", "not relevant"),
+        Binding("n", "decide(0)", "irrelevant"),
         Binding("space", "skip", "skip"),
         Binding("backspace", "undo", "undo"),
-        Binding("G", "decide_note(1)", "relevant + note"),
-        Binding("N", "decide_note(0)", "not + note"),
-        Binding("R", "regressions", "regressions only"),
-        Binding("T", "tenant", "tenant"),
-        Binding("A", "arm", "arm"),
         Binding("escape", "leave", "back"),
+        # the rest are in `?`, so the footer fits 80 columns
+        Binding("G", "decide_note(1)", "relevant + note", show=False),
+        Binding("N", "decide_note(0)", "not + note", show=False),
+        Binding("R", "regressions", "regressions"),
+        Binding("T", "tenant", "tenant", show=False),
+        Binding("A", "arm", "arm", show=False),
         *[Binding(str(g), f"decide({g})", f"grade {g}", show=False) for g in range(1, 10)],
     ]
 

@@ -89,6 +89,10 @@ class TenantsScreen(LiveScreen):
     ]
     COLUMNS = columns(cells.TENANT_HEAD, [3, 20, 5, 5, 5, 6, 14, 4, 4, 11, 7, 13, 0], left={1, 9, 12})
     BARS = columns(cells.TENANT_BAR_HEAD, [4, 24, 5, cells.BAR + 7, cells.BAR + 7, 0], left={1, 3, 4, 5})
+    # Narrower than NARROW the table keeps #, tenant, n, both rates, the flips, Δ q and the marks
+    # (< floor, few); the bars are shorter. A wider terminal adds these:
+    WIDE_ONLY: ClassVar[set[str]] = {"plan", "sel.", "B 95%", "B−A"}
+    NARROW_BAR = 10  # cells of a full bar when narrow
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -125,7 +129,7 @@ class TenantsScreen(LiveScreen):
             return
         rows, floor = t.rows, t.floor
         note = (
-            "\nthe worst three are highlighted; ? explains every column"
+            "\nworst three highlighted · wider: B 95%, B−A, plan, sel. · ? explains each"
             if self.narrow
             else "\nthe worst three are highlighted; few = fewer than "
             f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; Δ q: B − A and its "
@@ -140,10 +144,15 @@ class TenantsScreen(LiveScreen):
                 (note, "$text-muted"),
             )
         )
-        cells_of = cells.tenant_bar_cells if self.show_bars else cells.tenant_cells
+        bar = self.NARROW_BAR if self.narrow else cells.BAR
         head = self.BARS if self.show_bars else self.COLUMNS
-        empty = empty_tenant_columns(rows) | ({"plan", "sel."} if self.narrow else set())
+        empty = empty_tenant_columns(rows) | (self.WIDE_ONLY if self.narrow else set())
         keep = [c.title not in empty for c in head]
+
+        def cells_of(i: int, x: TenantRow, floor_at: float) -> list[str]:
+            if self.show_bars:
+                return cells.tenant_bar_cells(i, x, floor_at, bar)
+            return cells.tenant_cells(i, x, floor_at)
 
         def row(i: int) -> list[str]:
             return [v for v, shown in zip(cells_of(i + 1, rows[i], floor), keep, strict=True) if shown]
@@ -154,11 +163,16 @@ class TenantsScreen(LiveScreen):
                 return "bad" if x.below(floor) else "gold"
             return "muted" if x.few else None
 
-        table.columns = [
-            Column(c.title, 19) if self.narrow and c.title == "tenant" else c
-            for c, shown in zip(head, keep, strict=True)
-            if shown
-        ]
+        def narrowed(c: Column) -> Column:
+            if not self.narrow:
+                return c
+            if c.title == "tenant":
+                return Column(c.title, 19)
+            if c.title in ("A", "B"):  # a bar and its rate
+                return Column(c.title, bar + 6)
+            return Column(c.title, 3, right=True) if c.title in ("h→m", "m→h") else c
+
+        table.columns = [narrowed(c) for c, shown in zip(head, keep, strict=True) if shown]
         table.set_rows(len(rows), row, tag, table.cursor)
 
     def action_bars(self) -> None:
@@ -182,18 +196,32 @@ class SlicesScreen(LiveScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
         Binding("escape", "app.pop_screen", "back"),
-        Binding("right_square_bracket,right", "key(1)", "next key"),
-        Binding("left_square_bracket,left", "key(-1)", "previous key"),
+        Binding("right_square_bracket", "key(1)", "next key"),
+        Binding("left_square_bracket", "key(-1)", "previous key"),
+        # before the table, which would take the arrows to scroll sideways
+        Binding("right", "key(1)", "next key", show=False, priority=True),
+        Binding("left", "key(-1)", "previous key", show=False, priority=True),
     ]
     COLUMNS = [
         *columns(cells.SLICE_HEAD, [18, 5, 5, 5, 14, 6, 5, 5, 4, 4, 5, 6, 13], left={0}),
         Column("", 0),
     ]
 
+    # Narrower than NARROW these leave (said in the title), so the flips, short, elig=0 and Δ q stay
+    WIDE_ONLY: ClassVar[set[str]] = {"B 95%", "rec A", "rec B"}
+
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
         self.key_index = 0
+        self.narrow = False  # narrower than NARROW: no interval nor recall columns
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            if self.shown_version is not None:
+                self.fill()
 
     def compose(self) -> ComposeResult:
         yield Static(id="slices-title")
@@ -226,14 +254,29 @@ class SlicesScreen(LiveScreen):
                 ("Slices  ", "bold"),
                 *tabs,
                 ("   ←/→ or [ ]: key", "$text-muted"),
+                ("  · wider: B 95%, rec A, rec B" if self.narrow else "", "$text-muted"),
                 "\n",
                 f"by {key}: {len(rows)} slices, n sums to {part.sum} of {part.scored} scored  ",
                 check,
             )
         )
-        self.query_one(VirtualTable).set_rows(
+        table = self.query_one(VirtualTable)
+        keep = [not (self.narrow and c.title in self.WIDE_ONLY) for c in self.COLUMNS]
+        if self.narrow:
+            keep[-1] = False  # the filler column
+        narrowed = {
+            "value": Column("value", 18),
+            "h→m": Column("h→m", 3, True),
+            "m→h": Column("m→h", 3, True),
+        }
+        table.columns = [
+            narrowed.get(c.title, c) if self.narrow else c
+            for c, k in zip(self.COLUMNS, keep, strict=True)
+            if k
+        ]
+        table.set_rows(
             len(rows),
-            lambda i: [*cells.slice_cells(rows[i]), ""],
+            lambda i: [v for v, k in zip([*cells.slice_cells(rows[i]), ""], keep, strict=True) if k],
             lambda i: "bad" if rows[i].b_below_a else None,
         )
 

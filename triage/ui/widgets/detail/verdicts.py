@@ -12,7 +12,8 @@ from triage.ui.widgets.redraw import OneLayout, redraw
 
 
 class VerdictLine(OneLayout, Static):
-    """ "verdicts  ana header-dominates — the header is 40 tokens · bo label-error   disagree"."""
+    """ "verdicts  ana: header-dominates — the header is 40 tokens · bo: label-error   disagree"
+    (each reviewer's name, then the cause)."""
 
     def show(self, verdicts: Sequence[Verdict]) -> None:
         self.display = bool(verdicts)
@@ -20,7 +21,7 @@ class VerdictLine(OneLayout, Static):
         for i, v in enumerate(verdicts):
             if i:
                 parts.append(("  ·  ", "$text-muted"))
-            parts += [(f"{v.reviewer} ", "$text-muted"), (v.cause, "bold $text-warning")]
+            parts += [(f"{v.reviewer}: ", "$text-muted"), (v.cause, "bold $text-warning")]
             if v.note:
                 parts += [(" — ", "$text-muted"), v.note]
             if not v.saved:
