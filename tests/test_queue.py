@@ -276,3 +276,39 @@ async def test_filter_keys_and_help(copy: Path) -> None:
         assert "arm A" in _text(screen, "#queue-title")
         await pilot.press("question_mark")
         assert "Judging queue" in str(app.screen.query_one(Static).render())
+
+
+@pytest.mark.slow
+async def test_keys_pressed_while_the_queue_builds_are_kept_and_applied_in_order(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`J y n` typed at once: the build is held back until both keys are in; they are said to be
+    kept, then applied to the first two candidates when the queue is ready — none is lost."""
+    import threading
+
+    from triage.ui.screens import queue as queue_screen
+
+    ready, real = threading.Event(), queue_screen.queue_for
+
+    def held(session: Session) -> JudgingQueue:
+        assert ready.wait(10)
+        return real(session)
+
+    monkeypatch.setattr(queue_screen, "queue_for", held)
+    app = TriageApp(copy, reviewer="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("J", "y", "n")
+        screen = app.screen
+        assert isinstance(screen, QueueScreen) and screen.queue is None
+        assert "2 keys kept" in _text(screen, "#queue-status")
+        ready.set()
+        for _ in range(200):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if screen.queue is not None:
+                break
+        assert _text(screen, "#queue-progress").startswith("2 of 1,384 judged · 1 gold added")
+    on_disk = records(copy)
+    assert [(r.chunk_id, r.relevance) for r in on_disk][0] == (NEAR_DUPLICATE, 1)
+    assert [r.relevance for r in on_disk] == [1, 0]

@@ -139,6 +139,8 @@ class QueueScreen(Screen[None]):
         self.queue: JudgingQueue | None = None
         self.view: CandidateView | None = None
         self._building = False
+        # Keys pressed before the queue is ready: (action, its argument), applied in order when it is
+        self._kept: list[tuple[str, tuple[int, ...]]] = []
 
     def compose(self) -> ComposeResult:
         yield Static(line(("Judging queue", "bold $text-accent")), id="queue-title")
@@ -165,7 +167,26 @@ class QueueScreen(Screen[None]):
         self.app.call_from_thread(self.show)
 
     def show(self) -> None:
-        """Draw the candidate on screen (building the queue first, in a worker, if need be)."""
+        """Draw the candidate (building the queue first, in a worker, if need be); once the queue is
+        ready, apply the keys pressed while it was not, in the order pressed."""
+        self._draw()
+        if self.queue is not None and self._kept:
+            kept, self._kept = self._kept, []
+            for action, args in kept:
+                getattr(self, f"action_{action}")(*args)
+
+    def _later(self, action: str, *args: int) -> bool:
+        """Keep a key pressed before the queue is ready (True), saying so; False: the queue is here."""
+        if self.queue is not None:
+            return False
+        self._kept.append((action, args))
+        n = len(self._kept)
+        self._say(
+            line((f"{n} key{'' if n == 1 else 's'} kept: applied when the queue is ready", "$text-muted"))
+        )
+        return True
+
+    def _draw(self) -> None:
         session = self.session
         if self.queue is None:
             if not corpus_settled(session):
@@ -237,7 +258,7 @@ class QueueScreen(Screen[None]):
 
     # -- decisions -----------------------------------------------------------------------------
     def _decide(self, relevance: int, note: str = "") -> None:
-        if self.queue is None or self.view is None:
+        if self._later("decide", relevance) or self.queue is None or self.view is None:
             return
         c = self.view.candidate
         change = self.queue.decide(c, relevance, note)  # on disk (fsync) before the next is drawn
@@ -249,7 +270,7 @@ class QueueScreen(Screen[None]):
         self._decide(relevance)
 
     def action_decide_note(self, relevance: int) -> None:
-        if self.view is None:
+        if self._later("decide_note", relevance) or self.view is None:
             return
         from triage.ui.screens.note import NoteScreen
 
@@ -260,7 +281,7 @@ class QueueScreen(Screen[None]):
         self.app.push_screen(NoteScreen(), with_note)
 
     def action_skip(self) -> None:
-        if self.queue is None or self.view is None:
+        if self._later("skip") or self.queue is None or self.view is None:
             return
         self.queue.skip(self.view.candidate)
         self._say(
@@ -273,7 +294,7 @@ class QueueScreen(Screen[None]):
         self.show()
 
     def action_undo(self) -> None:
-        if self.queue is None:
+        if self._later("undo") or self.queue is None:
             return
         change, why = self.queue.undo()
         if change is None:
@@ -291,19 +312,19 @@ class QueueScreen(Screen[None]):
         self.show()
 
     def action_regressions(self) -> None:
-        if self.queue is not None:
+        if not self._later("regressions") and self.queue is not None:
             f = self.queue.filters
             self._filter(Filters(not f.regressions, f.tenant, f.arm))
 
     def action_tenant(self) -> None:
-        if self.queue is not None:
+        if not self._later("tenant") and self.queue is not None:
             f, tenants = self.queue.filters, self.queue.tenants
             cycle: list[str | None] = [None, *tenants]
             nxt = cycle[(cycle.index(f.tenant) + 1) % len(cycle)] if f.tenant in cycle else None
             self._filter(Filters(f.regressions, nxt, f.arm))
 
     def action_arm(self) -> None:
-        if self.queue is not None:
+        if not self._later("arm") and self.queue is not None:
             f = self.queue.filters
             nxt = {None: "a", "a": "b", "b": None}[f.arm]
             self._filter(Filters(f.regressions, f.tenant, nxt))
