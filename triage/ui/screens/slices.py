@@ -128,11 +128,13 @@ class TenantsScreen(LiveScreen):
             table.set_rows(0, lambda i: [])
             return
         rows, floor = t.rows, t.floor
+        decision = next((name for r in rows for name in r.compare), None)  # Δ q's measure
+        of = f" of {decision}" if decision is not None else ""
         note = (
             "\nworst three highlighted · wider: B 95%, B−A, plan, sel. · ? explains each"
             if self.narrow
             else "\nthe worst three are highlighted; few = fewer than "
-            f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; Δ q: B − A and its "
+            f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; Δ q: B − A{of} and its "
             "Benjamini–Hochberg q across tenants (* q < 0.05); b: bars (┃ marks the floor); l: order "
             "by hit rate / by the interval's low end; enter: the tenant's queries"
         )
