@@ -86,8 +86,8 @@ def mcnemar_exact(b: int, c: int) -> float:
         # C(n, i+1) = C(n, i)·(n − i)/(i + 1), exactly: each term from the one before (a
         # math.comb per term took 0.14 s over a report's slices at 100k queries)
         term = total = 1
-        for i in range(m):
-            term = term * (n - i) // (i + 1)
+        for j in range(m):
+            term = term * (n - j) // (j + 1)
             total += term
         return min(1.0, 2 * total / 2**n)
     # log C(n, i) for i = 0..m by the recurrence C(n, i+1) = C(n, i)·(n − i)/(i + 1), vectorised.
