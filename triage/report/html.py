@@ -13,7 +13,7 @@ from __future__ import annotations
 from triage.core.measures.paired import Outcome
 from triage.report import cells, svg
 from triage.report.model import Report
-from triage.report.review_html import CSP, STYLE, e
+from triage.report.review_html import STYLE, e, page_start
 
 CELL = 200  # characters of a data cell
 PROSE = 4000  # characters of a sentence holding data (a check's message)
@@ -238,16 +238,7 @@ def _tenants(r: Report) -> list[str]:
 def render(r: Report) -> str:
     """The whole page, ending in a newline."""
     out = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(_title(r), CELL)}</title>",
-        f"<style>{STYLE}{PAGE_STYLE}</style>",
-        "</head>",
-        "<body>",
+        *page_start(e(_title(r), CELL), STYLE + PAGE_STYLE),
         *_summary(r),
         *_checks(r),
         *_measures(r),

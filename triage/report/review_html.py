@@ -152,19 +152,26 @@ def _query(i: int, q: Query, r: ReviewDocument) -> list[str]:
     return [*out, "</section>"]
 
 
-def render(r: ReviewDocument) -> str:
-    title = f"triage review: {r.arms.a} → {r.arms.b} at k = {r.k}"
-    out = [
+def page_start(title: str, style: str = STYLE) -> list[str]:
+    """A self-contained page's opening up to <body>: its Content-Security-Policy (no script, no
+    request), `title` escaped, `style` inline. Shared by the review and the report pages."""
+    return [
         "<!DOCTYPE html>",
         '<html lang="en">',
         "<head>",
         '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(title)}</title>",
-        f"<style>{STYLE}</style>",
+        f"<title>{title}</title>",
+        f"<style>{style}</style>",
         "</head>",
         "<body>",
+    ]
+
+
+def render(r: ReviewDocument) -> str:
+    out = [
+        *page_start(e(f"triage review: {r.arms.a} → {r.arms.b} at k = {r.k}")),
         *_head(r),
     ]
     for i, q in enumerate(r.queries, 1):

@@ -179,13 +179,11 @@ def positions(
 
 def permutation(lists: pa.ListArray, scores: pa.ListArray | None, order: Order) -> np.ndarray | None:
     """The flat positions of `lists` in `order` (see `reorder`), or None when that is the stored
-    order: AS_GIVEN, no scores, or scores already strictly descending in every list (checked
-    vectorised, no sort)."""
-    if order is Order.AS_GIVEN or scores is None:
+    order (`in_stored_order`)."""
+    unsorted = _to_reorder(lists, scores, order)
+    if unsorted is None:
         return None
-    s, offsets = _scores(lists, scores)
-    if _descending(s, offsets):
-        return None
+    s, offsets = unsorted
     lengths = np.diff(offsets)
     row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     perm = np.lexsort((-s, row))
@@ -214,7 +212,18 @@ def _scores(lists: pa.ListArray, scores: pa.ListArray) -> tuple[np.ndarray, np.n
 def in_stored_order(lists: pa.ListArray, scores: pa.ListArray | None, order: Order) -> bool:
     """Whether `order` reads `lists` as stored: AS_GIVEN, no scores, or scores already strictly
     descending in every list (checked vectorised, no sort)."""
-    return order is Order.AS_GIVEN or scores is None or _descending(*_scores(lists, scores))
+    return _to_reorder(lists, scores, order) is None
+
+
+def _to_reorder(
+    lists: pa.ListArray, scores: pa.ListArray | None, order: Order
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The flat scores and offsets (`_scores`) when `order` reads `lists` otherwise than stored;
+    None when it reads them as stored (`in_stored_order`)."""
+    if order is Order.AS_GIVEN or scores is None:
+        return None
+    s, offsets = _scores(lists, scores)
+    return None if _descending(s, offsets) else (s, offsets)
 
 
 def _descending(s: np.ndarray, offsets: np.ndarray) -> bool:
@@ -236,11 +245,10 @@ def ranks_in_order(
     the members of its own list, the number before it counted (a higher score; an equal score and
     a greater id; NaN, which sorts last, before a NaN listed later), strings compared only for the
     equal scores. More pairs than a few passes over the lists: ranked by `permutation`."""
-    if order is Order.AS_GIVEN or scores is None:
+    unsorted = _to_reorder(lists, scores, order)
+    if unsorted is None:
         return None
-    s, offsets = _scores(lists, scores)
-    if _descending(s, offsets):
-        return None
+    s, offsets = unsorted
     lengths = np.diff(offsets)
     row = np.searchsorted(offsets, at, side="right") - 1
     width = lengths[row]

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 import pyarrow.compute as pc
-from textual import events, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
@@ -25,7 +25,6 @@ from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session, flip_label
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good", Outcome.UNSCORED: "muted"}
-NARROW = 100  # cells: a narrower list leaves the tenant and # out, so ids, ranks and plans stay
 # whole, and its title shows the highlighted query's text in full
 
 
@@ -76,7 +75,6 @@ class QueryList(LiveScreen):
         self.columns: list[Column] = []
         self.hidden: set[str] = set()  # titles of columns left out (empty for this evaluation)
         self.drawn_hints: FlipHints | None = None  # the flips' hints drawn (None: "…" drawn)
-        self.narrow = False  # narrower than NARROW: no tenant column
 
     def compose(self) -> ComposeResult:
         ev = self.session.ev
@@ -154,12 +152,9 @@ class QueryList(LiveScreen):
     def narrow_hidden(self) -> set[str]:
         return {"tenant", "#"} if self.narrow else set()
 
-    def on_resize(self, event: events.Resize) -> None:
-        narrow = event.size.width < NARROW
-        if narrow != self.narrow:
-            self.narrow = narrow
-            if self.is_mounted and self.order is not None and self.shown_version is not None:
-                self.fill()
+    def refill(self) -> None:
+        if self.order is not None:  # narrower than NARROW: no tenant nor # (ids, ranks and plans stay)
+            self.fill()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="hints")
     def compute_hints(self) -> None:

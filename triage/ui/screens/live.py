@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.screen import Screen
 
 from triage.labels.verdicts import Verdicts
@@ -40,8 +41,12 @@ def _name(corpus: bool) -> str:
     return f"report:{corpus}"
 
 
+NARROW = 100  # columns: a narrower screen of numbers leaves its least-needed columns out (it says which)
+
+
 class LiveScreen(Screen):
     session: Session
+    narrow = False  # narrower than NARROW (set on resize; each screen's `fill` reads it)
     shown_version: str | None = None  # the session.version last drawn
     shown_verdicts: Verdicts | None = None  # the verdicts last drawn (a verdict keeps the version)
 
@@ -58,6 +63,17 @@ class LiveScreen(Screen):
         tables = self.query(VirtualTable)
         if tables:
             tables.first().focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            if self.is_mounted and self.shown_version is not None:
+                self.refill()
+
+    def refill(self) -> None:
+        """Drawn again at a new width (across NARROW)."""
+        self.fill()
 
     def on_screen_resume(self) -> None:
         if self.session.version != self.shown_version or self.session.verdicts is not self.shown_verdicts:

@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
@@ -22,7 +21,7 @@ from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.screens.help import HELP_KEY
-from triage.ui.screens.lists import NARROW, QueryList
+from triage.ui.screens.lists import QueryList
 from triage.ui.screens.live import LiveScreen, report
 from triage.ui.table import Column, VirtualTable
 from triage.workspace.session import Session
@@ -99,14 +98,6 @@ class TenantsScreen(LiveScreen):
         self.session = session
         self.show_bars = False
         self.order = TenantOrder.HIT_RATE
-        self.narrow = False  # narrower than NARROW: no plan and selectivity, a shorter note
-
-    def on_resize(self, event: events.Resize) -> None:
-        narrow = event.size.width < NARROW
-        if narrow != self.narrow:
-            self.narrow = narrow
-            if self.shown_version is not None:
-                self.fill()
 
     def compose(self) -> ComposeResult:
         yield Static(id="tenants-title")
@@ -216,14 +207,6 @@ class SlicesScreen(LiveScreen):
         super().__init__()
         self.session = session
         self.key_index = 0
-        self.narrow = False  # narrower than NARROW: no interval nor recall columns
-
-    def on_resize(self, event: events.Resize) -> None:
-        narrow = event.size.width < NARROW
-        if narrow != self.narrow:
-            self.narrow = narrow
-            if self.shown_version is not None:
-                self.fill()
 
     def compose(self) -> ComposeResult:
         yield Static(id="slices-title")
