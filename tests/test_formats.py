@@ -108,15 +108,16 @@ def test_k_from_the_command_line_judges_both_arms(capsys) -> None:
     assert any(c["code"] == "k.override" for c in d["checks"])
 
 
-def test_a_large_parquet_file_read_through_a_buffer_gives_the_same_report(
+def test_parquet_read_a_few_rows_at_a_time_gives_the_same_report(
     capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Files past parquet.STREAM_BYTES are read through a small buffer: every file counts as large
-    # here. The report is the same, and a truncated file is still named.
+    # Parquet is decoded parquet.BATCH_ROWS rows at a time: with batches of 7 rows the sample's
+    # runs and labels are read in many pieces, and the report is the same. A truncated file is
+    # still named.
     from triage.core.inputs import parquet
 
     whole = report(capsys, str(SAMPLE))
-    monkeypatch.setattr(parquet, "STREAM_BYTES", 0)
+    monkeypatch.setattr(parquet, "BATCH_ROWS", 7)
     assert report(capsys, str(SAMPLE)) == whole
     cut = tmp_path / "cut.parquet"
     data = (SAMPLE / "runs/plain.parquet").read_bytes()
@@ -133,5 +134,4 @@ def test_a_large_parquet_file_read_through_a_buffer_gives_the_same_report(
         )
         == 2
     )
-    err = capsys.readouterr().err
-    assert "cut.parquet" in err and "cannot read Parquet" in err
+    assert "cut.parquet" in capsys.readouterr().err

@@ -421,9 +421,11 @@ def report(args: argparse.Namespace) -> int:
         from triage.core.gate.apply import read_gate
 
         gate = read_gate(args.gate)  # a bad gate file fails before any loading
-    snapshot = open_snapshot(
-        with_measures(spec_from(args), args), args.k, LabelMode(args.label_state), args.apply_stale
-    )
+    spec = with_measures(spec_from(args), args)
+    # The scores are read only by measures by name (their order): without any, the report lets
+    # them go once checked (docs/benchmarks.md "Memory at a million queries").
+    named = bool(spec.measures) or (gate is not None and bool(gate.measures))
+    snapshot = open_snapshot(spec, args.k, LabelMode(args.label_state), args.apply_stale, scores=named)
     if args.suggest_floors:
         return _suggest_floors(snapshot, args.floor_se, args.floor_min_n)
     result = build(snapshot, args.floor, per_query=args.per_query and args.format == "json")
@@ -438,6 +440,7 @@ def report(args: argparse.Namespace) -> int:
         measured = judge_measures(snapshot.ev, gate.measures)
         checks = (noise_checks(judged) if gate.floors else []) + mde_checks(measured)
         result = result.with_gate(gate_section(judged, args.gate, measured), tuple(checks))
+    del snapshot  # the report holds what it prints: the runs are let go before it is written
     for notice in dict.fromkeys(result.notices):
         from triage.core.text.sanitize import visible
 

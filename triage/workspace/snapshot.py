@@ -84,6 +84,7 @@ def open_snapshot(
     apply_stale: bool = False,
     corpus_check: bool = True,
     tables: Tables = FILES,
+    scores: bool = True,
 ) -> Snapshot:
     """Read every file of `spec` and its amendments, and judge both arms at one k (docs/measures.md "The
     numbers") and every further cut-off of `k`.
@@ -91,8 +92,9 @@ def open_snapshot(
     `apply_stale` applies amendment files written against another frozen file. Without
     `corpus_check` the slowest check (every retrieved id against the corpus) is left pending.
     `tables`: inputs given as tables; labels given so have no folder beside them, so their
-    amendments are read only from `spec.amendments`."""
-    inputs = load_inputs(spec, tables)
+    amendments are read only from `spec.amendments`. Without `scores`, the runs' scores are let go
+    once checked (for a caller that names no measure and shows no ranked list: `load_inputs`)."""
+    inputs = load_inputs(spec, tables, scores)
     folder = spec.amendments or (None if "labels" in inputs.given else default_folder(spec.labels))
     log = read_log(folder, inputs.frozen.sha256, apply_stale)
     labels = LabelState.read(inputs.frozen, log, mode)

@@ -219,7 +219,7 @@ def _duplicates(arm: Arm) -> list[Check]:
 
 def _score_order(arm: Arm) -> list[Check]:
     rows = arm.run.facts.score_rises
-    if "scores" not in arm.run.table.column_names:
+    if not arm.run.facts.scored:
         return []
     if len(rows) == 0:
         return [Check(OK, "run.scores_order", f"{arm.name}: scores descend in every list")]

@@ -23,8 +23,8 @@ from triage.core.inputs.readers import (
     validate_text,
 )
 
-STREAM_BYTES = 512 << 20  # Parquet files larger than this (bytes) are read through a buffer
-BUFFER_BYTES = 8 << 20
+BATCH_ROWS = 16_384  # rows decoded at a time
+BUFFER_BYTES = 8 << 20  # bytes read from the file at a time
 
 
 def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
@@ -36,21 +36,101 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
         head, source = data[:4], pa.BufferReader(data)
     if not head.startswith(b"PAR1"):
         raise InputError(path, "not a Parquet file (no PAR1 magic bytes at the start)")
-    big = isinstance(source, Path) and source.stat().st_size > STREAM_BYTES
     try:
-        # A large file is read through a small buffer, not a whole column chunk at a time: two 1.2 GB
-        # runs decoded at once then peak at 6.4 GB instead of 7.6 GB, in the same time.
-        pf = pq.ParquetFile(source, pre_buffer=not big, buffer_size=BUFFER_BYTES if big else 0)
+        pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=BUFFER_BYTES)
         names = pf.schema_arrow.names
         repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if repeated is not None:
             raise InputError(path, f"has the column {repeated!r} more than once; a column is named once")
         wanted = None if columns is None else [c for c in columns if c in names]
-        table = pf.read(columns=wanted, use_threads=True)
+        table = _in_batches(pf, wanted)
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot read Parquet (truncated or corrupt?): {e}") from None
     valid_text(path, table)
     return Parsed(path, table.replace_schema_metadata(None), schema_meta(table))
+
+
+def _in_batches(pf: pq.ParquetFile, columns: list[str] | None) -> pa.Table:
+    """The file's rows decoded `BATCH_ROWS` at a time through a small buffer, each batch copied onto
+    the end of its columns and let go before the next is decoded. Decoding a whole column chunk at
+    once holds its pages beside the arrays built from them, and joining batches afterwards holds
+    each column twice: a 1M-row run of 20 ids a row (0.47 GB of arrays) peaks at 1.25 GiB read
+    whole, at 0.8 GiB this way (docs/benchmarks.md "Memory at a million queries")."""
+    whole = pf.schema_arrow
+    schema = (
+        whole if columns is None else pa.schema([whole.field(c) for c in columns], metadata=whole.metadata)
+    )
+    grown = [_Grown(f.type) for f in schema]
+    for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=True):
+        for g, col in zip(grown, batch.columns, strict=True):
+            g.append(col)
+        del batch, col
+    return pa.table([g.array() for g in grown], schema=schema)
+
+
+class _Grown:
+    """One column built by appending arrays of its type: a list, a string or a fixed-width column
+    without nulls is copied into growing byte buffers (one contiguous array at the end, never held
+    twice); any other piece is kept as it is and the pieces joined at the end."""
+
+    def __init__(self, t: pa.DataType) -> None:
+        self.type = t
+        self.flat = (
+            pa.types.is_list(t)
+            or pa.types.is_string(t)
+            or (pa.types.is_primitive(t) and t.bit_width % 8 == 0)
+        )
+        self.length = 0  # values appended to the buffers
+        self.offsets = bytearray(np.zeros(1, np.int32).tobytes()) if self._offsets else bytearray()
+        self.data = bytearray()
+        self.child = _Grown(t.value_type) if pa.types.is_list(t) else None
+        self.pieces: list[pa.Array] = []  # what could not be appended flat, in order
+
+    @property
+    def _offsets(self) -> bool:
+        return pa.types.is_list(self.type) or pa.types.is_string(self.type)
+
+    def append(self, col: pa.Array) -> None:
+        if not self.pieces and self.flat and col.null_count == 0 and self._append(col):
+            return
+        if not self.pieces and self.length:
+            self.pieces.append(self._flat())
+        self.pieces.append(col)
+
+    def _append(self, col: pa.Array) -> bool:
+        n = len(col)
+        if self._offsets:
+            offsets = np.frombuffer(col.buffers()[1], np.int32, n + 1, col.offset * 4)
+            start, end = int(offsets[0]), int(offsets[-1])
+            base = self.child.length if self.child is not None else len(self.data)
+            if base + end - start >= 2**31:  # beyond int32 offsets: kept as pieces
+                return False
+            if self.child is not None:
+                values = col.values.slice(start, end - start)
+                if values.null_count or not self.child.flat or self.child.pieces:
+                    return False
+                if not self.child._append(values):
+                    return False
+            else:
+                self.data += memoryview(col.buffers()[2])[start:end] if end > start else b""
+            self.offsets += (offsets[1:] - np.int32(start) + np.int32(base)).tobytes()
+        else:
+            width = self.type.bit_width // 8
+            self.data += memoryview(col.buffers()[1])[col.offset * width : (col.offset + n) * width]
+        self.length += n
+        return True
+
+    def _flat(self) -> pa.Array:
+        buffers = [None, pa.py_buffer(self.offsets if self._offsets else self.data)]
+        if pa.types.is_string(self.type):
+            buffers.append(pa.py_buffer(self.data))
+        children = [self.child._flat()] if self.child is not None else None
+        return pa.Array.from_buffers(self.type, self.length, buffers, children=children)
+
+    def array(self) -> pa.Array:
+        if not self.pieces:
+            return self._flat() if self.flat else pa.array([], self.type)  # no rows
+        return pa.concat_arrays(self.pieces) if len(self.pieces) > 1 else self.pieces[0]
 
 
 @dataclass(frozen=True)
