@@ -5,7 +5,9 @@
    there (recognised by its ``bench.json``).
 2. Runs, each ``--repeat`` times (default 5) after one untimed warm-up run, as child processes
    with bytecode written to a folder of their own (as an installed triage has it):
-   (a) the decode floor: ``python decode_floor.py DATA`` (reads what the report reads, no more);
+   (a) the decode floor: ``python decode_floor.py DATA`` (reads what the report reads, no more,
+       in batches: the fastest decode measured), and ``--whole`` (each file read whole by
+       ``pq.read_table``, the floor as first measured; printed beside, not a target);
    (b) ours: ``--cmd`` (default ``python -m triage report DATA --format json``);
    (c) the peer: ``python peer_trec_eval.py DATA``;
    (d) with ``--corpus``: ours again on ``DATA/nocorpus.toml`` (the manifest without its corpus).
@@ -339,10 +341,12 @@ def main(argv: list[str] | None = None) -> int:
             args.cmd, [sys.executable, "-m", "triage", "report", "{data}", "--format", "json"], data
         )
         peer_cmd = [sys.executable, str(HERE / "peer_trec_eval.py"), str(data)]
-        floor = run_series("floor", [sys.executable, str(HERE / "decode_floor.py"), str(data)], args.repeat)
+        floor_cmd = [sys.executable, str(HERE / "decode_floor.py"), str(data)]
+        floor = run_series("floor", floor_cmd, args.repeat)
+        whole = run_series("floor-whole", [*floor_cmd, "--whole"], args.repeat)
         ours = run_series("ours", ours_cmd, args.repeat)
         peer = run_series("peer", peer_cmd, args.peer_repeat or args.repeat)
-        table += [floor, ours, peer]
+        table += [floor, whole, ours, peer]
         bare = None
         if args.corpus and args.cmd is None:  # the same evaluation without its corpus
             plain = data / "nocorpus.toml"
@@ -382,6 +386,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"ours / decode floor (medians): {ratio:.2f}x wall, best {ours.best_s / floor.best_s:.2f}x;"
                 f" cpu {ours.cpu_median_s / floor.cpu_median_s:.2f}x"
             )
+            if whole.runs[-1].returncode == 0:
+                print(
+                    f"ours / the floor read whole (pq.read_table, medians): {ours.median_s / whole.median_s:.2f}x"
+                    f" wall; cpu {ours.cpu_median_s / whole.cpu_median_s:.2f}x"
+                )
             if ratio > args.max_floor_ratio:
                 failures.append(f"ours is {ratio:.2f}x the decode floor > {args.max_floor_ratio:g}x")
         if ours_ok and bare is not None and bare.runs[-1].returncode == 0:
