@@ -387,10 +387,8 @@ def main(argv: list[str] | None = None) -> int:
                 f" cpu {ours.cpu_median_s / floor.cpu_median_s:.2f}x"
             )
             if whole.runs[-1].returncode == 0:
-                print(
-                    f"ours / the floor read whole (pq.read_table, medians): {ours.median_s / whole.median_s:.2f}x"
-                    f" wall; cpu {ours.cpu_median_s / whole.cpu_median_s:.2f}x"
-                )
+                wall, cpu = ours.median_s / whole.median_s, ours.cpu_median_s / whole.cpu_median_s
+                print(f"ours / the floor read whole (pq.read_table, medians): {wall:.2f}x; cpu {cpu:.2f}x")
             if ratio > args.max_floor_ratio:
                 failures.append(f"ours is {ratio:.2f}x the decode floor > {args.max_floor_ratio:g}x")
         if ours_ok and bare is not None and bare.runs[-1].returncode == 0:
