@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from rapidfuzz import process
-
 from triage.core.errors import InputError
 
 
@@ -215,6 +213,8 @@ def known_names() -> list[str]:
 
 
 def _problem(text: str, why: str) -> str:
+    from rapidfuzz import process  # here, not above: only a name that fails needs it (0.05 s)
+
     matches = process.extract(text, known_names(), limit=4, score_cutoff=40)
     close = ", ".join(m[0] for m in matches)
     return f"{why}" + (f" (close: {close})" if close else "") + "; see docs/measures.md 'Measures by name'"
