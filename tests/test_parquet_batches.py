@@ -112,3 +112,44 @@ def test_any_lists_of_text_read_in_any_batches(rows, batch: int, row_group: int,
     )
     with pytest.MonkeyPatch.context() as mp:
         assert _read(path, batch, mp).equals(_whole(path))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pa.array(["a", "b", "a"]).dictionary_encode(),
+        pa.array([{"x": 1}, {"x": 2}, {"x": 3}]),
+        pa.array([True, False, True]),
+        pa.array(["a", "b", "c"], pa.large_string()),
+    ],
+    ids=["dictionary", "struct", "bool", "large_string"],
+)
+def test_lists_of_what_cannot_be_copied_flat(tmp_path: Path, monkeypatch, values: pa.Array) -> None:
+    # A list whose items are not plain text or numbers is kept as pieces, with rows or without: a
+    # file of no rows once built such a list from empty buffers, and Arrow aborted the process.
+    lists = pa.ListArray.from_arrays(pa.array([0, 2, 2, 3], pa.int32()), values)
+    for rows in (3, 0):
+        path = tmp_path / f"lists{rows}.parquet"
+        table = pa.table({"query_id": pa.array(["q1", "q2", "q3"])[:rows], "retrieved": lists[:rows]})
+        pq.write_table(table, path)
+        assert _read(path, 2, monkeypatch).equals(_whole(path))
+
+
+def test_columns_asked_for_that_are_absent_or_named_twice(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "corpus.parquet"
+    pq.write_table(pa.table({"id": ["c1", "c2"], "text": ["a", "b"]}), path)
+    assert read_parquet(path, ["chunk_id", "_id"]).table.num_columns == 0  # the contract names what lacks
+    assert _read(path, 1, monkeypatch, ["text", "id", "text"]).equals(_whole(path, ["text", "id"]))
+
+
+def test_a_corpus_without_an_id_column_is_named_not_a_traceback(tmp_path: Path, capsys) -> None:
+    from triage.cli.main import main
+    from triage.core.bundled import bundled
+
+    sample = bundled("sample_runs")
+    corpus = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"id": ["c1"], "text": ["a"]}), corpus)
+    runs, labels = sample / "runs", str(sample / "labels.parquet")
+    args = [str(runs / "plain.parquet"), str(runs / "headers.parquet"), "--labels", labels]
+    assert main(["report", *args, "--corpus", str(corpus)]) == 2
+    assert "c.parquet" in capsys.readouterr().err

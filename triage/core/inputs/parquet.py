@@ -42,7 +42,7 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
         repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if repeated is not None:
             raise InputError(path, f"has the column {repeated!r} more than once; a column is named once")
-        wanted = None if columns is None else [c for c in columns if c in names]
+        wanted = None if columns is None else list(dict.fromkeys(c for c in columns if c in names))
         table = _in_batches(pf, wanted)
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot read Parquet (truncated or corrupt?): {e}") from None
@@ -64,26 +64,26 @@ def _in_batches(pf: pq.ParquetFile, columns: list[str] | None) -> pa.Table:
     for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=True):
         for g, col in zip(grown, batch.columns, strict=True):
             g.append(col)
-        del batch, col
+        del batch
     return pa.table([g.array() for g in grown], schema=schema)
 
 
 class _Grown:
-    """One column built by appending arrays of its type: a list, a string or a fixed-width column
-    without nulls is copied into growing byte buffers (one contiguous array at the end, never held
-    twice); any other piece is kept as it is and the pieces joined at the end."""
+    """One column built by appending arrays of its type: a string, a fixed-width column or a list of
+    those, without nulls, is copied into growing byte buffers (one contiguous array at the end,
+    never held twice); any other piece is kept as it is and the pieces joined at the end."""
 
     def __init__(self, t: pa.DataType) -> None:
         self.type = t
+        self.child = _Grown(t.value_type) if pa.types.is_list(t) else None
         self.flat = (
-            pa.types.is_list(t)
-            or pa.types.is_string(t)
+            pa.types.is_string(t)
             or (pa.types.is_primitive(t) and t.bit_width % 8 == 0)
+            or (self.child is not None and self.child.flat)
         )
         self.length = 0  # values appended to the buffers
         self.offsets = bytearray(np.zeros(1, np.int32).tobytes()) if self._offsets else bytearray()
         self.data = bytearray()
-        self.child = _Grown(t.value_type) if pa.types.is_list(t) else None
         self.pieces: list[pa.Array] = []  # what could not be appended flat, in order
 
     @property
@@ -107,9 +107,7 @@ class _Grown:
                 return False
             if self.child is not None:
                 values = col.values.slice(start, end - start)
-                if values.null_count or not self.child.flat or self.child.pieces:
-                    return False
-                if not self.child._append(values):
+                if values.null_count or not self.child._append(values):
                     return False
             else:
                 self.data += memoryview(col.buffers()[2])[start:end] if end > start else b""
@@ -127,10 +125,13 @@ class _Grown:
         children = [self.child._flat()] if self.child is not None else None
         return pa.Array.from_buffers(self.type, self.length, buffers, children=children)
 
-    def array(self) -> pa.Array:
+    def array(self) -> pa.Array | pa.ChunkedArray:
         if not self.pieces:
             return self._flat() if self.flat else pa.array([], self.type)  # no rows
-        return pa.concat_arrays(self.pieces) if len(self.pieces) > 1 else self.pieces[0]
+        try:
+            return pa.concat_arrays(self.pieces) if len(self.pieces) > 1 else self.pieces[0]
+        except pa.ArrowInvalid:  # past one array's int32 offsets: left in pieces, as pyarrow leaves it
+            return pa.chunked_array(self.pieces, self.type)
 
 
 @dataclass(frozen=True)
