@@ -76,7 +76,7 @@ class _Grown:
     def __init__(self, t: pa.DataType) -> None:
         self.type = t
         self.child = _Grown(t.value_type) if pa.types.is_list(t) else None
-        self.flat = (
+        self.flat: bool = (
             pa.types.is_string(t)
             or (pa.types.is_primitive(t) and t.bit_width % 8 == 0)
             or (self.child is not None and self.child.flat)
