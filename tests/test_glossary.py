@@ -5,6 +5,7 @@ The app is walked screen by screen on the bundled sample; a column added without
 
 from __future__ import annotations
 
+import pytest
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
@@ -105,6 +106,7 @@ async def walk(check) -> list[str]:  # type: ignore[no-untyped-def]
     return problems
 
 
+@pytest.mark.slow  # opens every screen of the app: 10 s
 async def test_every_column_of_every_screen_has_a_glossary_entry() -> None:
     seen: dict[str, set[str]] = {}
 
@@ -131,6 +133,7 @@ def test_every_term_a_screen_names_has_a_sentence() -> None:
     assert glossary.size() >= len(glossary.TERMS) > 100
 
 
+@pytest.mark.slow  # presses every key on every screen: 10 s
 async def test_a_key_means_one_thing_wherever_it_works() -> None:
     assert await walk(clashes) == []
 
