@@ -99,3 +99,37 @@ def test_report_never_imports_pandas_or_polars(tiny: Path) -> None:
     code = "import sys, pyarrow; pyarrow.array([0]); print('pandas' in sys.modules)"
     probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert probe.stdout.split() == ["True"]  # without that stop, pyarrow would have loaded it
+
+
+def calls_to_mallopt(*argv: str, argv_given: list[str] | None = None) -> str:
+    """`triage ARGV` as its own process (main() reading sys.argv; with `argv_given`, main() called
+    with it, as a program calls it), glibc's `mallopt` recorded: the exit code, then each call's
+    (option, value, numpy loaded?, threads running)."""
+    code = (
+        "import ctypes, sys, threading, io, contextlib\n"
+        "calls = []\n"
+        "class Libc:\n"
+        "    def mallopt(self, what, value):\n"
+        "        calls.append((what, value, 'numpy' in sys.modules, threading.active_count()))\n"
+        "        return 1\n"
+        "ctypes.CDLL = lambda name: Libc()\n"
+        "from triage.cli.main import main\n"
+        f"sys.argv = ['triage', *{list(argv)!r}]\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        f"        rc = main({argv_given!r} if {argv_given!r} is not None else None)\n"
+        "    except SystemExit as e:\n"
+        "        rc = e.code\n"
+        "print(rc, calls)\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_report_of_its_own_asks_glibc_for_one_malloc_arena_before_any_thread(tiny: Path) -> None:
+    # cli/main.py `_one_malloc_arena`: set before numpy (whose BLAS starts a thread) or any worker
+    # thread exists, or threads already holding arenas of their own keep them. Only for a report:
+    # not for another verb, nor for main() called by a program (its threads are not ours to slow).
+    assert calls_to_mallopt("report", str(tiny), "--format", "json") == "0 [(-8, 1, False, 1)]\n"
+    assert calls_to_mallopt("report", "--json-schema") == "0 [(-8, 1, False, 1)]\n"
+    assert calls_to_mallopt("--version") == "0 []\n"
+    assert calls_to_mallopt(argv_given=["report", str(tiny), "--format", "json"]) == "0 []\n"

@@ -594,12 +594,10 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     every = judged if judged is not None else inputs.frozen.judgements
     zero = every.filter(pc.equal(every.column("relevance"), 0))
     not_relevant = encode_judged(zero, query_ids)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        arm_a, arm_b = pool.map(
-            lambda run, rows: build_arm(run, query_ids, encoded, not_relevant, judged_k, rows),
-            (inputs.a, inputs.b),
-            (rows_a, rows_b),
-        )
+    # The arms one after the other: in two threads they took no less time, and each thread's freed
+    # memory stayed resident apart (docs/benchmarks.md "Memory at a million queries").
+    arm_a = build_arm(inputs.a, query_ids, encoded, not_relevant, judged_k, rows_a)
+    arm_b = build_arm(inputs.b, query_ids, encoded, not_relevant, judged_k, rows_b)
     return Evaluation(
         inputs=inputs,
         k=judged_k,
