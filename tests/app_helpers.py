@@ -7,6 +7,7 @@ import asyncio
 from textual.pilot import Pilot
 
 from triage.core.checks.suite import PENDING_CORPUS
+from triage.ui.screens.detail import DetailScreen
 
 
 async def wait_loaded(pilot: Pilot, corpus: bool = True) -> None:
@@ -38,3 +39,11 @@ async def open_flips(pilot: Pilot) -> None:
     await pilot.press("f")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def open_first_flip(pilot: Pilot) -> DetailScreen:
+    """From the loaded overview, `f` `enter`: the first flip's detail screen."""
+    await pilot.press("f", "enter")
+    screen = pilot.app.screen
+    assert isinstance(screen, DetailScreen)
+    return screen

@@ -16,7 +16,7 @@ from triage.ui.screens.help import HelpScreen
 from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
 from triage.ui.table import VirtualTable
 
-from app_helpers import wait_loaded
+from app_helpers import open_first_flip, wait_loaded
 
 pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (docs/development.md)
 
@@ -197,9 +197,7 @@ async def test_small_terminal_still_reads() -> None:
     app = TriageApp()
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("f", "enter")
-        screen = app.screen
-        assert isinstance(screen, DetailScreen)
+        screen = await open_first_flip(pilot)
         assert screen.query_one("#list-b", VirtualTable).size.height >= 3
         await pilot.press("n")
         assert "regression 2 of 6" in text_of(screen, "#detail-title")

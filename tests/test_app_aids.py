@@ -20,7 +20,7 @@ from triage.ui.screens.lists import FlipsScreen
 from triage.ui.screens.slices import TenantsScreen
 from triage.ui.table import VirtualTable
 
-from app_helpers import wait_loaded
+from app_helpers import open_first_flip, wait_loaded
 from conftest import frozen_evaluation, manifest, write_parquet
 
 SIZE = (140, 45)
@@ -114,9 +114,8 @@ async def test_query_words_are_marked_in_the_gold_pane_preview_and_chunk_text_bu
     app = TriageApp()
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("f", "enter")  # q046: "how long after a deploy can I still roll back …"
-        screen = app.screen
-        assert isinstance(screen, DetailScreen) and screen.detail.query_id == "q046"
+        screen = await open_first_flip(pilot)  # q046: "how long after a deploy can I still roll back …"
+        assert screen.detail.query_id == "q046"
         gold = content_of(screen, "#gold-text")
         assert "deploy" in marked_words(gold)  # "… checked again when a deploy starts."
         header = gold.plain.index("Fjord Deploy Reference") + len("Fjord ")
@@ -170,9 +169,8 @@ async def test_a_query_word_is_marked_where_it_is_shown_after_a_control_characte
     app = TriageApp(path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("f", "enter")
-        screen = app.screen
-        assert isinstance(screen, DetailScreen) and screen.detail.query_id == "q1"
+        screen = await open_first_flip(pilot)
+        assert screen.detail.query_id == "q1"
         gold = content_of(screen, "#gold-text")
         assert "<U+200B>" in gold.plain and "␛" in gold.plain
         assert marked_words(gold) == ["renew", "renew"]

@@ -26,7 +26,7 @@ from triage.ui.table import VirtualTable
 from triage.ui.widgets.detail import GoldPane, Preview
 from triage.workspace.snapshot import Snapshot
 
-from app_helpers import wait_loaded
+from app_helpers import open_first_flip, wait_loaded
 
 pytestmark = pytest.mark.slow  # whole-app Pilot runs: left out of the quick loop (docs/development.md)
 
@@ -69,9 +69,8 @@ async def test_the_reading_flow_f_enter_n5_tab_n_escape(monkeypatch) -> None:
     app = TriageApp()
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("f", "enter")
-        screen = app.screen
-        assert isinstance(screen, DetailScreen) and "regression 1 of 6" in text_of(screen, "#detail-title")
+        screen = await open_first_flip(pilot)
+        assert "regression 1 of 6" in text_of(screen, "#detail-title")
         for i in range(2, 7):
             await pilot.press("j", "n")  # a row further down first: n must not keep it
             assert f"regression {i} of 6" in text_of(screen, "#detail-title")
@@ -362,9 +361,7 @@ async def test_at_80x24_the_detail_opens_on_the_query_and_g_acts_only_on_a_row_o
     app = TriageApp()
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("f", "enter")
-        screen = app.screen
-        assert isinstance(screen, DetailScreen)
+        screen = await open_first_flip(pilot)
         title, preview = screen.query_one("#detail-title"), screen.query_one(Preview)
         for _ in range(2):
             d = screen.detail
