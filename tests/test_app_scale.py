@@ -250,14 +250,14 @@ def test_results_of_the_evaluation_outlive_the_corpus_check_and_the_report_does_
     hints, slices, tenants, n_reg = s.hints(), s.slices, s.tenants, s.n_regressions
     report(s)
     before = s.version
-    s.corpus_checked(check_corpus(s.ev))
+    s.corpus_checked(check_corpus(s.ev.inputs))
     assert s.version != before  # a new version: the checks are in
     assert s.hints_ready() is hints and s.slices is slices and s.tenants is tenants
     assert s.n_regressions == n_reg
     assert not report_ready(s)  # the report shows the checks: built again
     q = int(s.flips[0])
     s.prefetch(q)
-    s.corpus_checked(check_corpus(s.ev))
+    s.corpus_checked(check_corpus(s.ev.inputs))
     assert s.detail(q) is s.detail(q)  # the detail built ahead still serves the key
     s.add(s.query_id(q), s.ev.b.retrieved(q)[0], 1, evidence={"arm": "b", "rank": 1})
     assert s.hints_ready() is None and s.slices is not slices  # a decision: computed again

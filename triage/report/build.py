@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from triage import __version__
 from triage.core.checks.holdout import held_out_means, query_split
-from triage.core.checks.model import worst_first
+from triage.core.checks.model import Check, worst_first
 from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.gate.apply import Floor, MeasureVerdict
@@ -50,6 +50,7 @@ from triage.report.model import (
     LabelsSection,
     MeasureComparison,
     MeasureGateRow,
+    OverlapSection,
     PairedSection,
     Partition,
     QueryTable,
@@ -384,13 +385,15 @@ def build(
     arms = ByArm(_arm(ev, ev.a), _arm(ev, ev.b))
     frozen = _frozen(ev, snapshot.labels)
     by_origin, origin_quote = origin_sections(ev)
-    checks = list(snapshot.checks)
-    overlap = None
+    overlap: OverlapSection | None = None
+    overlap_checks: list[Check] = []
     if overlap_corpus == "same" and corpus is None:  # not asked for
         overlap_corpus = "skip"
     if overlap_corpus != "skip":
         overlap, overlap_checks = overlap_section(ev, chunks if overlap_corpus == "same" else overlap_corpus)
-        checks = worst_first(checks + overlap_checks)
+    flip_rows = _flips(ev, chunks) if flips else Flips.none()
+    # Read last: the corpus check may still be under way beside this work (`open_snapshot`).
+    checks = worst_first([*snapshot.checks, *overlap_checks, *cost_checks])
     return Report(
         triage=__version__,
         k=ev.k,
@@ -407,9 +410,9 @@ def build(
         slices=slice_rows,
         partition=partition,
         tenants=_tenants(ev, floor, measure),
-        flips=_flips(ev, chunks) if flips else Flips.none(),
+        flips=flip_rows,
         ranks=_ranks(ev),
-        checks=tuple(worst_first([*checks, *cost_checks])),
+        checks=tuple(checks),
         ks=ev.cutoffs,
         holdout=_holdout(ev),
         origins=by_origin,

@@ -215,7 +215,7 @@ class TriageApp(App[None]):
     def check_corpus(self, session: Session) -> None:
         from triage.core.checks.suite import check_corpus
 
-        self.post_message(CorpusChecked(check_corpus(session.ev)))
+        self.post_message(CorpusChecked(check_corpus(session.ev.inputs)))
 
     def on_corpus_checked(self, message: CorpusChecked) -> None:
         if self.session is not None:

@@ -9,6 +9,7 @@ it computes on consistent numbers, and its result is recognised as stale by `ver
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from triage.core.checks.holdout import check_holdout
@@ -29,7 +30,9 @@ class Snapshot:
     ev: Evaluation
     input_checks: tuple[Check, ...]  # of the inputs: no judgement changes them
     own_checks: tuple[Check, ...]  # of the gold and the label store: run again per decision
-    corpus_checks: tuple[Check, ...] | None  # None: not run yet (the app runs it after painting)
+    # The corpus checks: done; under way beside the rest of a report's work (`open_snapshot`); or
+    # None, not run yet (the app runs them after painting). Read them as `corpus_checks`.
+    corpus_run: tuple[Check, ...] | Future[list[Check]] | None
 
     @property
     def verdicts(self) -> Verdicts:
@@ -45,6 +48,12 @@ class Snapshot:
         return self.ev.inputs.spec
 
     @property
+    def corpus_checks(self) -> tuple[Check, ...] | None:
+        """The corpus checks (None: not run yet), waited for when they are under way."""
+        run = self.corpus_run
+        return tuple(run.result()) if isinstance(run, Future) else run
+
+    @property
     def checks(self) -> list[Check]:
         """Every check, errors first."""
         corpus = self.corpus_checks if self.corpus_checks is not None else (PENDING,)
@@ -53,7 +62,7 @@ class Snapshot:
     @property
     def version(self) -> str:
         """Names what this snapshot shows; results cached for another version are stale."""
-        return f"{self.labels.version}|{'corpus' if self.corpus_checks is not None else 'pending'}"
+        return f"{self.labels.version}|{'corpus' if self.corpus_run is not None else 'pending'}"
 
     def with_labels(self, labels: LabelState, query_ids: Iterable[str]) -> Snapshot:
         """The snapshot for `labels`, which differs from this one's only for `query_ids`."""
@@ -70,7 +79,20 @@ class Snapshot:
         return replace(self, labels=labels)
 
     def with_corpus_checks(self, checks: list[Check]) -> Snapshot:
-        return replace(self, corpus_checks=tuple(checks))
+        return replace(self, corpus_run=tuple(checks))
+
+
+def _corpus_run(inputs: Inputs) -> tuple[Check, ...] | Future[list[Check]]:
+    """The corpus checks of `inputs`: with a corpus, under way in a thread of their own, on the
+    second core while the arms are judged and the report is built on the first (they read only the
+    inputs; docs/benchmarks.md "The corpus's cost"); without one, done (nothing to wait for)."""
+    if inputs.corpus is None:
+        return tuple(check_corpus(inputs))
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="corpus-check")
+    try:
+        return pool.submit(check_corpus, inputs)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with the check
 
 
 def _checks(labels: LabelState, ev: Evaluation) -> tuple[Check, ...]:
@@ -90,14 +112,15 @@ def open_snapshot(
     numbers") and every further cut-off of `k`.
 
     `apply_stale` applies amendment files written against another frozen file. Without
-    `corpus_check` the slowest check (every retrieved id against the corpus) is left pending.
+    `corpus_check` the slowest check (every retrieved id against the corpus) is left pending; with
+    it, it runs beside the judging, and `Snapshot.corpus_checks` waits for it (`_corpus_run`).
     `tables`: inputs given as tables; labels given so have no folder beside them, so their
     amendments are read only from `spec.amendments`. Without `scores`, the runs' scores are let go
     once checked (for a caller that names no measure and shows no ranked list: `load_inputs`)."""
     inputs = load_inputs(spec, tables, scores)
     folder = spec.amendments or (None if "labels" in inputs.given else default_folder(spec.labels))
+    corpus = _corpus_run(inputs) if corpus_check or inputs.corpus is None else None
     log = read_log(folder, inputs.frozen.sha256, apply_stale)
     labels = LabelState.read(inputs.frozen, log, mode)
     ev = evaluate(inputs, labels.gold_table(), k, labels.judged_table())
-    corpus = tuple(check_corpus(ev)) if corpus_check or inputs.corpus is None else None
     return Snapshot(labels, ev, tuple(input_checks(ev)), _checks(labels, ev), corpus)

@@ -3,7 +3,6 @@ message that names its evidence. Checks never change a number; they say whether 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import numpy as np
@@ -13,6 +12,7 @@ import pyarrow.compute as pc
 from triage.core.checks.model import ERROR, OK, SHOW, WARNING, Check, some
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.inputs.contract import single
+from triage.core.inputs.load import Inputs
 from triage.core.measures.metrics import inconsistent_eligible
 
 
@@ -130,31 +130,26 @@ PENDING_CORPUS = "corpus.checking"
 PENDING = Check(OK, PENDING_CORPUS, "checking retrieved and gold ids against the corpus…")
 
 
-def check_corpus(ev: Evaluation) -> list[Check]:
+def check_corpus(inputs: Inputs) -> list[Check]:
     """Retrieved ids and the frozen file's gold ids against the corpus, by fingerprint
-    (`ids.index.IdIndex`; the arms in two threads). Amended ids are the label store's check.
-    Independent of the label state."""
-    corpus = ev.inputs.corpus
+    (`ids.index.IdIndex`), one arm after the other. Amended ids are the label store's check.
+    Of the inputs alone (no label state, no evaluation), so it may run beside the evaluation."""
+    corpus = inputs.corpus
     if corpus is None:
         return [Check(OK, "corpus.ids", "no corpus given: chunk ids not checked against it")]
-
-    def absent(arm: Arm) -> pa.Array:  # by the run's fingerprints: no string hashing, no Python per id
-        return corpus.missing(arm.run.retrieved.flatten(), arm.run.fingerprints)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        per_arm = list(pool.map(absent, ev.arms))
     out = []
-    for arm, missing in zip(ev.arms, per_arm, strict=True):
+    for run in (inputs.a, inputs.b):  # by the run's fingerprints: no string hashing, no Python per id
+        missing = corpus.missing(run.retrieved.flatten(), run.fingerprints)
         if len(missing):
             out.append(
                 Check(
                     WARNING,
                     "corpus.retrieved",
-                    f"{len(missing)} ids retrieved by {arm.name} are absent from the corpus: "
+                    f"{len(missing)} ids retrieved by {run.name} are absent from the corpus: "
                     f"{some(missing.to_pylist()[:SHOW], len(missing))}",
                 )
             )
-    missing = corpus.missing(single(ev.inputs.frozen.table.column("chunk_id")))
+    missing = corpus.missing(single(inputs.frozen.table.column("chunk_id")))
     if len(missing):
         out.append(
             Check(
