@@ -52,3 +52,39 @@ def test_without_the_corpus_check_it_is_pending_and_never_started(monkeypatch) -
     snap = open_snapshot(sample_spec(), corpus_check=False)
     assert snap.corpus_checks is None and snap.version.endswith("|pending")
     assert PENDING_CORPUS in {c.code for c in snap.checks}
+
+
+def test_a_process_that_stops_early_does_not_wait_for_the_check(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The check's thread is a daemon: a command that fails after opening (or is interrupted)
+    exits at once, not after a check nobody will read."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "early.py"
+    script.write_text(
+        "import time, sys\n"
+        "from triage.core.bundled import sample_spec\n"
+        "from triage.workspace import snapshot\n"
+        "snapshot.check_corpus = lambda inputs: time.sleep(60) or []\n"
+        "snapshot.open_snapshot(sample_spec())\n"
+        "sys.exit(3)\n"
+    )
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, str(script)], env=os.environ, timeout=50, check=False)
+    assert done.returncode == 3 and time.perf_counter() - started < 30
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["labels", "verify"], ["labels", "log"], ["report", "--suggest-floors"]],
+    ids=["labels verify", "labels log", "report --suggest-floors"],
+)
+def test_verbs_that_never_show_the_corpus_checks_never_start_them(monkeypatch, capsys, argv) -> None:  # type: ignore[no-untyped-def]
+    from triage.cli.main import main
+
+    started: list[str] = []
+    monkeypatch.setattr(snapshot_mod, "check_corpus", lambda inputs: started.append("check") or [])
+    assert main(argv) == 0
+    assert started == []

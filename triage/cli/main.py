@@ -333,7 +333,8 @@ def labels(args: argparse.Namespace) -> int:
     from triage.cli import judge_cmd, labels_cmd
     from triage.workspace.snapshot import open_snapshot
 
-    snapshot = open_snapshot(spec_from(args), args.k, apply_stale=args.apply_stale)
+    # No labels verb shows the corpus checks: not run.
+    snapshot = open_snapshot(spec_from(args), args.k, apply_stale=args.apply_stale, corpus_check=False)
     if args.action == "log":
         return labels_cmd.log(snapshot)
     if args.action == "verify":
@@ -425,7 +426,14 @@ def report(args: argparse.Namespace) -> int:
     # The scores are read only by measures by name (their order): without any, the report lets
     # them go once checked (docs/benchmarks.md "Memory at a million queries").
     named = bool(spec.measures) or (gate is not None and bool(gate.measures))
-    snapshot = open_snapshot(spec, args.k, LabelMode(args.label_state), args.apply_stale, scores=named)
+    snapshot = open_snapshot(
+        spec,
+        args.k,
+        LabelMode(args.label_state),
+        args.apply_stale,
+        corpus_check=not args.suggest_floors,  # floors are suggested from the numbers alone
+        scores=named,
+    )
     if args.suggest_floors:
         return _suggest_floors(snapshot, args.floor_se, args.floor_min_n)
     result = build(snapshot, args.floor, per_query=args.per_query and args.format == "json")

@@ -218,7 +218,9 @@ def import_judgements(
             failed = NotSaved(where, str(e), len(written))
             last = written[-1].seq if written else 0
             return Imported(len(rows), gold, writer.reviewer, writer.path, last, failed)
-    after = open_snapshot(snapshot.spec, snapshot.ev.cutoffs, apply_stale=state.log.applied_stale)
+    after = open_snapshot(  # for the outcomes alone: no corpus check
+        snapshot.spec, snapshot.ev.cutoffs, apply_stale=state.log.applied_stale, corpus_check=False
+    )
     before_out, after_out = snapshot.ev.outcomes, after.ev.outcomes
     changed: list[int] = np.flatnonzero(before_out != after_out).tolist()  # one query universe
     ids = snapshot.ev.query_ids

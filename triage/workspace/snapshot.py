@@ -8,8 +8,9 @@ it computes on consistent numbers, and its result is recognised as stale by `ver
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
 from triage.core.checks.holdout import check_holdout
@@ -85,14 +86,23 @@ class Snapshot:
 def _corpus_run(inputs: Inputs) -> tuple[Check, ...] | Future[list[Check]]:
     """The corpus checks of `inputs`: with a corpus, under way in a thread of their own, on the
     second core while the arms are judged and the report is built on the first (they read only the
-    inputs; docs/benchmarks.md "The corpus's cost"); without one, done (nothing to wait for)."""
+    inputs; docs/benchmarks.md "The corpus's cost"); without one, done (nothing to wait for).
+
+    A daemon thread, so a process that stops early (an input error, Ctrl-C) does not first wait
+    for a check nobody will read; its result or its error is kept in the Future."""
     if inputs.corpus is None:
         return tuple(check_corpus(inputs))
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="corpus-check")
-    try:
-        return pool.submit(check_corpus, inputs)
-    finally:
-        pool.shutdown(wait=False)  # the thread ends with the check
+    done: Future[list[Check]] = Future()
+    done.set_running_or_notify_cancel()
+
+    def run() -> None:
+        try:
+            done.set_result(check_corpus(inputs))
+        except BaseException as e:  # kept for whoever reads the checks
+            done.set_exception(e)
+
+    threading.Thread(target=run, name="corpus-check", daemon=True).start()
+    return done
 
 
 def _checks(labels: LabelState, ev: Evaluation) -> tuple[Check, ...]:
