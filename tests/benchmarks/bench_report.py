@@ -4,7 +4,9 @@
    arms) into ``--data`` (default ``/tmp/triage-bench``) unless a matching one is cached
    there (recognised by its ``bench.json``).
 2. Runs, each ``--repeat`` times (default 5) after one untimed warm-up run, as child processes
-   with bytecode written to a folder of their own (as an installed triage has it):
+   with bytecode written to a folder of their own (as an installed triage has it); (a), (b), (d)
+   and ``--measures`` in rounds, one run of each in turn, so that what is compared is timed in the
+   same minutes (this machine's speed drifts from one minute to the next), the peer after them:
    (a) the decode floor: ``python decode_floor.py DATA`` (reads what the report reads, no more,
        in batches: the fastest decode measured), and ``--whole`` (each file read whole by
        ``pq.read_table``, the floor as first measured; printed beside, not a target);
@@ -149,22 +151,32 @@ CHILD_ENV["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "triage-b
 def run_series(label: str, cmd: list[str], repeat: int) -> Series:
     """`repeat` timed runs of `cmd`, after one untimed run (it writes the bytecode and warms the
     page cache, so every timed run starts alike)."""
-    series = Series(label, cmd)
-    print(f"{label}: {shlex.join(cmd)}", flush=True)
-    run_child(cmd)
+    return run_rounds([(label, cmd)], repeat)[0]
+
+
+def run_rounds(commands: list[tuple[str, list[str]]], repeat: int) -> list[Series]:
+    """`repeat` rounds, each running every command once in turn, after one untimed run of each:
+    the commands compared with each other (ours, the floors, ours without the corpus) are timed in
+    the same minutes, so a machine that speeds up or slows down meanwhile moves them alike."""
+    series = [Series(label, cmd) for label, cmd in commands]
+    for one in series:
+        print(f"{one.label}: {shlex.join(one.cmd)}", flush=True)
+        run_child(one.cmd)
     for i in range(repeat):
-        r = run_child(cmd)
-        if series.runs:  # only the last run's output is read: this process stays small (see run_child)
-            series.runs[-1].stdout = series.runs[-1].stderr = ""
-        series.runs.append(r)
-        print(
-            f"  run {i + 1}/{repeat}: {r.wall_s:7.2f} s  cpu {r.cpu_s:7.2f} s  {r.rss_kib / 1024:7.0f} MiB"
-            f"  exit {r.returncode}",
-            flush=True,
-        )
-        if r.returncode != 0:
-            print(f"  {label} failed; stderr tail:\n" + _tail(r.stderr), flush=True)
-            break
+        for one in series:
+            if one.runs and one.runs[-1].returncode != 0:
+                continue
+            r = run_child(one.cmd)
+            if one.runs:  # only the last run's output is read: this process stays small (see run_child)
+                one.runs[-1].stdout = one.runs[-1].stderr = ""
+            one.runs.append(r)
+            print(
+                f"  {one.label} run {i + 1}/{repeat}: {r.wall_s:7.2f} s  cpu {r.cpu_s:7.2f} s"
+                f"  {r.rss_kib / 1024:7.0f} MiB  exit {r.returncode}",
+                flush=True,
+            )
+            if r.returncode != 0:
+                print(f"  {one.label} failed; stderr tail:\n" + _tail(r.stderr), flush=True)
     return series
 
 
@@ -342,25 +354,19 @@ def main(argv: list[str] | None = None) -> int:
         )
         peer_cmd = [sys.executable, str(HERE / "peer_trec_eval.py"), str(data)]
         floor_cmd = [sys.executable, str(HERE / "decode_floor.py"), str(data)]
-        floor = run_series("floor", floor_cmd, args.repeat)
-        whole = run_series("floor-whole", [*floor_cmd, "--whole"], args.repeat)
-        ours = run_series("ours", ours_cmd, args.repeat)
-        peer = run_series("peer", peer_cmd, args.peer_repeat or args.repeat)
-        table += [floor, whole, ours, peer]
-        bare = None
+        commands = [("floor", floor_cmd), ("floor-whole", [*floor_cmd, "--whole"]), ("ours", ours_cmd)]
         if args.corpus and args.cmd is None:  # the same evaluation without its corpus
             plain = data / "nocorpus.toml"
             text = (data / "triage.toml").read_text()
             plain.write_text(text.split("[corpus]")[0])
-            bare = run_series(
-                "no-corpus", _expand(None, ours_cmd[:4] + [str(plain)] + ours_cmd[5:], data), args.repeat
-            )
-            table.append(bare)
-
-        measured = None
+            commands.append(("no-corpus", _expand(None, ours_cmd[:4] + [str(plain)] + ours_cmd[5:], data)))
         if args.measures:  # the same report with five named measures and their t-tests
-            measured = run_series("ours+5 t-tests", [*ours_cmd, "--measures", FIVE], args.repeat)
-            table.append(measured)
+            commands.append(("ours+5 t-tests", [*ours_cmd, "--measures", FIVE]))
+        timed = dict(zip([label for label, _ in commands], run_rounds(commands, args.repeat), strict=True))
+        floor, whole, ours = timed["floor"], timed["floor-whole"], timed["ours"]
+        bare, measured = timed.get("no-corpus"), timed.get("ours+5 t-tests")
+        peer = run_series("peer", peer_cmd, args.peer_repeat or args.repeat)  # long: its own series
+        table += [floor, whole, ours, peer, *(s for s in (bare, measured) if s is not None)]
 
         ours_ok = ours.runs[-1].returncode == 0
         peer_ok = peer.runs[-1].returncode == 0
