@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
             commands.append(("no-corpus", _expand(None, ours_cmd[:4] + [str(plain)] + ours_cmd[5:], data)))
         if args.measures:  # the same report with five named measures and their t-tests
             commands.append(("ours+5 t-tests", [*ours_cmd, "--measures", FIVE]))
-        timed = dict(zip([label for label, _ in commands], run_rounds(commands, args.repeat), strict=True))
+        timed = {series.label: series for series in run_rounds(commands, args.repeat)}
         floor, whole, ours = timed["floor"], timed["floor-whole"], timed["ours"]
         bare, measured = timed.get("no-corpus"), timed.get("ours+5 t-tests")
         peer = run_series("peer", peer_cmd, args.peer_repeat or args.repeat)  # long: its own series
