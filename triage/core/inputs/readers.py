@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
+from triage.core.ids import codes as ids
 
 PARQUET_EXT = {".parquet", ".pq", ".parq"}
 JSONL_EXT = {".jsonl", ".ndjson", ".json"}
@@ -142,13 +143,8 @@ def _ascii(values: pa.Array) -> bool:
         values = values.values
     if not pa.types.is_string(values.type):
         return False
-    offsets = np.frombuffer(values.buffers()[1], np.int32, len(values) + 1, values.offset * 4)
-    if _falls(offsets):
-        return False
-    data = values.buffers()[2]
-    start, end = int(offsets[0]), int(offsets[-1])
-    raw = np.frombuffer(data, np.uint8, end - start, start) if data is not None else np.zeros(0, np.uint8)
-    return len(raw) == 0 or int(raw.max()) < 0x80
+    offsets, raw = ids.string_bytes(values)
+    return not _falls(offsets) and (len(raw) == 0 or int(raw.max()) < 0x80)
 
 
 FALLS_STEP = 1 << 20  # offsets compared per numpy pass: small temporaries, reused from the cache
