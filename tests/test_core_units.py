@@ -990,9 +990,12 @@ def test_corpus_ids_find_each_ids_first_row(corpus: list[str], asked: list[str])
 
 
 @pytest.mark.parametrize("order_b", ["same", "reversed", "fewer"])
-def test_the_universe_gives_every_row_its_query(tmp_path: Path, order_b: str) -> None:
-    # Run B listing the queries in A's order reuses A's positions; any other order is hashed.
-    # Either way every run row and every label row points at its own query id, first-seen order.
+@pytest.mark.parametrize("layout", ["grouped", "interleaved", "as_a"])
+def test_the_universe_gives_every_row_its_query(tmp_path: Path, order_b: str, layout: str) -> None:
+    # Run B listing the queries in A's order reuses A's positions; any other order is hashed. The
+    # labels' query ids are hashed once per run of equal neighbours ("as_a": A lists the labels'
+    # queries in their order, and reuses their positions). Either way every run row and every
+    # label row points at its own query id, first-seen order.
     from triage.core.evaluation import universe
 
     from conftest import manifest, write_parquet
@@ -1001,7 +1004,10 @@ def test_the_universe_gives_every_row_its_query(tmp_path: Path, order_b: str) ->
     b = {"same": qs, "reversed": qs[::-1], "fewer": qs[:40] + ["extra"]}[order_b]
     write_parquet(tmp_path / "a.parquet", [{"query_id": q, "retrieved": ["c"]} for q in qs], {"name": "a"})
     write_parquet(tmp_path / "b.parquet", [{"query_id": q, "retrieved": ["c"]} for q in b], {"name": "b"})
-    labels = [{"query_id": q, "chunk_id": c, "relevance": 1} for q in ["late", *qs[::3]] for c in "xy"]
+    judged = {"grouped": ["late", *qs[::3]], "interleaved": ["late", *qs[::3]], "as_a": qs}[layout]
+    by_query = [(q, c) for q in judged for c in "xy"]
+    pairs = [(q, c) for c in "xy" for q in judged] if layout == "interleaved" else by_query
+    labels = [{"query_id": q, "chunk_id": c, "relevance": 1} for q, c in pairs]
     write_parquet(tmp_path / "labels.parquet", labels)
     inputs = load_inputs(from_manifest(manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet")))
     every, (rows_a, rows_b), label_rows = universe(inputs)

@@ -545,12 +545,15 @@ def build_arm(
 def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
     """Every query id any input names, in first-seen order: queries file, labels, run A, run B;
     each run row's position in it and each label row's (int64), from the same single hashing
-    pass. A column equal to one before it (run B listing the queries in run A's order, or a run in
-    the queries file's) is not hashed again: its positions are that column's."""
+    pass. The labels' query ids are hashed once per run of equal neighbours (a label file lists
+    a query's judgements together). A column equal to one before it (run A listing the labels'
+    queries in their order, run B in run A's, a run in the queries file's) is not hashed again:
+    its positions are that column's."""
     queries = inputs.queries
+    judged, lengths = _runs_of(inputs.frozen.judged_ids)
     parts = [
         queries.column("query_id") if queries is not None else None,
-        inputs.frozen.judged_ids,
+        judged,
         inputs.a.table.column("query_id"),
         inputs.b.table.column("query_id"),
     ]
@@ -570,7 +573,19 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
     ends = np.cumsum([len(h) for h in hashed], dtype=np.int64)
     starts = ends - np.array([len(h) for h in hashed], np.int64)
     of = [code[starts[j] : ends[j]] if j >= 0 else np.zeros(0, np.int64) for j in source]
-    return every, of[2:], of[1]
+    return every, of[2:], of[1] if lengths is None else np.repeat(of[1], lengths)
+
+
+def _runs_of(ids: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
+    """`ids` with each run of equal neighbours kept once, and each run's length (None: no two
+    neighbours are equal, `ids` itself). One comparison of neighbours, no hashing."""
+    if len(ids) < 2:
+        return ids, None
+    repeat = pc.equal(ids.slice(1), ids.slice(0, len(ids) - 1)).to_numpy(zero_copy_only=False)
+    if not repeat.any():
+        return ids, None
+    first = np.flatnonzero(np.r_[True, ~repeat])
+    return ids.take(pa.array(first)), np.diff(np.r_[first, len(ids)])
 
 
 def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table | None = None) -> Evaluation:
