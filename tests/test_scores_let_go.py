@@ -1,6 +1,7 @@
 """A report naming no measure lets the runs' scores go once they are checked (core/inputs/load.py
-`run_of`); one naming a measure, on the command line or in its gate, keeps them, since the
-measures read each list in score order."""
+`run_of`), and with no corpus the ids' fingerprints once the arms are judged (workspace/snapshot.py
+`open_snapshot`); one naming a measure, on the command line or in its gate, keeps them, since the
+measures read each list in score order (and the ids judged not relevant by fingerprint)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from triage.cli.main import main
+from triage.core.bundled import sample_spec
+from triage.core.ids import codes
+from triage.core.inputs.load import Prints
 from triage.core.inputs.manifest import from_manifest
+from triage.report.build import build
+from triage.report.model import dumps
 from triage.workspace.snapshot import open_snapshot
 
 from conftest import write_evaluation
@@ -71,3 +77,32 @@ def test_a_measure_by_name_still_reads_the_score_order(tmp_path: Path, capsys, h
     # As stored, A's q1 gold is third: a report that had let the scores go would say Δ +1/12.
     assert delta == pytest.approx(-0.25)
     assert d["arms"]["a"]["mrr"] == pytest.approx((1 / 3 + 1) / 2)  # the four metrics read the stored order
+
+
+def test_the_fingerprints_are_let_go_once_judged_and_computed_again_if_read(tmp_path: Path) -> None:
+    spec = from_manifest(_evaluation(tmp_path))
+    kept, gone = open_snapshot(spec), open_snapshot(spec, fingerprints=False)
+    assert kept.ev.a.run.prints.held and kept.ev.b.run.prints.held
+    assert not gone.ev.a.run.prints.held and not gone.ev.b.run.prints.held
+    assert dumps(build(gone)) == dumps(build(kept))  # the report never needed them
+    again = gone.ev.b.run.fingerprints  # read anyway: computed again, the same
+    assert gone.ev.b.run.prints.held
+    assert again.tolist() == kept.ev.b.run.fingerprints.tolist()
+    assert again.tolist() == codes.list_fingerprints(gone.ev.b.run.retrieved).tolist()
+
+
+def test_with_a_corpus_the_fingerprints_stay_for_its_check_and_cost_rows() -> None:
+    snap = open_snapshot(sample_spec(), fingerprints=False)
+    assert snap.inputs.corpus is not None
+    assert snap.ev.a.run.prints.held and snap.ev.b.run.prints.held
+
+
+@pytest.mark.parametrize(("args", "dropped"), [((), 2), (("--measures", "RR"), 0)])
+def test_only_a_report_naming_no_measure_lets_them_go(
+    tmp_path: Path, capsys, monkeypatch, args, dropped
+) -> None:
+    calls: list[Prints] = []
+    real = Prints.drop
+    monkeypatch.setattr(Prints, "drop", lambda self: (calls.append(self), real(self))[1])
+    _report(capsys, str(_evaluation(tmp_path)), *args)
+    assert len(calls) == dropped

@@ -423,8 +423,9 @@ def report(args: argparse.Namespace) -> int:
 
         gate = read_gate(args.gate)  # a bad gate file fails before any loading
     spec = with_measures(spec_from(args), args)
-    # The scores are read only by measures by name (their order): without any, the report lets
-    # them go once checked (docs/benchmarks.md "Memory at a million queries").
+    # The scores are read only by measures by name (their order), the ids' fingerprints after the
+    # judging only by them and the corpus: without any, the report lets them go once checked and
+    # once judged (docs/benchmarks.md "Memory at a million queries").
     named = bool(spec.measures) or (gate is not None and bool(gate.measures))
     snapshot = open_snapshot(
         spec,
@@ -433,6 +434,7 @@ def report(args: argparse.Namespace) -> int:
         args.apply_stale,
         corpus_check=not args.suggest_floors,  # floors are suggested from the numbers alone
         scores=named,
+        fingerprints=named,
     )
     if args.suggest_floors:
         return _suggest_floors(snapshot, args.floor_se, args.floor_min_n)

@@ -117,6 +117,7 @@ def open_snapshot(
     corpus_check: bool = True,
     tables: Tables = FILES,
     scores: bool = True,
+    fingerprints: bool = True,
 ) -> Snapshot:
     """Read every file of `spec` and its amendments, and judge both arms at one k (docs/measures.md "The
     numbers") and every further cut-off of `k`.
@@ -126,11 +127,17 @@ def open_snapshot(
     it, it runs beside the judging, and `Snapshot.corpus_checks` waits for it (`_corpus_run`).
     `tables`: inputs given as tables; labels given so have no folder beside them, so their
     amendments are read only from `spec.amendments`. Without `scores`, the runs' scores are let go
-    once checked (for a caller that names no measure and shows no ranked list: `load_inputs`)."""
+    once checked (for a caller that names no measure and shows no ranked list: `load_inputs`).
+    Without `fingerprints`, and with no corpus (whose check and cost rows read them), the runs' id
+    fingerprints are let go once the arms are judged (for a caller that judges once and names no
+    measure: a report); anything that reads them later computes them again (`Prints`)."""
     inputs = load_inputs(spec, tables, scores)
     folder = spec.amendments or (None if "labels" in inputs.given else default_folder(spec.labels))
     corpus = _corpus_run(inputs) if corpus_check or inputs.corpus is None else None
     log = read_log(folder, inputs.frozen.sha256, apply_stale)
     labels = LabelState.read(inputs.frozen, log, mode)
     ev = evaluate(inputs, labels.gold_table(), k, labels.judged_table())
+    if not fingerprints and inputs.corpus is None:
+        inputs.a.prints.drop()
+        inputs.b.prints.drop()
     return Snapshot(labels, ev, tuple(input_checks(ev)), _checks(labels, ev), corpus)

@@ -5,8 +5,9 @@ Amendments are not inputs (they are the label store's, `triage.labels`)."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -66,18 +67,44 @@ def list_facts(table: pa.Table, fp: np.ndarray | None = None) -> ListFacts:
     return ListFacts(codes.duplicate_rows(lists, fp=fp), rises, "scores" in table.column_names)
 
 
+class Prints:
+    """A run's id fingerprints (`codes.list_fingerprints` of its retrieved lists, uint64, 8 bytes an
+    id): a cache of the ids, computed at loading for the duplicate screen and kept for the gold
+    look-up. `drop` lets them go (0.3 GB for two arms of 1M queries x 20); a later read computes
+    them again. Safe across threads."""
+
+    __slots__ = ("_value", "_lock")
+
+    def __init__(self, value: np.ndarray) -> None:
+        self._value: np.ndarray | None = value
+        self._lock = threading.Lock()
+
+    def of(self, lists: pa.ListArray) -> np.ndarray:
+        with self._lock:
+            if self._value is None:
+                self._value = codes.list_fingerprints(lists)
+            return self._value
+
+    def drop(self) -> None:
+        with self._lock:
+            self._value = None
+
+    @property
+    def held(self) -> bool:
+        return self._value is not None
+
+
 @dataclass(frozen=True)
 class Run:
     """One arm as stored: a row per query; `k` is the cut-off its metadata records (None: unsaid).
-    `fingerprints`: `codes.list_fingerprints` of the retrieved lists, computed once (uint64, 8 bytes
-    an id) for both the duplicate screen and the gold look-up."""
+    `prints`: the retrieved lists' fingerprints, read as `fingerprints` (`Prints`)."""
 
     name: str
     loaded: Parsed
     table: pa.Table
     k: int | None
     facts: ListFacts
-    fingerprints: np.ndarray
+    prints: Prints = field(compare=False, repr=False)
 
     @property
     def path(self) -> Path:
@@ -90,6 +117,11 @@ class Run:
     @cached_property
     def retrieved(self) -> pa.ListArray:
         return single(self.table.column("retrieved"))
+
+    @property
+    def fingerprints(self) -> np.ndarray:
+        """`codes.list_fingerprints(self.retrieved)`, computed once and held (`Prints`)."""
+        return self.prints.of(self.retrieved)
 
     def column(self, name: str) -> pa.Array | None:
         return single(self.table.column(name)) if name in self.table.column_names else None
@@ -128,7 +160,7 @@ def run_of(loaded: Parsed, name: str, named: bool = True, scores: bool = True) -
     if not scores and facts.scored:
         table = table.drop_columns(["scores"])
         loaded = replace(loaded, table=loaded.table.drop_columns(["scores"]))
-    return Run(name, loaded, table, None if k is None else k_int, facts, fp)
+    return Run(name, loaded, table, None if k is None else k_int, facts, Prints(fp))
 
 
 def load_queries(path: Path, fmt: str | None = None) -> pa.Table:
