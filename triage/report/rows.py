@@ -126,6 +126,10 @@ class Rows(Sequence[R]):
             out.write(b"[]")
             return
         out.write(b"[")
+        if self._n <= _ROWS:  # one slice: no second thread
+            out.write(self._text(0, self._n))
+            out.write(b"]")
+            return
         with ThreadPoolExecutor(max_workers=2) as pool:
             texts: deque[Future[pa.Buffer]] = deque()
             for lo in range(0, self._n, _ROWS):
