@@ -550,7 +550,7 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
     queries in their order, run B in run A's, a run in the queries file's) is not hashed again:
     its positions are that column's."""
     queries = inputs.queries
-    judged, lengths = _runs_of(inputs.frozen.judged_ids)
+    judged, lengths = _repeats_collapsed(inputs.frozen.judged_ids)
     parts = [
         queries.column("query_id") if queries is not None else None,
         judged,
@@ -576,7 +576,7 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
     return every, of[2:], of[1] if lengths is None else np.repeat(of[1], lengths)
 
 
-def _runs_of(ids: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
+def _repeats_collapsed(ids: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
     """`ids` with each run of equal neighbours kept once, and each run's length (None: no two
     neighbours are equal, `ids` itself). One comparison of neighbours, no hashing."""
     if len(ids) < 2:
