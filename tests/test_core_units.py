@@ -993,7 +993,7 @@ def test_corpus_ids_find_each_ids_first_row(corpus: list[str], asked: list[str])
 @pytest.mark.parametrize("layout", ["grouped", "interleaved", "as_a"])
 def test_the_universe_gives_every_row_its_query(tmp_path: Path, order_b: str, layout: str) -> None:
     # Run B listing the queries in A's order reuses A's positions; any other order is hashed. The
-    # labels' query ids are hashed once per run of equal neighbours ("as_a": A lists the labels'
+    # labels' query ids are hashed once per stretch of equal neighbours ("as_a": A lists the labels'
     # queries in their order, and reuses their positions). Either way every run row and every
     # label row points at its own query id, first-seen order.
     from triage.core.evaluation import universe

@@ -545,7 +545,7 @@ def build_arm(
 def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
     """Every query id any input names, in first-seen order: queries file, labels, run A, run B;
     each run row's position in it and each label row's (int64), from the same single hashing
-    pass. The labels' query ids are hashed once per run of equal neighbours (a label file lists
+    pass. The labels' query ids are hashed once per stretch of equal neighbours (a label file lists
     a query's judgements together). A column equal to one before it (run A listing the labels'
     queries in their order, run B in run A's, a run in the queries file's) is not hashed again:
     its positions are that column's."""
@@ -577,7 +577,7 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
 
 
 def _repeats_collapsed(ids: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
-    """`ids` with each run of equal neighbours kept once, and each run's length (None: no two
+    """`ids` with each stretch of equal neighbours kept once, and each stretch's length (None: no two
     neighbours are equal, `ids` itself). One comparison of neighbours, no hashing."""
     if len(ids) < 2:
         return ids, None
