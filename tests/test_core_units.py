@@ -991,7 +991,9 @@ def test_corpus_ids_find_each_ids_first_row(corpus: list[str], asked: list[str])
 
 @pytest.mark.parametrize("order_b", ["same", "reversed", "fewer"])
 @pytest.mark.parametrize("layout", ["grouped", "interleaved", "as_a"])
-def test_the_universe_gives_every_row_its_query(tmp_path: Path, order_b: str, layout: str) -> None:
+def test_the_universe_gives_every_row_its_query(
+    tmp_path: Path, order_b: str, layout: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Run B listing the queries in A's order reuses A's positions; any other order is hashed. The
     # labels' query ids are hashed once per stretch of equal neighbours ("as_a": A lists the labels'
     # queries in their order, and reuses their positions). Either way every run row and every
@@ -1010,7 +1012,15 @@ def test_the_universe_gives_every_row_its_query(tmp_path: Path, order_b: str, la
     labels = [{"query_id": q, "chunk_id": c, "relevance": 1} for q, c in pairs]
     write_parquet(tmp_path / "labels.parquet", labels)
     inputs = load_inputs(from_manifest(manifest(tmp_path, "a.parquet", "b.parquet", "labels.parquet")))
+    from triage.core.ids import codes
+
+    hashed: list[int] = []
+    real = codes.coded_distinct
+    monkeypatch.setattr(codes, "coded_distinct", lambda values: (hashed.append(len(values)), real(values))[1])
     every, (rows_a, rows_b), label_rows = universe(inputs)
+    labels_hashed = {"grouped": len(judged), "interleaved": 2 * len(judged), "as_a": len(judged)}[layout]
+    a_hashed = 0 if layout == "as_a" else len(qs)
+    assert hashed == [labels_hashed + a_hashed + (0 if b == qs else len(b))]
     assert every.to_pylist() == list(dict.fromkeys([r["query_id"] for r in labels] + qs + b))
     assert every.take(pa.array(rows_a)).to_pylist() == qs
     assert every.take(pa.array(rows_b)).to_pylist() == b

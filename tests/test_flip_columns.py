@@ -180,9 +180,10 @@ def test_a_row_is_the_evaluations_numbers(generated: Path) -> None:
 def test_the_json_written_a_slice_at_a_time_is_the_whole_arrays(
     generated: Path, monkeypatch: pytest.MonkeyPatch, slice_rows: int
 ) -> None:
-    """Each slice of rows is spelled on its own (so the text held at once is one slice's): the
-    bytes are those of the rows' JSON, for slices of any size, with flips whose hints read text
-    (`FlipHints.read`) before those judged over arrays, and a slice across the two."""
+    """Each slice of rows is spelled on its own, two at once on two threads past one slice (so the
+    text held at once is at most two slices'): the bytes are those of the rows' JSON, for slices
+    of any size, with flips whose hints read text (`FlipHints.read`) before those judged over
+    arrays, and a slice across the two."""
     flips = build(open_snapshot(from_manifest(generated))).flips
     assert isinstance(flips, Flips) and flips.hints is not None and len(flips) > 50
     rest, cut = flips.hints.rest, 11  # the first 11 flips as if their text had been read

@@ -133,32 +133,3 @@ def test_a_report_of_its_own_asks_glibc_for_one_malloc_arena_before_any_thread(t
     assert calls_to_mallopt("report", "--json-schema") == "0 [(-8, 1, False, 1)]\n"
     assert calls_to_mallopt("--version") == "0 []\n"
     assert calls_to_mallopt(argv_given=["report", str(tiny), "--format", "json"]) == "0 []\n"
-
-
-def s3_after(argv_given: list[str] | None, *argv: str) -> list[str]:
-    """`triage ARGV` run in a fresh interpreter (main() reading sys.argv, or called with
-    `argv_given` as a program calls it): its exit code, whether pyarrow's S3 module is loaded,
-    and whether `pyarrow.fs` offers S3 to the rest of the process."""
-    code = (
-        "import sys, io, contextlib; from triage.cli.main import main\n"
-        f"sys.argv = ['triage', *{list(argv)!r}]\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    try:\n"
-        f"        rc = main({argv_given!r})\n"
-        "    except SystemExit as e:\n"
-        "        rc = e.code\n"
-        "import pyarrow.fs\n"
-        "s3 = sys.modules.get('pyarrow._s3fs') is not None\n"
-        "print(rc, s3, 'S3FileSystem' not in pyarrow.fs._not_imported)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return out.stdout.split()
-
-
-@pytest.mark.skipif(importlib.util.find_spec("pyarrow._s3fs") is None, reason="pyarrow built without S3")
-def test_the_command_line_never_loads_pyarrows_s3(tiny: Path) -> None:
-    # cli/main.py `_arrow_without_s3`: the S3 filesystem's libraries cost 0.05 s of every start and
-    # triage reads local files. Its own process reads Parquet without them; a program calling
-    # main(argv) keeps S3 (its process is not triage's).
-    assert s3_after(None, "report", str(tiny), "--format", "json") == ["0", "False", "False"]
-    assert s3_after(["report", str(tiny), "--format", "json"]) == ["0", "True", "True"]

@@ -547,15 +547,6 @@ def _one_malloc_arena() -> None:
     mallopt(m_arena_max, 1)
 
 
-def _arrow_without_s3() -> None:
-    """Keep pyarrow from loading its S3 filesystem (0.05 s of every command's start: the cloud
-    SDK's libraries). triage reads local files only. `pyarrow.fs`, imported by `pyarrow.parquet`,
-    tries each optional filesystem and takes a refused import as a pyarrow built without it.
-    Only in a process of the command's own (others may want S3); a no-op once pyarrow.fs is in."""
-    if "pyarrow.fs" not in sys.modules:
-        sys.modules.setdefault("pyarrow._s3fs", None)  # type: ignore[arg-type]
-
-
 def _arrow_without_pandas() -> None:
     """Keep pyarrow from importing pandas in this process (0.3-0.5 s of a report's start).
 
@@ -585,7 +576,6 @@ def _arrow_without_pandas() -> None:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the process is the command's own: `triage ...`, `python -m triage ...`
         argv = sys.argv[1:]
-        _arrow_without_s3()
         if argv[:1] == ["report"]:
             _one_malloc_arena()
     if argv[:1] == ["--version"]:  # before any parser is built; exits as argparse's --version does

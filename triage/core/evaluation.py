@@ -578,7 +578,8 @@ def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
 
 def _repeats_collapsed(ids: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
     """`ids` with each stretch of equal neighbours kept once, and each stretch's length (None: no two
-    neighbours are equal, `ids` itself). One comparison of neighbours, no hashing."""
+    neighbours are equal, `ids` itself). One comparison of neighbours, no hashing. The ids hold no
+    null: the data contract refuses an empty query id (`contract.conform`)."""
     if len(ids) < 2:
         return ids, None
     repeat = pc.equal(ids.slice(1), ids.slice(0, len(ids) - 1)).to_numpy(zero_copy_only=False)

@@ -118,26 +118,22 @@ class Rows(Sequence[R]):
         }
 
     def write_json(self, out: BinaryIO) -> None:
-        """The JSON array of the rows, UTF-8, written to `out` a slice of rows at a time: each slice
-        is spelled, written and dropped, so the text held at once is two slices' (at a million
-        queries the flips' JSON is about 190 MB); no Python per row. Past one slice, the next is
-        spelled on a second thread while one is written (Arrow's kernels let go of the GIL)."""
-        if self._n == 0:
-            out.write(b"[]")
-            return
+        """The JSON array of the rows, UTF-8, written to `out` a slice of rows at a time, so the text
+        held at once is at most two spelled slices' (at a million queries the flips' JSON is about
+        190 MB); no Python per row. Past one slice, two threads spell two slices at once (Arrow's
+        kernels let go of the GIL) while the caller's thread writes them in order."""
         out.write(b"[")
-        if self._n <= _ROWS:  # one slice: no second thread
-            out.write(self._text(0, self._n))
-            out.write(b"]")
-            return
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            texts: deque[Future[pa.Buffer]] = deque()
-            for lo in range(0, self._n, _ROWS):
-                texts.append(pool.submit(self._text, lo, min(lo + _ROWS, self._n)))
-                if len(texts) == 2:  # one slice written while the next is spelled
-                    out.write(texts.popleft().result())
-                    out.write(b", ")
-            out.write(texts.popleft().result())
+        if self._n <= _ROWS:  # one slice at most: no thread
+            out.write(self._text(0, self._n) if self._n else b"")
+        else:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                texts: deque[Future[pa.Buffer]] = deque()
+                for lo in range(0, self._n, _ROWS):
+                    texts.append(pool.submit(self._text, lo, min(lo + _ROWS, self._n)))
+                    if len(texts) == 2:  # the older written; the newer, and the next, spelled meanwhile
+                        out.write(texts.popleft().result())
+                        out.write(b", ")
+                out.write(texts.popleft().result())
         out.write(b"]")
 
     def _text(self, lo: int, hi: int) -> pa.Buffer:

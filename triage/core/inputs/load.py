@@ -69,9 +69,10 @@ def list_facts(table: pa.Table, fp: np.ndarray | None = None) -> ListFacts:
 
 class Prints:
     """A run's id fingerprints (`codes.list_fingerprints` of its retrieved lists, uint64, 8 bytes an
-    id): a cache of the ids, computed at loading for the duplicate screen and kept for the gold
-    look-up. `drop` lets them go (0.3 GB for two arms of 1M queries x 20); a later read computes
-    them again. Safe across threads."""
+    id): a cache of the ids' fingerprints, computed at loading for the duplicate screen and kept
+    for the gold look-up. `drop` lets them go (0.3 GB for two arms of 1M queries x 20); a later
+    read computes them again from the lists given, which must be the run's own (`Run.fingerprints`
+    is the one reader). Safe across threads."""
 
     __slots__ = ("_value", "_lock")
 
