@@ -68,22 +68,22 @@ def list_facts(table: pa.Table, fp: np.ndarray | None = None) -> ListFacts:
 
 
 class Prints:
-    """A run's id fingerprints (`codes.list_fingerprints` of its retrieved lists, uint64, 8 bytes an
-    id): a cache of the ids' fingerprints, computed at loading for the duplicate screen and kept
-    for the gold look-up. `drop` lets them go (0.3 GB for two arms of 1M queries x 20); a later
-    read computes them again from the lists given, which must be the run's own (`Run.fingerprints`
-    is the one reader). Safe across threads."""
+    """A run's id fingerprints (`codes.list_fingerprints` of its retrieved `lists`, the table's own
+    column; uint64, 8 bytes an id): computed at loading for the duplicate screen and kept for the
+    gold look-up. `drop` lets them go (0.3 GB for two arms of 1M queries x 20); the next `get`
+    computes them again from the same lists. Safe across threads."""
 
-    __slots__ = ("_value", "_lock")
+    __slots__ = ("_lists", "_value", "_lock")
 
-    def __init__(self, value: np.ndarray) -> None:
+    def __init__(self, lists: pa.ChunkedArray | pa.ListArray, value: np.ndarray) -> None:
+        self._lists = lists
         self._value: np.ndarray | None = value
         self._lock = threading.Lock()
 
-    def of(self, lists: pa.ListArray) -> np.ndarray:
+    def get(self) -> np.ndarray:
         with self._lock:
             if self._value is None:
-                self._value = codes.list_fingerprints(lists)
+                self._value = codes.list_fingerprints(single(self._lists))
             return self._value
 
     def drop(self) -> None:
@@ -122,7 +122,7 @@ class Run:
     @property
     def fingerprints(self) -> np.ndarray:
         """`codes.list_fingerprints(self.retrieved)`, computed once and held (`Prints`)."""
-        return self.prints.of(self.retrieved)
+        return self.prints.get()
 
     def column(self, name: str) -> pa.Array | None:
         return single(self.table.column(name)) if name in self.table.column_names else None
@@ -161,7 +161,8 @@ def run_of(loaded: Parsed, name: str, named: bool = True, scores: bool = True) -
     if not scores and facts.scored:
         table = table.drop_columns(["scores"])
         loaded = replace(loaded, table=loaded.table.drop_columns(["scores"]))
-    return Run(name, loaded, table, None if k is None else k_int, facts, Prints(fp))
+    prints = Prints(table.column("retrieved"), fp)
+    return Run(name, loaded, table, None if k is None else k_int, facts, prints)
 
 
 def load_queries(path: Path, fmt: str | None = None) -> pa.Table:
