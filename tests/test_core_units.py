@@ -677,13 +677,13 @@ def test_the_corpus_ids_come_from_a_built_cache_as_the_file_gives_them(tmp_path:
     open_corpus(path, small=0)  # built (the app's look-ups, the report's text hints)
     got = corpus_mod.cached_ids(path)
     assert got is not None
-    chunk_ids, index, places = got.ids, got.index, got._places
-    assert chunk_ids.to_pylist() == ids and places is not None
+    chunk_ids, index, slot_rows = got.ids, got.index, got._rows
+    assert chunk_ids.to_pylist() == ids and slot_rows is not None
     fp = fingerprint(pa.array(ids))
     built = IdIndex.build(fp)
     assert index.table.tolist() == built.table.tolist() and index.mask == built.mask
-    assert places.tolist() == built.ends(fp).tolist()  # each id's slot
-    assert index.rows_at(places)[places].tolist() == list(range(len(ids)))  # holds its row
+    assert slot_rows[built.ends(fp)].tolist() == list(range(len(ids)))  # each id's slot holds its row
+    assert (slot_rows[built.table == 0] == -1).all()  # and a free slot none
 
     read = inputs.read_input
 
@@ -712,39 +712,49 @@ def test_the_cache_of_a_corpus_with_a_repeated_id_is_refused_by_row(tmp_path: Pa
     assert corpus_mod.cached_ids(path) is None
 
 
-def _packed(key: np.ndarray, place: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every id moved into one run of filled slots from slot 0, its place with it: laid out as an
+def _packed(key: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every id moved into one run of filled slots from slot 0, its row with it: laid out as an
     index would be, but most ids are not where a probe from their home slot looks."""
-    order = np.argsort(place, kind="stable")
-    out_key, out_place = np.zeros_like(key), np.empty_like(place)
-    out_key[: len(place)] = key[place[order]]
-    out_place[order] = np.arange(len(place))
-    return out_key, out_place
+    filled = rows >= 0
+    out_key, out_rows = np.zeros_like(key), np.full_like(rows, -1)
+    out_key[: filled.sum()] = key[filled]
+    out_rows[: filled.sum()] = rows[filled]
+    return out_key, out_rows
 
 
 def _free_slot(key: np.ndarray) -> int:
     return int(np.flatnonzero(key == 0)[0])
 
 
+def _with(rows: np.ndarray, slot: int, row: int) -> np.ndarray:
+    out = rows.copy()
+    out[slot] = row
+    return out
+
+
+def _slot_of(rows: np.ndarray, row: int) -> int:
+    return int(np.flatnonzero(rows == row)[0])
+
+
 BROKEN_SLOTS = {
-    "one slot": lambda key, place: (key[:1], place),
-    "no free slot at the end": lambda key, place: (np.arange(1, len(key) + 1, dtype=np.uint64), place),
-    # row 1's place: not among the ids spot-checked (SPOT = 4 below: rows 0, 25, 50 and 75)
-    "a place past the table": lambda key, place: (key, np.r_[place[0], len(key) + 5, place[2:]]),
-    "a place below 0": lambda key, place: (key, np.r_[place[0], -1, place[2:]]),
-    "a place on a free slot": lambda key, place: (key, np.r_[place[0], _free_slot(key), place[2:]]),
-    "a place given twice": lambda key, place: (key, np.r_[place[0], place[2], place[2:]]),
-    "free slots filled, but the last": lambda key, place: (
+    "one slot": lambda key, rows: (key[:1], rows[:1]),
+    "no free slot at the end": lambda key, rows: (np.arange(1, len(key) + 1, dtype=np.uint64), rows),
+    # row 1's slot: not among the ids spot-checked (SPOT = 4 below: rows 0, 25, 50 and 75)
+    "a row past the ids": lambda key, rows: (key, _with(rows, _slot_of(rows, 1), 105)),
+    "no row in a filled slot": lambda key, rows: (key, _with(rows, _slot_of(rows, 1), -1)),
+    "a row in a free slot": lambda key, rows: (key, _with(rows, _free_slot(key), 1)),
+    "a row given twice": lambda key, rows: (key, _with(rows, _slot_of(rows, 1), 2)),
+    "free slots filled, but the last": lambda key, rows: (
         np.r_[np.where(key[:-1] == 0, np.uint64(3), key[:-1]), key[-1:]],
-        place,
+        rows,
     ),
-    "a place missing": lambda key, place: (key, place[:-1]),
+    "a slot's row missing": lambda key, rows: (key, rows[:-1]),
     "one run of every id": _packed,
 }
 
 
-def _plant(folder: Path, key: np.ndarray, place: np.ndarray) -> None:
-    for name, schema, values in (("table", cache.TABLE, key), ("places", cache.PLACES, place)):
+def _plant(folder: Path, key: np.ndarray, rows: np.ndarray) -> None:
+    for name, schema, values in (("table", cache.TABLE, key), ("slot_rows", cache.ROWS, rows)):
         (folder / f"{name}.arrow").unlink()
         with pa.OSFile(str(folder / f"{name}.arrow"), "wb") as f, pa.ipc.new_file(f, schema) as w:
             w.write_table(pa.table({schema.names[0]: pa.array(values, schema.field(0).type)}))
@@ -784,14 +794,14 @@ def test_a_broken_index_in_the_cache_is_read_past_and_then_named(
         .to_numpy()
         .copy()
     )
-    place = (
-        pa.ipc.open_file(pa.memory_map(str(folder / "places.arrow")))
+    rows = (
+        pa.ipc.open_file(pa.memory_map(str(folder / "slot_rows.arrow")))
         .read_all()
-        .column("slot")
+        .column("row")
         .to_numpy()
         .copy()
     )
-    _plant(folder, *BROKEN_SLOTS[broken](key, place))
+    _plant(folder, *BROKEN_SLOTS[broken](key, rows))
     assert corpus_mod.cached_ids(path) is None
     assert inputs.load_corpus_ids(path).holds(fingerprint(pa.array(ids))).all()  # read from the file
     opened = open_corpus(path, small=0)  # built again (rows unlike the manifest's) or read directly
@@ -800,7 +810,7 @@ def test_a_broken_index_in_the_cache_is_read_past_and_then_named(
     ).tolist() == [0, 1, 2]
 
 
-@pytest.mark.parametrize("name", ["table", "places"])
+@pytest.mark.parametrize("name", ["table", "slot_rows"])
 def test_an_index_file_holding_a_null_is_read_past_and_then_named(tmp_path: Path, monkeypatch, name) -> None:
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus_mod, "SMALL", 0)
@@ -831,7 +841,9 @@ def test_the_index_read_at_load_is_taken_again_only_for_the_same_ids(tmp_path: P
     check = corpus_mod._known
     monkeypatch.setattr(corpus_mod, "_known", lambda *a: checked.append(1) or check(*a))
     again = open_corpus(path, known=known)
-    assert checked == [] and again._known is known  # one index for both
+    assert checked == [] and again._known is known  # one index for both: the very table's ids
+    alike = CorpusIds(pa.array(ids))  # the same ids, read from the file
+    assert open_corpus(path, known=alike)._known is alike and checked == []
     assert again.rows_of(pa.array(ids[:2])).tolist() == [0, 1]
     stale = CorpusIds(pa.array(ids[::-1]))  # another corpus version's ids
     opened = open_corpus(path, known=stale)
@@ -839,16 +851,16 @@ def test_the_index_read_at_load_is_taken_again_only_for_the_same_ids(tmp_path: P
 
 
 def test_a_mapped_corpus_never_gives_one_id_s_chunk_for_another(tmp_path: Path, monkeypatch) -> None:
-    """Rows found by fingerprint are confirmed by their ids: two ids' places swapped in an index
+    """Rows found by fingerprint are confirmed by their ids: two ids' rows swapped in an index
     that was not checked give absent chunks, not each other's."""
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "chunks.parquet"
     ids = write_corpus(path, n=20, row_group=4)
     mapped = open_corpus(path, small=0)
-    assert mapped._known is not None and mapped._known._places is not None
-    places = mapped._known._places
-    swapped = places[[*range(3), 4, 3, *range(5, len(places))]]
-    known = CorpusIds(mapped.ids, index=mapped._known.index, places=swapped)
+    assert mapped._known is not None and mapped._known._rows is not None
+    rows = mapped._known._rows
+    swapped = _with(_with(rows, _slot_of(rows, 3), 4), _slot_of(rows, 4), 3)
+    known = CorpusIds(mapped.ids, index=mapped._known.index, slot_rows=swapped)
     corpus = corpus_mod.Corpus(mapped.table, path, None, None, known)
     assert corpus.rows_of(pa.array([ids[3], ids[4], ids[5]])).tolist() == [-1, -1, 5]
     assert set(corpus._batched(ids[:8])) == set(ids[:8]) - {ids[3], ids[4]}  # more than FEW ids asked
@@ -867,7 +879,7 @@ def test_an_index_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, m
     pq.write_table(pa.table({"chunk_id": [f"other#{i}" for i in range(25)]}), q)
     open_corpus(p, small=0)
     open_corpus(q, small=0)
-    for name in ("table.arrow", "places.arrow"):  # same rows, another corpus
+    for name in ("table.arrow", "slot_rows.arrow"):  # same rows, another corpus
         target = cache.folder_of(cache.corpus_key(p)) / name
         target.unlink()
         shutil.copyfile(cache.folder_of(cache.corpus_key(q)) / name, target)
@@ -876,7 +888,7 @@ def test_an_index_of_another_corpus_is_not_taken_for_this_ones(tmp_path: Path, m
     rebuilt = open_corpus(p, small=0)  # nor taken for its chunks: built again
     assert rebuilt.notice is None and rebuilt.rows_of(pa.array(ids[:2])).tolist() == [0, 1]
     _reseal(cache.folder_of(cache.corpus_key(p)))
-    for name in ("table.arrow", "places.arrow"):  # planted again, the manifest forged to match
+    for name in ("table.arrow", "slot_rows.arrow"):  # planted again, the manifest forged to match
         target = cache.folder_of(cache.corpus_key(p)) / name
         target.unlink()
         shutil.copyfile(cache.folder_of(cache.corpus_key(q)) / name, target)

@@ -522,8 +522,8 @@ CACHE_NAMES = [
     ("index.arrow",),
     ("tokens.arrow",),
     ("table.arrow",),
-    ("places.arrow",),
-    ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow"),
+    ("slot_rows.arrow",),
+    ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "slot_rows.arrow"),
 ]
 
 
@@ -539,7 +539,7 @@ def test_corpus_cache_names_linked_to_the_frozen_file(ev, tmp_path, monkeypatch,
     corpus = open_corpus(ev / CORPUS, small=0)
     # rebuilt over the planted names (a link removed, never followed): plain files, none the frozen one
     assert len(corpus) == 725 and corpus.get(["driftwood/handbook-2023#009"]) and corpus.notice is None
-    for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow"):
+    for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "slot_rows.arrow"):
         assert not (folder / n).is_symlink() and not os.path.samefile(folder / n, frozen)
     assert fingerprint(frozen) == before
 
@@ -550,7 +550,7 @@ def test_a_planted_cache_folder_with_its_manifest_is_never_used(ev, tmp_path, mo
     the cache is built again and the frozen file is never written."""
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     folder, before = folder_of(corpus_key(ev / CORPUS)), fingerprint(ev / LABELS)
-    for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "places.arrow", "manifest.json"):
+    for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "slot_rows.arrow", "manifest.json"):
         plant(folder / n, ev / LABELS, how)
     corpus = open_corpus(ev / CORPUS, small=0)
     assert len(corpus) == 725 and corpus.get(["driftwood/handbook-2023#009"])

@@ -88,25 +88,31 @@ class IdIndex:
         return cls(table, mask)
 
     @classmethod
-    def of(cls, table: np.ndarray, places: np.ndarray, n: int) -> IdIndex | None:
-        """The index of `n` ids whose `table` and `places` (each id's slot, `ends` of its
-        fingerprint) were built before (a cache's); None when they cannot be one: `table` too
-        short for `n` ids' home slots or not ending with a free slot, or its `n` filled slots
-        not each one id's place. (Whether its keys are the ids' is the caller's to check.)"""
+    def of(cls, table: np.ndarray, rows: np.ndarray, n: int) -> IdIndex | None:
+        """The index of `n` ids whose `table` and `rows` (each slot's row, `rows_at`; -1: free)
+        were built before (a cache's); None when they cannot be one: `table` too short for `n`
+        ids' home slots or not ending with a free slot, a row in a free slot or none in a filled
+        one, or the filled slots' rows not 0..n-1 once each. (Whether its keys are the ids' is
+        the caller's to check.) Sequential passes but one scatter into n flags: no random reads
+        of the table."""
         mask = (1 << _bits(n)) - 1
-        if table.dtype != np.uint64 or len(table) < mask + 2 or table[-1] != _FREE or len(places) != n:
-            return None
-        if n and (places.min() < 0 or places.max() >= len(table) - 1):
-            return None
-        seen = np.zeros(len(table), bool)
-        seen[places] = True  # n places, each a filled slot, and no slot filled but those: one each
         if (
-            np.count_nonzero(seen) != n
-            or np.count_nonzero(table) != n
-            or (np.take(table, places) == _FREE).any()
+            table.dtype != np.uint64
+            or rows.dtype != np.int32
+            or len(table) < mask + 2
+            or len(rows) != len(table)
+            or table[-1] != _FREE
         ):
             return None
-        return cls(table, mask)
+        filled = table != _FREE
+        if not np.array_equal(filled, rows >= 0):
+            return None
+        held = rows[filled]
+        if len(held) != n or (n and held.max() >= n):
+            return None
+        seen = np.zeros(n, bool)
+        seen[held] = True  # n rows, each below n: each row once exactly when all are seen
+        return cls(table, mask) if seen.all() else None
 
     def rows_at(self, places: np.ndarray) -> np.ndarray:
         """Each slot's row, given each row's slot `places` (int32 below 2^31 rows; -1: a free
@@ -152,7 +158,9 @@ class CorpusIds:
     """Every chunk id of the corpus, indexed by fingerprint (`IdIndex`) for membership and rows;
     the index is built at the first look-up (the app's corpus check runs after its first paint).
     `fp`: the ids' fingerprints and `placed`: `by_slot(fp)`, when already computed; or
-    `index` and `places` (each id's slot), as the corpus cache holds them."""
+    `index` and `slot_rows` (each slot's row), as the corpus cache holds them. `source`: the
+    cache table whose chunk_id column these ids are (so that a look-up over the same table can
+    use them without comparing 2M strings), else None."""
 
     def __init__(
         self,
@@ -160,14 +168,15 @@ class CorpusIds:
         fp: np.ndarray | None = None,
         placed: np.ndarray | None = None,
         index: IdIndex | None = None,
-        places: np.ndarray | None = None,
+        slot_rows: np.ndarray | None = None,
+        source: object | None = None,
     ) -> None:
         self.ids = chunk_ids
+        self.source = source
         self._fp = fp
         self._placed = placed
         self._index = index
-        self._places = places  # the cache's: each id's slot in `index`
-        self._rows: np.ndarray | None = None  # each slot's corpus row (-1: free), for `find`
+        self._rows = slot_rows  # each slot's corpus row (-1: free), for `find`: the cache's, or built
         self._lock = threading.Lock()  # two threads looking up at once build it once
 
     @property
@@ -190,8 +199,7 @@ class CorpusIds:
         index = self.index
         with self._lock:
             if self._rows is None:
-                places = self._places if self._places is not None else index.ends(self.fp)
-                self._rows = index.rows_at(places)
+                self._rows = index.rows_at(index.ends(self.fp))
         return np.take(self._rows, index.ends(fp)).astype(np.int64)  # unfound: a free slot's -1
 
     def __len__(self) -> int:

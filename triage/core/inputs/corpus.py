@@ -204,20 +204,21 @@ def cached_ids(path: Path, fmt: str | None = None) -> CorpusIds | None:
 
 
 def _known(tables: dict[str, pa.Table]) -> CorpusIds | None:
-    """The cache's ids with their index, if its table and places files lay out one
-    (`IdIndex.of`) that finds SPOT ids spread over them at their own places."""
-    chunk_ids = single(tables["chunks.arrow"].column("chunk_id"))
-    table, places = tables["table.arrow"], tables["places.arrow"]
-    if table.column(0).null_count or places.column(0).null_count:
+    """The cache's ids with their index, if its table and slot rows lay out one (`IdIndex.of`)
+    that finds SPOT ids spread over them at their own rows."""
+    chunks = tables["chunks.arrow"]
+    chunk_ids = single(chunks.column("chunk_id"))
+    table, rows = tables["table.arrow"], tables["slot_rows.arrow"]
+    if table.column(0).null_count or rows.column(0).null_count:
         return None
-    at = single(places.column("slot")).to_numpy()
-    index = IdIndex.of(single(table.column("key")).to_numpy(), at, len(chunk_ids))
+    slot_rows = single(rows.column("row")).to_numpy()
+    index = IdIndex.of(single(table.column("key")).to_numpy(), slot_rows, len(chunk_ids))
     if index is None:
         return None
     spread = np.arange(0, len(chunk_ids), max(1, len(chunk_ids) // SPOT))
-    if not np.array_equal(index.ends(fingerprint(chunk_ids.take(pa.array(spread)))), at[spread]):
+    if not np.array_equal(slot_rows[index.ends(fingerprint(chunk_ids.take(pa.array(spread))))], spread):
         return None
-    return CorpusIds(chunk_ids, index=index, places=at)
+    return CorpusIds(chunk_ids, index=index, slot_rows=slot_rows, source=chunks)
 
 
 def open_corpus(
@@ -248,14 +249,20 @@ def open_corpus(
             )
         except (pa.ArrowException, OSError) as e:  # the corpus file itself: named by the direct read
             raise InputError(path, f"cannot be read as a Parquet corpus: {e}") from None
-    chunk_ids = single(tables["chunks.arrow"].column("chunk_id"))
-    if known is None or not known.ids.equals(chunk_ids):  # one memory compare
+    if known is None or not _same_ids(known, tables["chunks.arrow"]):
         known = _known(tables)
     if known is None:  # proved by its digests, yet not an index of its ids: never written by triage
         return _in_memory(
             path, fmt, f"the corpus cache for {path} is inconsistent; the corpus is read directly"
         )
     return Corpus(tables["chunks.arrow"], path, tables["index.arrow"], cache.header_tokens(tables), known)
+
+
+def _same_ids(known: CorpusIds, chunks: pa.Table) -> bool:
+    """Whether `known` are the ids of the cache table `chunks`, row for row: read from that very
+    table (this process verified it once), else compared (one memory compare after joining the
+    column's batches)."""
+    return known.source is chunks or known.ids.equals(single(chunks.column("chunk_id")))
 
 
 def _in_memory(path: Path, fmt: str | None, notice: str | None = None) -> Corpus:

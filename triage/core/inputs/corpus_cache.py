@@ -7,8 +7,9 @@ footer (schema, row groups, their offsets and statistics). The path is not in it
 corpus shares the cache, and an edit that changes the footer gets a new folder.
 
 Files: `chunks.arrow` (the five contract columns), `index.arrow` (ids sorted, with their rows),
-`tokens.arrow` (each row's header token estimate), `table.arrow` and `places.arrow` (the ids'
-fingerprint index, `ids.index.IdIndex`); then `manifest.json`, written last: the format, the key, the
+`tokens.arrow` (each row's header token estimate), `table.arrow` and `slot_rows.arrow` (the ids'
+fingerprint index, `ids.index.IdIndex`: each slot's key, and each slot's row, so that a look-up
+reads its row without building one); then `manifest.json`, written last: the format, the key, the
 row count, and each file's size and xxh3-64 digest.
 
 Opening checks everything before anything is used: the manifest must name this format and key;
@@ -47,22 +48,22 @@ from triage.core.inputs.contract import ALIASES, CORPUS, conform, single, unique
 from triage.core.inputs.readers import Parsed
 from triage.core.text.words import token_estimates
 
-FORMAT = 3  # the cache's layout; a folder of another format is never read
+FORMAT = 4  # the cache's layout; a folder of another format is never read
 COLUMNS = ["chunk_id", "header", "text", "doc_id", "source_type"]
 CHUNKS = pa.schema([(c, pa.string()) for c in COLUMNS])
 INDEX = pa.schema([("chunk_id", pa.string()), ("row", pa.int64())])
 TOKENS = pa.schema([("header_tokens", pa.int64())])
 TABLE = pa.schema([("key", pa.uint64())])  # `ids.index.IdIndex.table`: each slot's key (0: free)
-PLACES = pa.schema([("slot", pa.int32())])  # each row's slot in that table
+ROWS = pa.schema([("row", pa.int32())])  # each slot's row in chunks.arrow (-1: a free slot)
 SCHEMAS = {
     "chunks.arrow": CHUNKS,
     "index.arrow": INDEX,
     "tokens.arrow": TOKENS,
     "table.arrow": TABLE,
-    "places.arrow": PLACES,
+    "slot_rows.arrow": ROWS,
 }
 MANIFEST = "manifest.json"
-OLDER_FILES = ("ids.arrow", "slots.arrow")  # what an older triage kept there, never read
+OLDER_FILES = ("ids.arrow", "slots.arrow", "places.arrow")  # what an older triage kept there, never read
 MAX_MANIFEST = 1 << 16  # bytes: a manifest is a few hundred
 WINDOW = 16 << 20  # bytes hashed at a time, their mapped pages then dropped
 
@@ -129,7 +130,10 @@ def open_verified(path: Path) -> dict[str, pa.Table] | None:
             if table is None:
                 return None
             tables[name] = table
-        if any(t.num_rows != manifest[3] for n, t in tables.items() if n != "table.arrow"):
+        per_slot = ("table.arrow", "slot_rows.arrow")
+        if any(t.num_rows != manifest[3] for n, t in tables.items() if n not in per_slot):
+            return None
+        if tables["slot_rows.arrow"].num_rows != tables["table.arrow"].num_rows:
             return None
         if len(_opened) >= 4:
             _opened.clear()
@@ -280,7 +284,7 @@ def build(path: Path, progress: Callable[[float], None] | None = None) -> dict[s
     tokens = pa.table({"header_tokens": token_estimates(chunks.column("header"))})
     _write(folder / "tokens.arrow", [tokens], TOKENS, protected)
     _write(folder / "table.arrow", [pa.table({"key": index.table})], TABLE, protected)
-    _write(folder / "places.arrow", [pa.table({"slot": index.ends(fp)})], PLACES, protected)
+    _write(folder / "slot_rows.arrow", [pa.table({"row": index.rows_at(index.ends(fp))})], ROWS, protected)
     try:
         files = {}
         for name in SCHEMAS:
