@@ -4,6 +4,8 @@ arrays (metrics, paired table, flips, slices, tenants) and the label state."""
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import Literal
 
@@ -42,6 +44,7 @@ from triage.report.model import (
     AtK,
     ByArm,
     Changed,
+    CostSection,
     FloorRow,
     FrozenView,
     GateSection,
@@ -378,7 +381,7 @@ def build(
     `per_query`: with the per-query table (`queries`, report/per_query.py)."""
     ev = snapshot.ev
     chunks = report_corpus(snapshot) if corpus == "open" else corpus
-    cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
+    cost_run = _cost_after_check(snapshot, chunks if cost_corpus == "same" else cost_corpus)
     scored = ev.scored
     measure = decision(ev)
     slice_rows, partition = _slices(ev, measure)
@@ -392,6 +395,7 @@ def build(
     if overlap_corpus != "skip":
         overlap, overlap_checks = overlap_section(ev, chunks if overlap_corpus == "same" else overlap_corpus)
     flip_rows = _flips(ev, chunks) if flips else Flips.none()
+    cost, cost_checks = cost_run.result()
     # Read last: the corpus check may still be under way beside this work (`open_snapshot`).
     checks = worst_first([*snapshot.checks, *overlap_checks, *cost_checks])
     return Report(
@@ -427,6 +431,27 @@ def build(
         compare=compare_measures(snapshot),
         queries=QueryTable(query_table(ev)) if per_query else None,
     )
+
+
+def _cost_after_check(snapshot: Snapshot, chunks: Corpus | None) -> Future[tuple[CostSection, list[Check]]]:
+    """The cost section, in a thread of its own that first lets the corpus check under way finish
+    (`open_snapshot` runs it beside the evaluation): the cost's corpus look-ups then follow the
+    check on the second core while this one builds the rest, instead of the two contending for
+    it while this one waits (docs/benchmarks.md "The corpus's cost"). A daemon thread: a process
+    stopping early does not wait for it; its result or its error is kept in the Future."""
+    done: Future[tuple[CostSection, list[Check]]] = Future()
+    done.set_running_or_notify_cancel()
+
+    def run() -> None:
+        try:
+            if isinstance(snapshot.corpus_run, Future):
+                wait([snapshot.corpus_run])  # its outcome, error or not, is read with the checks
+            done.set_result(cost_section(snapshot.ev, chunks))
+        except BaseException as e:  # kept for the caller
+            done.set_exception(e)
+
+    threading.Thread(target=run, name="cost", daemon=True).start()
+    return done
 
 
 def compare_measures(snapshot: Snapshot) -> dict[str, MeasureComparison]:
