@@ -88,3 +88,64 @@ def test_verbs_that_never_show_the_corpus_checks_never_start_them(monkeypatch, c
     monkeypatch.setattr(snapshot_mod, "check_corpus", lambda inputs: started.append("check") or [])
     assert main(argv) == 0
     assert started == []
+
+
+def test_the_cost_section_is_computed_once_by_the_report_while_the_check_is_held(monkeypatch) -> None:
+    """The cost's corpus look-ups wait for the corpus check on its thread, unless the report gets
+    to them first: then the report computes them itself, and nothing computes them twice."""
+    import triage.report.build as build_mod
+
+    release = threading.Event()
+    costs: list[str] = []
+    real_check, real_cost = snapshot_mod.check_corpus, build_mod.cost_section
+
+    def held_check(inputs):  # type: ignore[no-untyped-def]
+        release.wait(HELD)
+        return real_check(inputs)
+
+    def counted(ev, chunks):  # type: ignore[no-untyped-def]
+        costs.append(threading.current_thread().name)
+        release.set()  # the check ends once the cost is under way
+        return real_cost(ev, chunks)
+
+    monkeypatch.setattr(snapshot_mod, "check_corpus", held_check)
+    monkeypatch.setattr(build_mod, "cost_section", counted)
+    report = build(open_snapshot(sample_spec()))
+    assert costs == [threading.main_thread().name]  # by the report, once: the check was still held
+    assert report.cost == build(open_snapshot(sample_spec())).cost
+
+
+def test_after_the_check_the_cost_section_is_computed_beside_and_read_once(monkeypatch) -> None:
+    import triage.report.build as build_mod
+
+    started, release = threading.Event(), threading.Event()
+    costs: list[str] = []
+    real_cost = build_mod.cost_section
+
+    def slow_cost(ev, chunks):  # type: ignore[no-untyped-def]
+        costs.append(threading.current_thread().name)
+        started.set()
+        release.wait(HELD)
+        return real_cost(ev, chunks)
+
+    def flips_after_cost(ev, chunks):  # type: ignore[no-untyped-def]
+        assert started.wait(HELD)  # the cost's thread has begun before the report wants it
+        release.set()
+        return real_flips(ev, chunks)
+
+    real_flips = build_mod._flips
+    monkeypatch.setattr(build_mod, "cost_section", slow_cost)
+    monkeypatch.setattr(build_mod, "_flips", flips_after_cost)
+    report = build(open_snapshot(sample_spec()))
+    assert costs == ["cost"] and report.cost is not None  # on its own thread, read by the report
+
+
+def test_an_error_of_the_cost_section_reaches_the_report(monkeypatch) -> None:
+    import triage.report.build as build_mod
+
+    def failing(ev, chunks):  # type: ignore[no-untyped-def]
+        raise OSError("the corpus header tokens could not be read")
+
+    monkeypatch.setattr(build_mod, "cost_section", failing)
+    with pytest.raises(OSError, match="could not be read"):
+        build(open_snapshot(sample_spec()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import Literal
@@ -395,7 +396,7 @@ def build(
     if overlap_corpus != "skip":
         overlap, overlap_checks = overlap_section(ev, chunks if overlap_corpus == "same" else overlap_corpus)
     flip_rows = _flips(ev, chunks) if flips else Flips.none()
-    cost, cost_checks = cost_run.result()
+    cost, cost_checks = cost_run()
     # Read last: the corpus check may still be under way beside this work (`open_snapshot`).
     checks = worst_first([*snapshot.checks, *overlap_checks, *cost_checks])
     return Report(
@@ -433,25 +434,37 @@ def build(
     )
 
 
-def _cost_after_check(snapshot: Snapshot, chunks: Corpus | None) -> Future[tuple[CostSection, list[Check]]]:
-    """The cost section, in a thread of its own that first lets the corpus check under way finish
-    (`open_snapshot` runs it beside the evaluation): the cost's corpus look-ups then follow the
-    check on the second core while this one builds the rest, instead of the two contending for
-    it while this one waits (docs/benchmarks.md "The corpus's cost"). A daemon thread: a process
-    stopping early does not wait for it; its result or its error is kept in the Future."""
+def _cost_after_check(
+    snapshot: Snapshot, chunks: Corpus | None
+) -> Callable[[], tuple[CostSection, list[Check]]]:
+    """The cost section, computed once by whichever comes first: a thread of its own that first
+    lets the corpus check under way finish (`open_snapshot` runs it beside the evaluation), or the
+    caller of what is returned, which otherwise waits for that thread's result. So the cost's
+    corpus look-ups never contend with the check for the second core, and the report never waits
+    for them while it could do them itself (docs/benchmarks.md "The corpus's cost")."""
+    claim = threading.Lock()
     done: Future[tuple[CostSection, list[Check]]] = Future()
-    done.set_running_or_notify_cancel()
 
-    def run() -> None:
-        try:
-            if isinstance(snapshot.corpus_run, Future):
-                wait([snapshot.corpus_run])  # its outcome, error or not, is read with the checks
-            done.set_result(cost_section(snapshot.ev, chunks))
-        except BaseException as e:  # kept for the caller
-            done.set_exception(e)
+    def compute() -> None:
+        if claim.acquire(blocking=False):
+            done.set_running_or_notify_cancel()
+            try:
+                done.set_result(cost_section(snapshot.ev, chunks))
+            except BaseException as e:  # kept for the caller
+                done.set_exception(e)
 
-    threading.Thread(target=run, name="cost", daemon=True).start()
-    return done
+    def beside() -> None:
+        if isinstance(snapshot.corpus_run, Future):
+            wait([snapshot.corpus_run])  # its outcome, error or not, is read with the checks
+        compute()
+
+    def result() -> tuple[CostSection, list[Check]]:
+        compute()  # unless the thread has begun it
+        return done.result()
+
+    # A daemon thread: a process stopping early does not wait for it.
+    threading.Thread(target=beside, name="cost", daemon=True).start()
+    return result
 
 
 def compare_measures(snapshot: Snapshot) -> dict[str, MeasureComparison]:
