@@ -194,7 +194,7 @@ SPOT = 4096  # ids whose fingerprints are computed again when the cache's index 
 
 def cached_ids(path: Path, fmt: str | None = None) -> CorpusIds | None:
     """The chunk ids of a corpus whose cache is built and proves itself (`corpus_cache`: mapped,
-    no decode), with their fingerprint index and each id's slot in it (repeats were refused when
+    no decode), with their fingerprint index and each slot's row (repeats were refused when
     it was built); None when it has no such cache: the file is then read instead."""
     path = Path(path)
     if not _mapped(path, fmt, SMALL):
