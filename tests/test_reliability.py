@@ -550,7 +550,7 @@ def test_a_planted_cache_folder_with_its_manifest_is_never_used(ev, tmp_path, mo
     the cache is built again and the frozen file is never written."""
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     folder, before = folder_of(corpus_key(ev / CORPUS)), fingerprint(ev / LABELS)
-    for n in ("chunks.arrow", "index.arrow", "tokens.arrow", "table.arrow", "slot_rows.arrow", "manifest.json"):
+    for n in (*CACHE_NAMES[-1], "manifest.json"):
         plant(folder / n, ev / LABELS, how)
     corpus = open_corpus(ev / CORPUS, small=0)
     assert len(corpus) == 725 and corpus.get(["driftwood/handbook-2023#009"])

@@ -4,9 +4,6 @@ arrays (metrics, paired table, flips, slices, tenants) and the label state."""
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable
-from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import Literal
 
@@ -45,7 +42,6 @@ from triage.report.model import (
     AtK,
     ByArm,
     Changed,
-    CostSection,
     FloorRow,
     FrozenView,
     GateSection,
@@ -382,7 +378,7 @@ def build(
     `per_query`: with the per-query table (`queries`, report/per_query.py)."""
     ev = snapshot.ev
     chunks = report_corpus(snapshot) if corpus == "open" else corpus
-    cost_run = _cost_after_check(snapshot, chunks if cost_corpus == "same" else cost_corpus)
+    cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
     scored = ev.scored
     measure = decision(ev)
     slice_rows, partition = _slices(ev, measure)
@@ -396,7 +392,6 @@ def build(
     if overlap_corpus != "skip":
         overlap, overlap_checks = overlap_section(ev, chunks if overlap_corpus == "same" else overlap_corpus)
     flip_rows = _flips(ev, chunks) if flips else Flips.none()
-    cost, cost_checks = cost_run()
     # Read last: the corpus check may still be under way beside this work (`open_snapshot`).
     checks = worst_first([*snapshot.checks, *overlap_checks, *cost_checks])
     return Report(
@@ -432,39 +427,6 @@ def build(
         compare=compare_measures(snapshot),
         queries=QueryTable(query_table(ev)) if per_query else None,
     )
-
-
-def _cost_after_check(
-    snapshot: Snapshot, chunks: Corpus | None
-) -> Callable[[], tuple[CostSection, list[Check]]]:
-    """The cost section, computed once by whichever comes first: a thread of its own that first
-    lets the corpus check under way finish (`open_snapshot` runs it beside the evaluation), or the
-    caller of what is returned, which otherwise waits for that thread's result. So the cost's
-    corpus look-ups never contend with the check for the second core, and the report never waits
-    for them while it could do them itself (docs/benchmarks.md "The corpus's cost")."""
-    claim = threading.Lock()
-    done: Future[tuple[CostSection, list[Check]]] = Future()
-
-    def compute() -> None:
-        if claim.acquire(blocking=False):
-            done.set_running_or_notify_cancel()
-            try:
-                done.set_result(cost_section(snapshot.ev, chunks))
-            except BaseException as e:  # kept for the caller
-                done.set_exception(e)
-
-    def beside() -> None:
-        if isinstance(snapshot.corpus_run, Future):
-            wait([snapshot.corpus_run])  # its outcome, error or not, is read with the checks
-        compute()
-
-    def result() -> tuple[CostSection, list[Check]]:
-        compute()  # unless the thread has begun it
-        return done.result()
-
-    # A daemon thread: a process stopping early does not wait for it.
-    threading.Thread(target=beside, name="cost", daemon=True).start()
-    return result
 
 
 def compare_measures(snapshot: Snapshot) -> dict[str, MeasureComparison]:
