@@ -317,6 +317,7 @@ def colour(hex_: str) -> tuple[int, int, int]:
     return int(hex_[1:3], 16), int(hex_[3:5], 16), int(hex_[5:7], 16)
 
 
+@pytest.mark.slow  # a browser process: 5-10 s
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)")
 def test_chromium_draws_the_page_and_its_charts(sample_page: tuple[str, dict], tmp_path: Path) -> None:
     from triage.report import svg

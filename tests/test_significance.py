@@ -62,6 +62,7 @@ def check_against_scipy(a: np.ndarray, b: np.ndarray) -> None:
     assert c.p_holm == c.p_t  # alone: the first test's p, unadjusted
 
 
+@pytest.mark.slow  # hypothesis against scipy: 2-19 s in the quick loop; the seeded cases below stay in it
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=2, max_size=60))
 def test_t_interval_and_wilcoxon_match_scipy_on_any_data(pairs: list[tuple[float, float]]) -> None:
