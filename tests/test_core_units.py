@@ -743,6 +743,7 @@ BROKEN_SLOTS = {
     "a row past the ids": lambda key, rows: (key, _with(rows, _slot_of(rows, 1), 105)),
     "no row in a filled slot": lambda key, rows: (key, _with(rows, _slot_of(rows, 1), -1)),
     "a row in a free slot": lambda key, rows: (key, _with(rows, _free_slot(key), 1)),
+    "free slots marked other than -1": lambda key, rows: (key, np.where(rows < 0, np.int32(-7), rows)),
     "a row given twice": lambda key, rows: (key, _with(rows, _slot_of(rows, 1), 2)),
     "free slots filled, but the last": lambda key, rows: (
         np.r_[np.where(key[:-1] == 0, np.uint64(3), key[:-1]), key[-1:]],

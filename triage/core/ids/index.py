@@ -91,10 +91,10 @@ class IdIndex:
     def of(cls, table: np.ndarray, rows: np.ndarray, n: int) -> IdIndex | None:
         """The index of `n` ids whose `table` and `rows` (each slot's row, `rows_at`; -1: free)
         were built before (a cache's); None when they cannot be one: `table` too short for `n`
-        ids' home slots or not ending with a free slot, a row in a free slot or none in a filled
-        one, or the filled slots' rows not 0..n-1 once each. (Whether its keys are the ids' is
-        the caller's to check.) Sequential passes but one scatter into n flags: no random reads
-        of the table."""
+        ids' home slots or not ending with a free slot, a free slot's row not -1 or a filled slot
+        without one, or the filled slots' rows not 0..n-1 once each. (Whether its keys are the
+        ids' is the caller's to check.) Sequential passes but one scatter into n flags: no random
+        reads of the table."""
         mask = (1 << _bits(n)) - 1
         if (
             table.dtype != np.uint64
@@ -105,8 +105,8 @@ class IdIndex:
         ):
             return None
         filled = table != _FREE
-        if not np.array_equal(filled, rows >= 0):
-            return None
+        if not np.array_equal(filled, rows >= 0) or (rows[~filled] != -1).any():
+            return None  # a row in each filled slot, and -1 in every free one
         held = rows[filled]
         if len(held) != n or (n and held.max() >= n):
             return None

@@ -63,7 +63,7 @@ SCHEMAS = {
     "slot_rows.arrow": ROWS,
 }
 MANIFEST = "manifest.json"
-OLDER_FILES = ("ids.arrow", "slots.arrow", "places.arrow")  # what an older triage kept there, never read
+OLDER_FILES = ("ids.arrow", "slots.arrow")  # what an older triage kept there, never read
 MAX_MANIFEST = 1 << 16  # bytes: a manifest is a few hundred
 WINDOW = 16 << 20  # bytes hashed at a time, their mapped pages then dropped
 
