@@ -323,6 +323,10 @@ def test_undo_restores_the_frozen_numbers_and_keeps_both_records(
     data = report(capsys, copy)
     assert counts(data["paired"]) == FROZEN and data["labels"]["amendments"] == 2
     assert data["labels"]["in_force"] == 0
+    # every header says both numbers, so "+ 2 amendments" is not read as two judgements in force
+    for fmt in ("text", "markdown", "html"):
+        rc, out, _ = cli(capsys, "report", str(copy), "--format", fmt)
+        assert rc == 0 and "+ 2 amendments (head " in out and "; 0 judgements in force" in out, fmt
     assert cli(capsys, "labels", "verify", str(copy))[0] == 0
     assert review.undo() is None  # nothing of ana's left in force
 

@@ -38,3 +38,7 @@ async def test_the_overview_lists_every_check_the_report_has() -> None:
             code, _, times = part.partition(" ×")
             named[code] = int(times or 1)
         assert named == passing  # every passing check named, as many times as it passed
+        # the headline, in view at 80×24, says what the table below holds: here its warnings
+        warnings = sum(c.level is Level.WARNING for c in expected)
+        head = str(app.screen.query_one("#headline").render())
+        assert f"checks: {warnings} warnings" in head and "error" not in head

@@ -240,6 +240,27 @@ async def test_the_issues_acceptance_in_the_app(copy: Path, capsys) -> None:
 
 
 @pytest.mark.slow
+async def test_a_note_is_asked_for_in_the_words_of_its_judgement(copy: Path) -> None:
+    """`N` asks why the passage does not answer, `G` why it does; each note lands on its record."""
+    from triage.ui.screens.note import NoteScreen
+
+    app = TriageApp(copy, reviewer="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_queue(pilot)
+        asked = (("N", "does not answer", "wrong edition"), ("G", "answers the query", "same table"))
+        for key, words, note in asked:
+            await pilot.press(key)
+            note_screen = app.screen
+            assert isinstance(note_screen, NoteScreen)
+            prompt = str(note_screen.query_one(Static).render())
+            assert words in prompt and ("not relevant" in prompt) == (key == "N")
+            await pilot.press(*note, "enter")
+            assert not isinstance(app.screen, NoteScreen)
+    on_disk = records(copy)
+    assert [(r.relevance, r.note) for r in on_disk] == [(0, "wrong edition"), (1, "same table")]
+
+
+@pytest.mark.slow
 async def test_fifty_decisions_take_fifty_keys(copy: Path) -> None:
     app = TriageApp(copy, reviewer="ana")
     async with app.run_test(size=SIZE) as pilot:

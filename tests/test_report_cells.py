@@ -172,3 +172,18 @@ def test_undefined_numbers_are_null_and_drawn_as_a_dash() -> None:
     assert cells.rank(None, 5) == cells.rank(0, 5) == "absent" and cells.rank(7, 5) == "7 (>k)"
     assert cells.plan("scan", 1.0) == "scan (100%)" and cells.plan(None, 0.0) == "–"
     assert cells.k_cell(None) == "depth too short" and cells.k_cell(0.625) == "0.625"
+
+
+def test_the_checks_tally_names_the_worst_level_and_counts_only_what_is_not_ok() -> None:
+    from triage.core.checks.model import Check, Level
+    from triage.report.cells import checks_tally
+
+    def of(*levels: Level) -> list[Check]:
+        return [Check(level, f"code.{i}", "message") for i, level in enumerate(levels)]
+
+    ok, warn, err = Level.OK, Level.WARNING, Level.ERROR
+    assert checks_tally(of(ok, ok, ok)) == (ok, "checks: 3 ok")
+    assert checks_tally(of()) == (ok, "checks: 0 ok")
+    assert checks_tally(of(ok, warn, ok)) == (warn, "checks: 1 warning")
+    assert checks_tally(of(warn, ok, err, warn)) == (err, "checks: 1 error, 2 warnings")
+    assert checks_tally(of(err, err)) == (err, "checks: 2 errors")

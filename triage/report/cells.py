@@ -134,6 +134,20 @@ def bar(x: float | None, floor_at: float, width: int = BAR) -> str:
 # -- rows ----------------------------------------------------------------------------------------
 
 
+def checks_tally(checks: Iterable[Check]) -> tuple[Level, str]:
+    """The worst level among `checks` and a count to read at a glance: "checks: 12 ok", or
+    "checks: 1 error, 2 warnings" (errors and warnings only, the passing ones then go unsaid)."""
+    by = Counter(c.level for c in checks)
+    if not by[Level.ERROR] and not by[Level.WARNING]:
+        return Level.OK, f"checks: {by[Level.OK]} ok"
+    bad = [
+        f"{n} {name}{'' if n == 1 else 's'}"
+        for name, n in (("error", by[Level.ERROR]), ("warning", by[Level.WARNING]))
+        if n
+    ]
+    return (Level.ERROR if by[Level.ERROR] else Level.WARNING), "checks: " + ", ".join(bad)
+
+
 def check_rows(checks: Iterable[Check], compact: bool = False) -> list[list[str]]:
     """[level, code, message] per check; `compact` folds the passing ones into one row."""
     checks = list(checks)
@@ -338,6 +352,15 @@ def unjudged_regressions(p: PairedSection, k: int) -> str:
 def regressions_and_wins(p: PairedSection) -> str:
     """The overview's count of the flips: "6 regressions, 40 wins."."""
     return f"{p.a_hit_b_miss} regressions, {p.a_miss_b_hit} wins."
+
+
+def labels_line(r: Report) -> str:
+    """The label state as the report's header shows it: the state (the frozen file's fingerprint and
+    the amendment records beside it: judgements, undos, verdicts) and, when there are any, how many
+    judgements are in force, the number the labels check counts."""
+    if not r.labels.amendments:
+        return r.labels.state
+    return f"{r.labels.state}; {r.labels.in_force} judgements in force"
 
 
 def label_state_rows(r: Report) -> list[tuple[str, str, str]] | None:

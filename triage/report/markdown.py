@@ -230,7 +230,7 @@ def render(r: Report) -> str:
     out = [f"# triage report: {cell(a.name)} → {cell(b.name)} at k = {r.k}", ""]
     out += _gate(r)
     out += [
-        f"Labels: {r.labels.state}. Queries: {r.n_queries}, scored {r.n_scored}, "
+        f"Labels: {cells.labels_line(r)}. Queries: {r.n_queries}, scored {r.n_scored}, "
         f"unlabelled {r.n_unlabelled}; missing from A {len(r.missing.a)}, "
         f"from B {len(r.missing.b)}.",
         "",

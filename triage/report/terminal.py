@@ -448,17 +448,26 @@ def title(r: Report) -> Text:
 def summary(r: Report) -> Text:
     """The label state and the query counts."""
     return Text(
-        f"labels: {r.labels.state}  ·  queries {r.n_queries}, scored {r.n_scored}, "
+        f"labels: {cells.labels_line(r)}  ·  queries {r.n_queries}, scored {r.n_scored}, "
         f"unlabelled {r.n_unlabelled}, missing from A {len(r.missing.a)}, "
         f"from B {len(r.missing.b)}"
     )
+
+
+class _PipedConsole(Console):
+    """A console whose reader may stop early (`triage report | head`): rich's own answer is exit 1;
+    this raises `BrokenPipeError`, which the CLI turns into exit 141 as for every other format."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
 
 
 def render(r: Report, console: Console | None = None) -> None:
     if console is None:
         # Piped or in CI there is no terminal width: use one that keeps ids whole and gives the
         # flips table (eleven columns with the query's text) room.
-        console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
+        console = _PipedConsole(highlight=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
     console.print(title(r))
     console.print(summary(r))
     parts = (

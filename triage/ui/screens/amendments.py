@@ -91,6 +91,7 @@ class AmendmentsScreen(LiveScreen):
             line(
                 ("Amendments  ", "bold"),
                 state.describe(),
+                (f"; {len(state.in_force)} judgements in force" if state.records else "", "$text-muted"),
                 ("   folder ", "$text-muted"),
                 str(folder),
                 ("   newest first; enter opens the query", "$text-muted"),

@@ -1,4 +1,4 @@
-"""`G`: a note for the amendment about to be written."""
+"""`G` / `N`: a note for the judgement about to be written, worded for that judgement."""
 
 from __future__ import annotations
 
@@ -14,17 +14,24 @@ from triage.ui.literal import line
 
 
 class NoteScreen(ModalScreen[str | None]):
+    """Ask for the note of one judgement: `relevant` says which one, so the prompt matches it."""
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
 
+    def __init__(self, relevant: bool = True) -> None:
+        super().__init__()
+        self.relevant = relevant
+
     def compose(self) -> ComposeResult:
+        if self.relevant:
+            title, why = "note · relevant", "why this passage answers the query"
+            example = "e.g. same paragraph as the gold, 2023 edition"
+        else:
+            title, why = "note · not relevant", "why this passage does not answer the query"
+            example = "e.g. right product, wrong version"
         with Vertical(id="note-box"):
-            yield Static(
-                line(
-                    ("note", "bold"),
-                    ("  why this passage answers the query; enter saves, escape cancels", "$text-muted"),
-                )
-            )
-            yield Input(placeholder="e.g. same paragraph as the gold, 2023 edition", id="note-input")
+            yield Static(line((title, "bold"), (f"  {why}; enter saves, escape cancels", "$text-muted")))
+            yield Input(placeholder=example, id="note-input")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

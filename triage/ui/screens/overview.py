@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
 
+from triage.core.checks.model import Level
 from triage.report import cells
 from triage.report import terminal as report_text
 from triage.report.model import Report
@@ -24,10 +25,14 @@ from triage.ui.screens.live import report, report_ready
 from triage.ui.widgets.forest import Forest
 from triage.workspace.session import Session
 
+# the checks' tally in the headline, coloured by the worst level
+TALLY = {Level.OK: "$text-success", Level.WARNING: "bold $text-warning", Level.ERROR: "bold $text-error"}
+
 
 def headline(r: Report) -> Content:
-    """Each arm's metrics at k, B − A, and the flips with McNemar's p, in three short lines: the
-    numbers a reader came for, above everything that can push them below the first screen."""
+    """Each arm's metrics at k, B − A, the flips with McNemar's p and the checks' tally, in three
+    short lines: the numbers a reader came for (and whether anything but the treatment changed),
+    above everything that can push them below the first screen."""
     a, b = r.arms.a, r.arms.b
     parts: list[str | tuple[str, str]] = []
     for name, x, y in (
@@ -40,10 +45,13 @@ def headline(r: Report) -> Content:
         parts += [(f"({cells.delta(x, y)})", "bold"), "\n" if name in ("hit rate", "mrr") else "   "]
     p = r.paired
     parts[-1] = "\n"
+    level, tally = cells.checks_tally(r.checks)
     parts += [
         (cells.flip_counts(p), "bold"),
         "   ",
         (cells.mcnemar(p), "bold $text-accent"),
+        "   ",
+        (tally, TALLY[level]),
     ]
     return line(*parts)
 

@@ -278,7 +278,7 @@ class QueueScreen(Screen[None]):
             if note is not None:
                 self._decide(relevance, note)
 
-        self.app.push_screen(NoteScreen(), with_note)
+        self.app.push_screen(NoteScreen(relevant=relevance > 0), with_note)
 
     def action_skip(self) -> None:
         if self._later("skip") or self.queue is None or self.view is None:
