@@ -89,6 +89,7 @@ def cli_markdown() -> str:
     from triage.cli.main import LABEL_ACTIONS
 
     verbs += [(f"triage labels {name}", ["labels", name, "--help"]) for name, _ in LABEL_ACTIONS]
+    verbs += [(f"triage cache {name}", ["cache", name, "--help"]) for name in ("list", "prune")]
     parts = []
     for title, args in verbs:
         parts += [f"### `{title}`", "", "```text", triage(*args).rstrip("\n"), "```", ""]

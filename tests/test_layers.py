@@ -120,3 +120,15 @@ def test_only_the_package_root_imports_the_python_api() -> None:
     assert {"triage.report.build", "triage.workspace.snapshot"} <= graph.find_modules_directly_imported_by(
         "triage.api"
     )
+
+
+def test_no_folder_of_the_package_holds_more_than_15_modules() -> None:
+    """A room that grows past 15 modules is split into rooms that say what they hold."""
+    package = ROOT / "triage"
+    counts = {
+        str(folder.relative_to(ROOT)): len([p for p in folder.glob("*.py") if p.name != "__init__.py"])
+        for folder in [package, *package.rglob("*")]
+        if folder.is_dir() and (folder / "__init__.py").is_file()
+    }
+    assert len(counts) >= 10 and counts["triage/core/inputs"] >= 10  # the walk found the rooms
+    assert {room: n for room, n in counts.items() if n > 15} == {}

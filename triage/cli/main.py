@@ -520,10 +520,37 @@ def _exists(args: argparse.Namespace) -> None:
 
 
 # the first word that picks a parser and a command; any other runs the app
+def cache_parser() -> argparse.ArgumentParser:
+    """`triage cache list | prune` (the verb is `cli.cache_cmd`)."""
+    p = argparse.ArgumentParser(
+        prog="triage cache", description="The corpus caches triage keeps in the user cache folder."
+    )
+    sub = p.add_subparsers(dest="action", required=True)
+    text = "each corpus cache: its size, whether a run still reads it, its corpus"
+    sub.add_parser("list", help=text, description=text)
+    text = (
+        "remove the caches no run will read again (another format, their corpus changed or gone, "
+        "a build that stopped)"
+    )
+    q = sub.add_parser("prune", help=text, description=text)
+    q.add_argument(
+        "--all", dest="every", action="store_true", help="remove every cache (each is rebuilt when used)"
+    )
+    q.add_argument("--dry-run", action="store_true", help="only say what would be removed")
+    return p
+
+
+def cache(args: argparse.Namespace) -> int:
+    from triage.cli import cache_cmd
+
+    return cache_cmd.run(args)
+
+
 VERBS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {
     "report": (report_parser, report),
     "labels": (labels_parser, labels),
     "review": (review_parser, review),
+    "cache": (cache_parser, cache),
 }
 
 

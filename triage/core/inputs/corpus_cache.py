@@ -10,7 +10,8 @@ Files: `chunks.arrow` (the five contract columns), `index.arrow` (ids sorted, wi
 `tokens.arrow` (each row's header token estimate), `table.arrow` and `slot_rows.arrow` (the ids'
 fingerprint index, `ids.index.IdIndex`: each slot's key, and each slot's row, so that a look-up
 reads its row without building one); then `manifest.json`, written last: the format, the key, the
-row count, and each file's size and xxh3-64 digest.
+row count, each file's size and xxh3-64 digest, and the corpus's path (`source`: only
+the folders' listing below reads it, to tell a folder whose corpus changed or went; no proof rests on it).
 
 Opening checks everything before anything is used: the manifest must name this format and key;
 each file is opened without following a link, must be a regular file of the recorded size, and
@@ -25,12 +26,17 @@ caller reads the corpus directly. Nothing unverified is ever read.
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import mmap
 import os
+import re
+import shutil
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -290,7 +296,13 @@ def build(path: Path, progress: Callable[[float], None] | None = None) -> dict[s
         for name in SCHEMAS:
             size, digest = _file_digest(folder / name)
             files[name] = {"bytes": size, "xxh3_64": digest}
-        manifest = {"format": FORMAT, "corpus": key, "rows": chunks.num_rows, "files": files}
+        manifest = {
+            "format": FORMAT,
+            "corpus": key,
+            "rows": chunks.num_rows,
+            "files": files,
+            "source": os.path.abspath(path),  # for `triage cache` (`cache_folders`): never trusted
+        }
         write_bytes(folder / MANIFEST, json.dumps(manifest, indent=1).encode(), protected)
     except (OSError, InputError) as e:
         raise Unwritable(_why(e)) from None
@@ -347,3 +359,134 @@ def _why(e: BaseException) -> str:
 
 def header_tokens(tables: dict[str, pa.Table]) -> np.ndarray:
     return single(tables["tokens.arrow"].column("header_tokens")).to_numpy()
+
+
+# -- the folders on disk, for `triage cache list | prune` ------------------------------------------
+#
+# A folder is `<cache_dir>/corpus-<32 hex digits>` (`folder_of`), a real folder, not a
+# link; nothing else in the cache folder is ever listed or touched. Its state, from its manifest
+# (read without following a link) and the corpus file it names:
+#
+# - `CURRENT`: the corpus it was built from is still that file (same key): a run reads it;
+# - `CHANGED`: the corpus file at its `source` is another version now (edited, replaced, touched);
+# - `GONE`: no regular file is at its `source` any more;
+# - `OTHER_FORMAT`: written by a triage of another cache format: never read by this one;
+# - `UNKNOWN`: built before manifests named their corpus: current or not cannot be told;
+# - `INCOMPLETE`: no readable manifest, the build stopped (killed, disk full) — or, when a file in it
+#   changed within `BUILDING_SECONDS`, `BUILDING`: another process may be writing it now.
+#
+# A copy of the corpus kept with its modification time (`cp -p`) has the same key and shares the
+# folder; the folder's `source` names the path that built it, so it reads `CHANGED` or `GONE` when
+# only that path moved on. Removing it then costs the copy one rebuild, never a wrong number: a
+# folder is only ever read after its manifest proves it (`open_verified`).
+
+NAME = re.compile(r"corpus-[0-9a-f]{32}")
+BUILDING_SECONDS = 600  # a folder without a manifest, written to this recently: a build under way
+
+
+class State(enum.Enum):
+    """What a folder is still good for; the value is how `triage cache` says it (16 cells at most)."""
+
+    CURRENT = "in use"
+    CHANGED = "corpus changed"
+    GONE = "corpus gone"
+    OTHER_FORMAT = "other format"
+    UNKNOWN = "corpus unknown"
+    INCOMPLETE = "build stopped"
+    BUILDING = "being built"
+
+
+@dataclass(frozen=True)
+class Folder:
+    path: Path
+    bytes: int  # the regular files directly in it
+    state: State
+    source: str | None  # the corpus file it was built from, as its manifest names it
+    rows: int | None  # chunks, from its manifest
+    format: int | None  # the cache format its manifest names
+
+
+def folders(root: Path | None = None) -> list[Folder]:
+    """Every cache folder under `root` (default: `cache_dir()`), largest first."""
+    root = cache_dir() if root is None else root
+    try:
+        entries = list(os.scandir(root))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = [
+        _folder(Path(e.path)) for e in entries if NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False)
+    ]
+    return sorted(found, key=lambda f: (-f.bytes, f.path.name))
+
+
+def remove(folder: Folder) -> None:
+    """Delete `folder` and everything in it, never following a link (a link inside is removed, not
+    its target); it must still be a real folder of the cache's name. OSError when it cannot be."""
+    st = os.lstat(folder.path)
+    if not stat.S_ISDIR(st.st_mode) or not NAME.fullmatch(folder.path.name):
+        raise OSError(f"{folder.path}: not a cache folder")
+    if not shutil.rmtree.avoids_symlink_attacks:  # pragma: no cover - every platform triage ships on
+        raise OSError(f"{folder.path}: this platform cannot remove a folder without following links")
+    shutil.rmtree(folder.path)
+
+
+def _folder(path: Path) -> Folder:
+    size, newest = 0, 0.0
+    try:
+        for e in os.scandir(path):
+            st = e.stat(follow_symlinks=False)
+            newest = max(newest, st.st_mtime)
+            if stat.S_ISREG(st.st_mode):
+                size += st.st_size
+    except OSError:
+        pass
+    manifest = _manifest_json(path)
+    if manifest is None:
+        recent = time.time() - newest < BUILDING_SECONDS
+        return Folder(path, size, State.BUILDING if recent else State.INCOMPLETE, None, None, None)
+    fmt, rows, source = manifest.get("format"), manifest.get("rows"), manifest.get("source")
+    fmt = fmt if type(fmt) is int else None
+    rows = rows if type(rows) is int else None
+    source = source if isinstance(source, str) else None
+    if fmt != FORMAT:
+        state = State.OTHER_FORMAT
+    elif source is None:
+        state = State.UNKNOWN
+    else:
+        state = _state_of(path, Path(source))
+    return Folder(path, size, state, source, rows, fmt)
+
+
+def _state_of(path: Path, source: Path) -> State:
+    """CURRENT when the regular file at `source` has this folder's key now."""
+    try:
+        if not stat.S_ISREG(os.stat(source).st_mode):  # a FIFO or a device is never opened
+            return State.GONE
+        key = corpus_key(source)
+    except OSError:
+        return State.GONE
+    return State.CURRENT if folder_of(key).name == path.name else State.CHANGED
+
+
+def _manifest_json(path: Path) -> dict | None:
+    """The folder's manifest as JSON, read without following a link; None when there is none."""
+    try:
+        fd = os.open(path / MANIFEST, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_MANIFEST + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_MANIFEST:
+        return None
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None

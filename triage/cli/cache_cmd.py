@@ -1,0 +1,70 @@
+"""`triage cache list | prune`: the corpus caches triage keeps in the user cache folder, and their
+removal (the rules: `workspace.cache`). Paths pass through `visible`: a corpus path cannot carry an
+escape sequence to the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from triage.cli.exits import Exit
+from triage.core.text.sanitize import visible
+from triage.workspace import cache
+
+
+def size(n: int) -> str:
+    """Bytes as people read a folder's size: 912.3 MB, 1.8 GB (powers of 1,000)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n} B"
+
+
+def caches(n: int) -> str:
+    return f"{n:,} corpus cache{'' if n == 1 else 's'}"
+
+
+def _lines(f: cache.Folder) -> list[str]:
+    """Two lines a folder, within 80 columns: size, state, folder; then what it holds."""
+    state = f.state.value + (f" ({f.format})" if f.state is cache.State.OTHER_FORMAT and f.format else "")
+    held = [f"{f.rows:,} chunks" if f.rows is not None else "", f"of {f.source}" if f.source else ""]
+    out = [f"{size(f.bytes):>9}  {state:<18}  {f.path.name}"]
+    if any(held):
+        out.append(" " * 11 + " ".join(h for h in held if h))
+    return [visible(x, newlines=False) for x in out]
+
+
+def list_(args: argparse.Namespace) -> int:
+    root, found = cache.listing()
+    total = sum(f.bytes for f in found)
+    print(visible(f"cache folder: {root}  ({caches(len(found))}, {size(total)})", newlines=False))
+    for f in found:
+        print("\n".join(_lines(f)))
+    stale = [f for f in found if f.state in cache.STALE]
+    if stale:
+        print(
+            f"{len(stale)} no run will read again ({size(sum(f.bytes for f in stale))}): triage cache prune"
+        )
+    return Exit.OK
+
+
+def prune(args: argparse.Namespace) -> int:
+    done = cache.prune(every=args.every, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    for f in done.removed:
+        print(visible(f"{verb} {f.path.name} ({size(f.bytes)}): {f.state.value}", newlines=False))
+    for f, why in done.failed:
+        print(visible(f"triage: error: cannot remove {f.path}: {why}", newlines=False), file=sys.stderr)
+    freed = sum(f.bytes for f in done.removed)
+    print(
+        visible(
+            f"{verb} {len(done.removed)} of {caches(len(done.removed) + len(done.kept) + len(done.failed))} "
+            f"in {done.root}, {size(freed)}; kept {len(done.kept)}",
+            newlines=False,
+        )
+    )
+    return Exit.INPUT if done.failed else Exit.OK
+
+
+def run(args: argparse.Namespace) -> int:
+    return prune(args) if args.action == "prune" else list_(args)

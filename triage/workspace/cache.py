@@ -1,0 +1,51 @@
+"""The corpus cache's folders for `triage cache`: what is there, and which of them `prune` removes.
+
+`prune` removes the folders no run will read again: of another cache format, whose corpus changed
+or is gone, or whose build stopped (`core.inputs.corpus_cache` says how each is told). A folder in
+use, one whose corpus cannot be told, and one being built are kept; `every` removes those too
+(except one being built), for a cache to be rebuilt from nothing. A cache is derived data: removing
+one costs its next run a rebuild, never a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from triage.core.inputs.corpus_cache import Folder, State, cache_dir, folders, remove
+
+__all__ = ["STALE", "Folder", "Pruned", "State", "listing", "prune"]
+
+STALE = frozenset({State.OTHER_FORMAT, State.CHANGED, State.GONE, State.INCOMPLETE})
+
+
+@dataclass
+class Pruned:
+    root: Path
+    removed: list[Folder] = field(default_factory=list)
+    kept: list[Folder] = field(default_factory=list)
+    failed: list[tuple[Folder, str]] = field(default_factory=list)  # (folder, why not removed)
+
+
+def listing() -> tuple[Path, list[Folder]]:
+    """The cache folder and every corpus cache in it, largest first."""
+    root = cache_dir()
+    return root, folders(root)
+
+
+def prune(every: bool = False, dry_run: bool = False) -> Pruned:
+    """Remove the stale folders (`every`: all but one being built); `dry_run`: only say which."""
+    root, found = listing()
+    out = Pruned(root)
+    for f in found:
+        if f.state is State.BUILDING or not (every or f.state in STALE):
+            out.kept.append(f)
+            continue
+        try:
+            if not dry_run:
+                remove(f)
+        except OSError as e:
+            out.failed.append((f, e.strerror or str(e)))
+        else:
+            out.removed.append(f)
+    return out
