@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -92,6 +94,7 @@ def test_each_state_is_told_and_prune_removes_only_the_stale(
     (stopped / "chunks.arrow").write_bytes(b"half")
     hour_ago = time.time() - 3600
     os.utime(stopped / "chunks.arrow", (hour_ago, hour_ago))
+    os.utime(stopped, (hour_ago, hour_ago))  # nothing written to it for an hour
     building = root / f"corpus-{'d' * 32}"
     building.mkdir()
     (building / "chunks.arrow").write_bytes(b"now")
@@ -117,7 +120,7 @@ def test_each_state_is_told_and_prune_removes_only_the_stale(
     rc, out, _ = cli(capsys, "cache", "list")
     assert rc == 0 and "(8 corpus caches, " in out.splitlines()[0]
     assert f"other format ({cache.FORMAT - 1})" in out and f"50 chunks of {kept_corpus}" in out
-    assert "4 no run will read again" in out and max(map(len, out.splitlines()[1:])) <= 80 + len(str(data))
+    assert "4 stale (" in out and max(map(len, out.splitlines()[1:])) <= 80 + len(str(data))
 
     stale = {before_edit, gone, older, stopped}
     rc, out, _ = cli(capsys, "cache", "prune", "--dry-run")
@@ -175,3 +178,97 @@ def test_a_path_with_control_characters_is_shown_visible(root: Path, tmp_path: P
     built(corpus)
     rc, out, _ = cli(capsys, "cache", "list")
     assert rc == 0 and "\x1b" not in out and "evil␛[2Jdir" in out
+
+
+def test_a_fifo_in_place_of_a_manifest_or_a_cache_file_is_never_waited_on(root: Path, tmp_path: Path) -> None:
+    """Opening a FIFO for reading waits for a writer: every open here is non-blocking, so the list
+    and a run both go on (in a child process, so that a hang fails the test instead of stalling it)."""
+    corpus = write_corpus(tmp_path / "c.parquet", 20)
+    folder = built(corpus)
+    (folder / cache.MANIFEST).unlink()
+    os.mkfifo(folder / cache.MANIFEST)
+    other = built(write_corpus(tmp_path / "d.parquet", 30))
+    (other / "chunks.arrow").unlink()
+    os.mkfifo(other / "chunks.arrow")
+    probe = (
+        "import sys; from pathlib import Path; from triage.core.inputs import corpus_cache as c; "
+        "print(c.open_verified(Path(sys.argv[1])) is None, sorted(f.state.name for f in c.folders()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "d.parquet")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TRIAGE_CACHE": str(root.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(maxsplit=1) == ["True", "['BUILDING', 'CURRENT']\n"]
+
+
+@pytest.mark.parametrize("source", ["/tmp/x\x00y", "/tmp/x\ud800y", "", "relative/c.parquet"])
+def test_a_source_that_names_no_file_is_gone_not_a_crash(root: Path, tmp_path: Path, source: str) -> None:
+    folder = built(write_corpus(tmp_path / "c.parquet", 20))
+    odd = a_folder_like(folder, "a" * 32, source=source)
+    assert state_of(root)[odd.name] is State.GONE
+
+
+def test_a_corpus_that_cannot_be_read_is_kept_not_called_gone(
+    root: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = built(write_corpus(tmp_path / "c.parquet", 20))
+
+    def refused(path: Path) -> str:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(cache, "corpus_key", refused)  # as a corpus of mode 000 would, for a user
+    assert state_of(root) == {folder.name: State.UNREADABLE}
+    rc, out, _ = cli(capsys, "cache", "prune")
+    assert rc == 0 and "removed 0 of 1 corpus cache, 0 B; kept 1" in out and folder.is_dir()
+
+
+def test_a_second_prune_at_once_is_no_error(root: Path, tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "c.parquet", 20)
+    built(corpus)
+    corpus.unlink()
+    (seen,) = folders(root)  # both prunes listed it; the first removes it
+    cache.remove(seen)
+    cache.remove(seen)  # the second finds it gone: done, not failed
+    assert folders(root) == []
+
+
+def test_a_folder_just_made_is_being_built_and_an_old_empty_one_stopped(root: Path) -> None:
+    root.mkdir(parents=True)
+    fresh, old = root / f"corpus-{'1' * 32}", root / f"corpus-{'2' * 32}"
+    fresh.mkdir()
+    old.mkdir()
+    hour_ago = time.time() - 3600
+    os.utime(old, (hour_ago, hour_ago))
+    assert state_of(root) == {fresh.name: State.BUILDING, old.name: State.INCOMPLETE}
+
+
+def test_a_cache_folder_that_cannot_be_read_is_named(root: Path, capsys, monkeypatch) -> None:
+    root.mkdir(parents=True)
+    real = os.scandir
+
+    def refused(path):
+        if Path(path) == root:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", refused)
+    rc, out, err = cli(capsys, "cache", "list")
+    assert rc == 2 and out == "" and f"{root}: cannot be read: Permission denied" in err
+
+
+def test_sizes_and_a_line_break_in_a_path() -> None:
+    from triage.cli.cache_cmd import shown, size
+
+    assert [size(n) for n in (0, 999, 1_500, 999_999, 912_345_678, 2_600_000_000)] == [
+        "0 B",
+        "999 B",
+        "1.5 kB",
+        "1.0 MB",
+        "912.3 MB",
+        "2.6 GB",
+    ]
+    assert shown("/data/a\nb/c.parquet") == "/data/a␊b/c.parquet"

@@ -1,6 +1,6 @@
 """`triage cache list | prune`: the corpus caches triage keeps in the user cache folder, and their
-removal (the rules: `workspace.cache`). Paths pass through `visible`: a corpus path cannot carry an
-escape sequence to the terminal."""
+removal (the rules: `workspace.cache`). Paths pass through `shown`: a corpus path cannot carry an
+escape sequence to the terminal, and a line break in one is shown, not taken."""
 
 from __future__ import annotations
 
@@ -15,13 +15,18 @@ from triage.workspace import cache
 def size(n: int) -> str:
     """Bytes as people read a folder's size: 912.3 MB, 1.8 GB (powers of 1,000)."""
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
+        if n >= 1000 and round(n / scale, 1) >= 1:  # 999,999 B: 1.0 MB, not 1,000.0 kB
             return f"{n / scale:,.1f} {unit}"
     return f"{n} B"
 
 
 def caches(n: int) -> str:
     return f"{n:,} corpus cache{'' if n == 1 else 's'}"
+
+
+def shown(text: object) -> str:
+    """One line of output: control characters as tokens, a line break or tab as ␊ or ␉."""
+    return visible(str(text).replace("\n", "␊").replace("\t", "␉"), cap=None)
 
 
 def _lines(f: cache.Folder) -> list[str]:
@@ -31,38 +36,34 @@ def _lines(f: cache.Folder) -> list[str]:
     out = [f"{size(f.bytes):>9}  {state:<18}  {f.path.name}"]
     if any(held):
         out.append(" " * 11 + " ".join(h for h in held if h))
-    return [visible(x, newlines=False) for x in out]
+    return [shown(x) for x in out]
 
 
 def list_(args: argparse.Namespace) -> int:
     root, found = cache.listing()
     total = sum(f.bytes for f in found)
-    print(visible(f"cache folder: {root}  ({caches(len(found))}, {size(total)})", newlines=False))
+    print(shown(f"cache folder: {root}  ({caches(len(found))}, {size(total)})"))
     for f in found:
         print("\n".join(_lines(f)))
     stale = [f for f in found if f.state in cache.STALE]
     if stale:
         print(
-            f"{len(stale)} no run will read again ({size(sum(f.bytes for f in stale))}): triage cache prune"
+            f"{len(stale):,} stale ({size(sum(f.bytes for f in stale))}): `triage cache prune` removes them"
         )
     return Exit.OK
 
 
 def prune(args: argparse.Namespace) -> int:
     done = cache.prune(every=args.every, dry_run=args.dry_run)
-    verb = "would remove" if args.dry_run else "removed"
+    print(shown(f"cache folder: {done.root}"))
+    remove, keep = ("would remove", "would keep") if args.dry_run else ("removed", "kept")
     for f in done.removed:
-        print(visible(f"{verb} {f.path.name} ({size(f.bytes)}): {f.state.value}", newlines=False))
+        print(shown(f"{remove} {f.path.name} ({size(f.bytes)}): {f.state.value}"))
     for f, why in done.failed:
-        print(visible(f"triage: error: cannot remove {f.path}: {why}", newlines=False), file=sys.stderr)
-    freed = sum(f.bytes for f in done.removed)
-    print(
-        visible(
-            f"{verb} {len(done.removed)} of {caches(len(done.removed) + len(done.kept) + len(done.failed))} "
-            f"in {done.root}, {size(freed)}; kept {len(done.kept)}",
-            newlines=False,
-        )
-    )
+        print(shown(f"triage: error: cannot remove {f.path}: {why}"), file=sys.stderr)
+    n = len(done.removed) + len(done.kept) + len(done.failed)
+    freed = size(sum(f.bytes for f in done.removed))
+    print(f"{remove} {len(done.removed):,} of {caches(n)}, {freed}; {keep} {len(done.kept):,}")
     return Exit.INPUT if done.failed else Exit.OK
 
 

@@ -534,7 +534,10 @@ def cache_parser() -> argparse.ArgumentParser:
     )
     q = sub.add_parser("prune", help=text, description=text)
     q.add_argument(
-        "--all", dest="every", action="store_true", help="remove every cache (each is rebuilt when used)"
+        "--all",
+        dest="every",
+        action="store_true",
+        help="remove every cache but one being built (each is rebuilt when next used)",
     )
     q.add_argument("--dry-run", action="store_true", help="only say what would be removed")
     return p

@@ -360,7 +360,8 @@ def labels_line(r: Report) -> str:
     judgements are in force, the number the labels check counts."""
     if not r.labels.amendments:
         return r.labels.state
-    return f"{r.labels.state}; {r.labels.in_force} judgements in force"
+    n = r.labels.in_force
+    return f"{r.labels.state}; {n:,} judgement{'' if n == 1 else 's'} in force"
 
 
 def label_state_rows(r: Report) -> list[tuple[str, str, str]] | None:

@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -186,7 +187,7 @@ def _map(path: Path) -> tuple[mmap.mmap, os.stat_result] | None:
     """`path` mapped read-only with its stat, if it is a non-empty regular file reached without
     following a link (the descriptor is closed; the mapping keeps the file)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO: no wait for a writer
     except OSError:
         return None
     try:
@@ -369,11 +370,13 @@ def header_tokens(tables: dict[str, pa.Table]) -> np.ndarray:
 #
 # - `CURRENT`: the corpus it was built from is still that file (same key): a run reads it;
 # - `CHANGED`: the corpus file at its `source` is another version now (edited, replaced, touched);
-# - `GONE`: no regular file is at its `source` any more;
+# - `GONE`: no regular file is at its `source` any more (nothing there, or a folder, a FIFO, a device);
+# - `UNREADABLE`: its corpus or the folder itself cannot be read (permissions, an I/O error, a mount
+#   gone): kept, as nothing says it is stale;
 # - `OTHER_FORMAT`: written by a triage of another cache format: never read by this one;
 # - `UNKNOWN`: built before manifests named their corpus: current or not cannot be told;
-# - `INCOMPLETE`: no readable manifest, the build stopped (killed, disk full) — or, when a file in it
-#   changed within `BUILDING_SECONDS`, `BUILDING`: another process may be writing it now.
+# - `INCOMPLETE`: no readable manifest, the build stopped (killed, disk full) — or, when the folder or
+#   a file in it changed within `BUILDING_SECONDS`, `BUILDING`: another process may be writing it now.
 #
 # A copy of the corpus kept with its modification time (`cp -p`) has the same key and shares the
 # folder; the folder's `source` names the path that built it, so it reads `CHANGED` or `GONE` when
@@ -390,6 +393,7 @@ class State(enum.Enum):
     CURRENT = "in use"
     CHANGED = "corpus changed"
     GONE = "corpus gone"
+    UNREADABLE = "unreadable"
     OTHER_FORMAT = "other format"
     UNKNOWN = "corpus unknown"
     INCOMPLETE = "build stopped"
@@ -407,39 +411,58 @@ class Folder:
 
 
 def folders(root: Path | None = None) -> list[Folder]:
-    """Every cache folder under `root` (default: `cache_dir()`), largest first."""
+    """Every cache folder under `root` (default: `cache_dir()`), largest first; none when there is
+    no such folder. InputError when it cannot be read."""
     root = cache_dir() if root is None else root
     try:
         entries = list(os.scandir(root))
     except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as e:
+        raise InputError(root, f"cannot be read: {e.strerror or e}") from None
     found = [
         _folder(Path(e.path)) for e in entries if NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False)
     ]
-    return sorted(found, key=lambda f: (-f.bytes, f.path.name))
+    return sorted((f for f in found if f is not None), key=lambda f: (-f.bytes, f.path.name))
 
 
 def remove(folder: Folder) -> None:
     """Delete `folder` and everything in it, never following a link (a link inside is removed, not
-    its target); it must still be a real folder of the cache's name. OSError when it cannot be."""
-    st = os.lstat(folder.path)
+    its target); it must still be a real folder of the cache's name. What another process removed
+    meanwhile (a second prune) is no error. OSError when it cannot be removed."""
+    try:
+        st = os.lstat(folder.path)
+    except FileNotFoundError:
+        return
     if not stat.S_ISDIR(st.st_mode) or not NAME.fullmatch(folder.path.name):
         raise OSError(f"{folder.path}: not a cache folder")
     if not shutil.rmtree.avoids_symlink_attacks:  # pragma: no cover - every platform triage ships on
         raise OSError(f"{folder.path}: this platform cannot remove a folder without following links")
-    shutil.rmtree(folder.path)
+
+    def gone_already(function: object, name: str, error: object) -> None:
+        e = error[1] if isinstance(error, tuple) else error  # onerror gives exc_info; onexc the error
+        if not isinstance(e, FileNotFoundError):
+            raise e  # type: ignore[misc]
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(folder.path, onexc=gone_already)
+    else:  # pragma: no cover - the oldest Python triage supports
+        shutil.rmtree(folder.path, onerror=gone_already)
 
 
-def _folder(path: Path) -> Folder:
-    size, newest = 0, 0.0
+def _folder(path: Path) -> Folder | None:
+    size = 0
     try:
+        newest = os.lstat(path).st_mtime  # a folder just made, nothing in it yet
         for e in os.scandir(path):
             st = e.stat(follow_symlinks=False)
             newest = max(newest, st.st_mtime)
             if stat.S_ISREG(st.st_mode):
                 size += st.st_size
+    except FileNotFoundError:  # removed meanwhile (a prune elsewhere): not listed
+        return None
     except OSError:
-        pass
+        return Folder(path, size, State.UNREADABLE, None, None, None)
     manifest = _manifest_json(path)
     if manifest is None:
         recent = time.time() - newest < BUILDING_SECONDS
@@ -458,20 +481,23 @@ def _folder(path: Path) -> Folder:
 
 
 def _state_of(path: Path, source: Path) -> State:
-    """CURRENT when the regular file at `source` has this folder's key now."""
+    """CURRENT when the regular file at `source` has this folder's key now; GONE only when no
+    regular file is there (a path that cannot name a file, with a NUL, included)."""
     try:
         if not stat.S_ISREG(os.stat(source).st_mode):  # a FIFO or a device is never opened
             return State.GONE
         key = corpus_key(source)
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError, ValueError):
         return State.GONE
+    except OSError:  # no permission, an I/O error, a mount gone: the corpus may well be there
+        return State.UNREADABLE
     return State.CURRENT if folder_of(key).name == path.name else State.CHANGED
 
 
 def _manifest_json(path: Path) -> dict | None:
     """The folder's manifest as JSON, read without following a link; None when there is none."""
     try:
-        fd = os.open(path / MANIFEST, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path / MANIFEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:

@@ -91,7 +91,7 @@ class AmendmentsScreen(LiveScreen):
             line(
                 ("Amendments  ", "bold"),
                 state.describe(),
-                (f"; {len(state.in_force)} judgements in force" if state.records else "", "$text-muted"),
+                (f"; {_judgements(len(state.in_force))} in force" if state.records else "", "$text-muted"),
                 ("   folder ", "$text-muted"),
                 str(folder),
                 ("   newest first; enter opens the query", "$text-muted"),
@@ -113,3 +113,7 @@ class AmendmentsScreen(LiveScreen):
         q = self.session.ev.query_index(records[event.index].query_id)
         if q >= 0:
             self.post_message(OpenQuery(q))
+
+
+def _judgements(n: int) -> str:
+    return f"{n:,} judgement{'' if n == 1 else 's'}"

@@ -34,6 +34,7 @@ def headline(r: Report) -> Content:
     short lines: the numbers a reader came for (and whether anything but the treatment changed),
     above everything that can push them below the first screen."""
     a, b = r.arms.a, r.arms.b
+    level, tally = cells.checks_tally(r.checks)
     parts: list[str | tuple[str, str]] = []
     for name, x, y in (
         ("hit rate", a.hit_rate, b.hit_rate),
@@ -42,17 +43,13 @@ def headline(r: Report) -> Content:
         ("ndcg", a.ndcg, b.ndcg),
     ):
         parts += [(f"{name}@{r.k} ", "$text-muted"), f"A {cells.rate(x)} → B {cells.rate(y)} "]
-        parts += [(f"({cells.delta(x, y)})", "bold"), "\n" if name in ("hit rate", "mrr") else "   "]
+        parts += [(f"({cells.delta(x, y)})", "bold")]
+        if name == "hit rate":  # the shortest line: the tally fits beside it at 80 columns
+            parts += ["   ", (tally, TALLY[level])]
+        parts += ["\n" if name in ("hit rate", "mrr") else "   "]
     p = r.paired
     parts[-1] = "\n"
-    level, tally = cells.checks_tally(r.checks)
-    parts += [
-        (cells.flip_counts(p), "bold"),
-        "   ",
-        (cells.mcnemar(p), "bold $text-accent"),
-        "   ",
-        (tally, TALLY[level]),
-    ]
+    parts += [(cells.flip_counts(p), "bold"), "   ", (cells.mcnemar(p), "bold $text-accent")]
     return line(*parts)
 
 
