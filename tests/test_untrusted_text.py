@@ -35,6 +35,7 @@ from textual.errors import NoWidget
 from textual.widget import Widget
 
 from triage.cli.main import main
+from triage.core.checks.suite import PENDING_CORPUS
 from triage.ui.app import TriageApp
 from triage.ui.screens.amendments import AmendmentsScreen
 from triage.ui.screens.chunk import ChunkScreen
@@ -268,14 +269,21 @@ def check_screen(app: TriageApp, *payloads: str, widget: Widget | None = None) -
 # -- driving the app -------------------------------------------------------------------------------
 @asynccontextmanager
 async def running(manifest: Path, **options: object) -> AsyncIterator[tuple[TriageApp, object]]:
-    """The app at 120×36, its evaluation and corpus loaded (two thread workers)."""
+    """The app at 120×36, its evaluation and corpus loaded and the corpus checked (thread workers:
+    the checks come after the first paint, later still on a busy machine)."""
     app = TriageApp(manifest, **options)  # type: ignore[arg-type]
     async with app.run_test(size=SIZE, notifications=True) as pilot:  # toasts shown
         for _ in range(200):
             await app.workers.wait_for_complete()
             await pilot.pause()
             s = app.session
-            if s is not None and not s.corpus_note.startswith(("corpus loading", "indexing")):
+            if (
+                s is not None
+                and not s.corpus_note.startswith(("corpus loading", "indexing"))
+                and not any(c.code == PENDING_CORPUS for c in s.checks)
+            ):
+                await app.workers.wait_for_complete()  # the overview redrawn with the corpus checks
+                await pilot.pause()
                 break
             if isinstance(app.screen, OverviewScreen) and app.screen.query_one("#numbers").display is False:
                 break  # the evaluation could not be loaded: the overview shows why
