@@ -264,3 +264,26 @@ async def test_at_80x24_the_detail_scrolls_with_the_list_keys_while_nothing_is_f
         assert screen.scroll_y > 2
         await walk(pilot, "home")
         assert screen.scroll_y == 0
+
+
+async def test_at_80x24_each_list_focused_shows_every_row_it_says_it_shows() -> None:
+    """ "10 of 20 shown": with tab on a list, all ten rows are in view at once, not nine and a
+    scroll bar (the list's own height held 9 rows at 24 lines)."""
+    from triage.ui.screens.detail import DetailScreen
+    from triage.ui.table import VirtualTable
+
+    app = TriageApp()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_loaded(pilot)
+        await walk(pilot, "f enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        for list_id in ("list-a", "list-b"):
+            while app.focused is None or app.focused.id != list_id:
+                await walk(pilot, "tab")
+            table = screen.query_one(f"#{list_id}", VirtualTable)
+            rows = table.count
+            assert rows >= 10
+            assert table.max_scroll_y == 0, (list_id, rows)  # every row drawn, nothing to scroll
+            top, bottom = table.region.y, table.region.bottom
+            assert 0 < top and bottom <= 24 - 6  # above the preview docked at the bottom

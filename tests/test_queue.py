@@ -261,6 +261,17 @@ async def test_a_note_is_asked_for_in_the_words_of_its_judgement(copy: Path) -> 
 
 
 @pytest.mark.slow
+async def test_backspace_with_nothing_to_undo_says_so_where_outcomes_are_said(copy: Path) -> None:
+    app = TriageApp(copy, reviewer="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_queue(pilot)
+        await pilot.press("space", "backspace")  # a skip is no decision
+        status = _text(screen, "#queue-status")
+        assert "nothing undone" in status and "a skip is none" in status
+    assert records(copy) == []
+
+
+@pytest.mark.slow
 async def test_fifty_decisions_take_fifty_keys(copy: Path) -> None:
     app = TriageApp(copy, reviewer="ana")
     async with app.run_test(size=SIZE) as pilot:

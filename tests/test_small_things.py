@@ -152,3 +152,11 @@ def test_a_reader_that_stops_early_ends_the_report_quietly(tmp_path: Path, fmt: 
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 141
     assert err == b""
+
+
+def test_a_count_of_one_takes_the_singular() -> None:
+    from triage.core.text.sanitize import counted
+
+    assert counted(1, "record") == "1 record" and counted(0, "record") == "0 records"
+    assert counted(1_204, "judgement") == "1,204 judgements"
+    assert counted(1, "corpus cache") == "1 corpus cache" and counted(2, "query", "queries") == "2 queries"

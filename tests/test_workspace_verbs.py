@@ -181,7 +181,7 @@ def test_verify_finds_every_file_intact_then_a_changed_byte(copy: Path) -> None:
     judgements.judge(opened(copy), Q, CHUNK, 1, reviewer="ana")
     ok = store.verify(opened(copy))
     assert ok.files == 1 and [f.level for f in ok.findings] == [store.Level.OK] and not ok.failed
-    assert "1 records, hashes and chain intact" in ok.findings[0].text
+    assert "1 record, hashes and chain intact" in ok.findings[0].text
     (path,) = (copy / "labels.amendments").glob("*.jsonl")
     text = path.read_text()
     assert f'"{Q}"' in text

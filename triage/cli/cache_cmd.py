@@ -8,7 +8,7 @@ import argparse
 import sys
 
 from triage.cli.exits import Exit
-from triage.core.text.sanitize import visible
+from triage.core.text.sanitize import counted, visible
 from triage.workspace import cache
 
 
@@ -21,7 +21,7 @@ def size(n: int) -> str:
 
 
 def caches(n: int) -> str:
-    return f"{n:,} corpus cache{'' if n == 1 else 's'}"
+    return counted(n, "corpus cache")
 
 
 def shown(text: object) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from triage.cli.exits import Exit
-from triage.core.text.sanitize import visible
+from triage.core.text.sanitize import counted, visible
 from triage.workspace import store
 from triage.workspace.snapshot import Snapshot
 
@@ -20,8 +20,8 @@ from triage.workspace.snapshot import Snapshot
 def log(snapshot: Snapshot) -> int:
     state = snapshot.labels
     verdicts = state.verdicts
-    counted = f"  ·  {verdicts.count} verdicts in force" if verdicts.count else ""
-    print(visible(f"labels: {state.describe()}{counted}  ·  folder {state.log.folder}"))
+    in_force = f"  ·  {counted(verdicts.count, 'verdict')} in force" if verdicts.count else ""
+    print(visible(f"labels: {state.describe()}{in_force}  ·  folder {state.log.folder}"))
     for entry in store.log_entries(snapshot):
         r = entry.record
         note = f"  note: {r.note}" if r.note else ""

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from triage.core.checks.model import Check, Level
 from triage.core.measures.paired import Outcome
-from triage.core.text.sanitize import one_line
+from triage.core.text.sanitize import counted, one_line
 from triage.report.model import (
     AnswerCellsRow,
     AnswersSection,
@@ -356,12 +356,11 @@ def regressions_and_wins(p: PairedSection) -> str:
 
 def labels_line(r: Report) -> str:
     """The label state as the report's header shows it: the state (the frozen file's fingerprint and
-    the amendment records beside it: judgements, undos, verdicts) and, when there are any, how many
+    the amendment records beside it: judgements and undos, verdicts apart) and, when there are any, how many
     judgements are in force, the number the labels check counts."""
     if not r.labels.amendments:
         return r.labels.state
-    n = r.labels.in_force
-    return f"{r.labels.state}; {n:,} judgement{'' if n == 1 else 's'} in force"
+    return f"{r.labels.state}; {counted(r.labels.in_force, 'judgement')} in force"
 
 
 def label_state_rows(r: Report) -> list[tuple[str, str, str]] | None:

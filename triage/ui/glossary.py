@@ -45,8 +45,9 @@ TERMS: dict[str, str] = {
     ),
     "k": "The cut-off: a query is a hit when a gold chunk is among an arm's first k results.",
     "labels": (
-        "The frozen gold file's fingerprint, how many amendment records (judgements, undos, verdicts) "
-        "stand beside it, and how many judgements are in force: those not undone."
+        "The frozen gold file's fingerprint, how many amendment records (judgements and undos; "
+        "verdicts are counted apart) stand beside it, and how many judgements are in force: those "
+        "not undone."
     ),
     "scored": "Queries that have at least one gold chunk; only these count in the rates.",
     "unlabelled": "Queries asked but without any gold chunk: not scored.",

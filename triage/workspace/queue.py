@@ -375,7 +375,7 @@ class JudgingQueue:
         """Retract the queue's last decision in force and bring its candidate back: (the change,
         "" ) or (None, why nothing was undone)."""
         if not self.decisions:
-            return None, "no decision made here to undo"
+            return None, "no decision made here yet (a skip is none: its candidate comes again at the end)"
         i = self.decisions[-1]
         c = self.candidate(i)
         session = self.session

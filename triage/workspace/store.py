@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from triage.core.files import Protected
 from triage.core.inputs.manifest import Spec
+from triage.core.text.sanitize import counted
 from triage.labels.export import export as export_labels
 from triage.labels.log import default_folder
 from triage.labels.records import RETRACT, ProblemKind, Record, read_file
@@ -96,14 +97,15 @@ def verify(snapshot: Snapshot) -> Verified:
                 Finding(
                     Level.FAIL,
                     f"{path.name}: base {base[:12]} is not the frozen file's {frozen.sha256[:12]} "
-                    f"({len(wrong_base)} records)",
+                    f"({counted(len(wrong_base), 'record')})",
                 )
             )
         elif not any(p.kind is not ProblemKind.REPAIRED for p in problems):
             found.append(
                 Finding(
                     Level.OK,
-                    f"{path.name}: {len(records)} records{_verdicts_among(records)}, hashes and chain intact",
+                    f"{path.name}: {counted(len(records), 'record')}{_verdicts_among(records)}, "
+                    "hashes and chain intact",
                 )
             )
     found.extend(Finding(Level.FAIL, str(p)) for p in log.problems if p.kind is ProblemKind.DUPLICATE)
@@ -112,7 +114,7 @@ def verify(snapshot: Snapshot) -> Verified:
 
 def _verdicts_among(records: list[Record]) -> str:
     n = sum(1 for r in records if r.cause is not None)
-    return f" ({n} verdict{'s' if n != 1 else ''})" if n else ""
+    return f" ({counted(n, 'verdict')})" if n else ""
 
 
 @dataclass(frozen=True)

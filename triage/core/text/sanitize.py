@@ -48,3 +48,8 @@ def one_line(text: object, width: int) -> str:
     """A single display line of at most `width` characters."""
     s = " ".join(visible(text, cap=width * 4, newlines=False).split())
     return s if len(s) <= width else s[: max(width - 1, 0)] + "…"
+
+
+def counted(n: int, noun: str, nouns: str | None = None) -> str:
+    """`n` and its noun, singular for one: "1 record", "1,204 records" (`nouns`: an irregular plural)."""
+    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"

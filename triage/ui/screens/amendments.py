@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
+from triage.core.text.sanitize import counted
 from triage.labels.records import RETRACT, VERDICT
 from triage.ui.keys import Keys
 from triage.ui.literal import line
@@ -91,7 +92,10 @@ class AmendmentsScreen(LiveScreen):
             line(
                 ("Amendments  ", "bold"),
                 state.describe(),
-                (f"; {_judgements(len(state.in_force))} in force" if state.records else "", "$text-muted"),
+                (
+                    f"; {counted(len(state.in_force), 'judgement')} in force" if state.records else "",
+                    "$text-muted",
+                ),
                 ("   folder ", "$text-muted"),
                 str(folder),
                 ("   newest first; enter opens the query", "$text-muted"),
@@ -113,7 +117,3 @@ class AmendmentsScreen(LiveScreen):
         q = self.session.ev.query_index(records[event.index].query_id)
         if q >= 0:
             self.post_message(OpenQuery(q))
-
-
-def _judgements(n: int) -> str:
-    return f"{n:,} judgement{'' if n == 1 else 's'}"

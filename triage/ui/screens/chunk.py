@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from triage.core.inputs.corpus import Chunk
-from triage.core.text.sanitize import DISPLAY_CAP, visible
+from triage.core.text.sanitize import DISPLAY_CAP, counted, visible
 from triage.core.text.words import Passage, best_passages, normal, passages, spans, words
 from triage.report import cells as fmt
 from triage.ui.keys import Keys
@@ -138,7 +138,8 @@ class ChunkScreen(Screen):
             text = line(("the query has no content words: nothing to highlight", "$text-muted"))
         elif p is None:
             holding = (
-                f"{len(self.found)} passages, {len(self.ranking)} holding some of the {n_query} query words"
+                f"{counted(len(self.found), 'passage')}, {len(self.ranking)} holding some of the "
+                f"{counted(n_query, 'query word')}"
             )
             jump = "   w: the passage holding the most" if self.ranking else ""
             text = line((holding + jump, "$text-muted"))

@@ -297,8 +297,8 @@ class QueueScreen(Screen[None]):
         if self._later("undo") or self.queue is None:
             return
         change, why = self.queue.undo()
-        if change is None:
-            self.notify(why, timeout=4, markup=False)
+        if change is None:  # said where every outcome is said, not in a toast that fades
+            self._say(line(("nothing undone  ", "bold"), why))
             return
         self._said(change, "undone")
         self.show()
