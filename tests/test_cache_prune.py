@@ -143,12 +143,16 @@ def test_each_state_is_told_and_prune_removes_only_the_stale(
     assert open_corpus(kept_corpus, small=0) is not None and cache.open_verified(kept_corpus) is not None
 
 
-def test_a_corpus_path_that_is_now_a_fifo_is_gone_and_never_opened(root: Path, tmp_path: Path) -> None:
+def test_a_corpus_path_that_is_now_a_fifo_is_gone_and_never_opened(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     corpus = write_corpus(tmp_path / "c.parquet", 20)
     folder = built(corpus)
     corpus.unlink()
     os.mkfifo(corpus)  # opening it for reading would wait for a writer forever
     assert state_of(root) == {folder.name: State.GONE}
+    rc, out, _ = cli(capsys, "cache", "list")
+    assert rc == 0 and "(1 corpus cache, " in out and "1 stale (" in out and out.endswith("removes it\n")
 
 
 def test_no_cache_folder_at_all_lists_nothing(root: Path, capsys: pytest.CaptureFixture[str]) -> None:

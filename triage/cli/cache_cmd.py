@@ -47,8 +47,9 @@ def list_(args: argparse.Namespace) -> int:
         print("\n".join(_lines(f)))
     stale = [f for f in found if f.state in cache.STALE]
     if stale:
+        them = "it" if len(stale) == 1 else "them"
         print(
-            f"{len(stale):,} stale ({size(sum(f.bytes for f in stale))}): `triage cache prune` removes them"
+            f"{len(stale):,} stale ({size(sum(f.bytes for f in stale))}): `triage cache prune` removes {them}"
         )
     return Exit.OK
 

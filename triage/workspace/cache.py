@@ -2,8 +2,8 @@
 
 `prune` removes the folders no run will read again: of another cache format, whose corpus changed
 or is gone, or whose build stopped (`core.inputs.corpus_cache` says how each is told). A folder in
-use, one whose corpus cannot be told, and one being built are kept; `every` removes those too
-(except one being built), for a cache to be rebuilt from nothing. A cache is derived data: removing
+use, one whose corpus is unknown or cannot be read, and one being built are kept; `every` removes
+those too (except one being built), for a cache to be rebuilt from nothing. A cache is derived data: removing
 one costs its next run a rebuild, never a number.
 """
 

@@ -10,8 +10,9 @@ Files: `chunks.arrow` (the five contract columns), `index.arrow` (ids sorted, wi
 `tokens.arrow` (each row's header token estimate), `table.arrow` and `slot_rows.arrow` (the ids'
 fingerprint index, `ids.index.IdIndex`: each slot's key, and each slot's row, so that a look-up
 reads its row without building one); then `manifest.json`, written last: the format, the key, the
-row count, each file's size and xxh3-64 digest, and the corpus's path (`source`: only
-the folders' listing below reads it, to tell a folder whose corpus changed or went; no proof rests on it).
+row count, each file's size and xxh3-64 digest, and the corpus's path (`source`: only the
+folders' listing at the end reads it, to tell a folder whose corpus changed or went; no proof
+rests on it).
 
 Opening checks everything before anything is used: the manifest must name this format and key;
 each file is opened without following a link, must be a regular file of the recorded size, and
@@ -302,7 +303,7 @@ def build(path: Path, progress: Callable[[float], None] | None = None) -> dict[s
             "corpus": key,
             "rows": chunks.num_rows,
             "files": files,
-            "source": os.path.abspath(path),  # for `triage cache` (`cache_folders`): never trusted
+            "source": os.path.abspath(path),  # for `triage cache` (the folders, below): no proof
         }
         write_bytes(folder / MANIFEST, json.dumps(manifest, indent=1).encode(), protected)
     except (OSError, InputError) as e:
