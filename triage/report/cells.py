@@ -140,11 +140,7 @@ def checks_tally(checks: Iterable[Check]) -> tuple[Level, str]:
     by = Counter(c.level for c in checks)
     if not by[Level.ERROR] and not by[Level.WARNING]:
         return Level.OK, f"checks: {by[Level.OK]} ok"
-    bad = [
-        f"{n} {name}{'' if n == 1 else 's'}"
-        for name, n in (("error", by[Level.ERROR]), ("warning", by[Level.WARNING]))
-        if n
-    ]
+    bad = [counted(n, name) for name, n in (("error", by[Level.ERROR]), ("warning", by[Level.WARNING])) if n]
     return (Level.ERROR if by[Level.ERROR] else Level.WARNING), "checks: " + ", ".join(bad)
 
 
