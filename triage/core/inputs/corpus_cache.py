@@ -161,20 +161,29 @@ def _identities(folder: Path) -> tuple:
     return tuple(out)
 
 
-def _manifest(folder: Path, key: str) -> tuple[Identity, int, dict[str, dict], int] | None:
-    """(identity, mtime, files, rows) of the folder's manifest, if it is one for `key`."""
+def _manifest_object(folder: Path) -> tuple[dict, os.stat_result] | None:
+    """The folder's manifest as a JSON object, with its stat: read without following a link or
+    waiting on a FIFO (`_map`), at most `MAX_MANIFEST` bytes; None when there is no such object."""
     got = _map(folder / MANIFEST)
     if got is None or got[1].st_size > MAX_MANIFEST:
         return None
     with got[0] as mapped:
-        data, st = mapped[:], got[1]
+        data = mapped[:]
     try:
         obj = json.loads(data)
     except ValueError:
         return None
+    return (obj, got[1]) if isinstance(obj, dict) else None
+
+
+def _manifest(folder: Path, key: str) -> tuple[Identity, int, dict[str, dict], int] | None:
+    """(identity, mtime, files, rows) of the folder's manifest, if it is one for `key`."""
+    got = _manifest_object(folder)
+    if got is None:
+        return None
+    obj, st = got
     if (
-        not isinstance(obj, dict)
-        or obj.get("format") != FORMAT
+        obj.get("format") != FORMAT
         or obj.get("corpus") != key
         or not isinstance(obj.get("files"), dict)
         or set(obj["files"]) != set(SCHEMAS)
@@ -464,10 +473,11 @@ def _folder(path: Path) -> Folder | None:
         return None
     except OSError:
         return Folder(path, size, State.UNREADABLE, None, None, None)
-    manifest = _manifest_json(path)
-    if manifest is None:
+    got = _manifest_object(path)
+    if got is None:
         recent = time.time() - newest < BUILDING_SECONDS
         return Folder(path, size, State.BUILDING if recent else State.INCOMPLETE, None, None, None)
+    manifest = got[0]
     fmt, rows, source = manifest.get("format"), manifest.get("rows"), manifest.get("source")
     fmt = fmt if type(fmt) is int else None
     rows = rows if type(rows) is int else None
@@ -493,27 +503,3 @@ def _state_of(path: Path, source: Path) -> State:
     except OSError:  # no permission, an I/O error, a mount gone: the corpus may well be there
         return State.UNREADABLE
     return State.CURRENT if folder_of(key).name == path.name else State.CHANGED
-
-
-def _manifest_json(path: Path) -> dict | None:
-    """The folder's manifest as JSON, read without following a link; None when there is none."""
-    try:
-        fd = os.open(path / MANIFEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_MANIFEST + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_MANIFEST:
-        return None
-    try:
-        obj = json.loads(data)
-    except ValueError:
-        return None
-    return obj if isinstance(obj, dict) else None

@@ -6,6 +6,7 @@ overrides and invisible characters (zero-width spaces and joiners, the byte-orde
 joiners, tag characters) with visible tokens such as `␛` or `<U+200D>`: no escape sequence reaches
 a terminal, and `q1\u200b` is never shown as `q1`.
 Markup safety is the renderer's job: it must wrap the result as plain text, never parse it.
+`counted` spells a count with its noun, singular for one, wherever a count is shown.
 """
 
 from __future__ import annotations
