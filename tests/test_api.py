@@ -122,10 +122,10 @@ def test_an_arrow_stream_and_a_batch_reader_give_the_same_as_tables(from_tables:
     assert ev.queries(hints=True).equals(from_tables.queries(hints=True))
 
 
-def test_without_metadata_k_and_names_must_come_from_the_call() -> None:
+def test_without_metadata_k_is_10_and_said_and_names_come_from_the_call() -> None:
     bare = {role: table.replace_schema_metadata(None) for role, table in tables().items()}
-    with pytest.raises(InputError, match="no k"):
-        open_evaluation(**bare)  # type: ignore[arg-type]
+    defaulted = open_evaluation(**bare)  # type: ignore[arg-type]
+    assert defaulted.k == 10 and "k.default" in {c["code"] for c in defaulted.report().to_json()["checks"]}  # type: ignore[union-attr,index]
     ev = open_evaluation(**bare, k=3)  # type: ignore[arg-type]
     assert ev.k == 3 and ev.names == ("a", "b")
     assert ev.report().to_json()["k"] == 3

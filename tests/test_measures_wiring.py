@@ -94,8 +94,32 @@ def test_the_manifests_measures_and_no_k_anywhere_judge_at_10_and_say_so(tmp_pat
     means = report["arms"]["b"]["measures"]  # type: ignore[index]
     assert means["AP@5"] == pytest.approx(expected_mean("AP@5", qrels, runs["b"]), abs=1e-9)
     toml.write_text(toml.read_text("utf-8").split("\n", 1)[1], "utf-8")  # the measures line removed
-    with pytest.raises(InputError, match="no k"):  # without measures a missing k is still an error
-        triage.open(toml)
+    plain = triage.open(toml).report().to_json()  # without measures too: k = 10, and said
+    assert plain["k"] == 10
+    said = [c["message"] for c in plain["checks"] if c["code"] == "k.default"]  # type: ignore[union-attr,index]
+    assert said and "k=10" in said[0] and "named measures" not in said[0]
+
+
+def test_the_first_command_on_two_trec_runs_and_qrels_judges_at_10_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """`triage report A B --labels Q`, nothing else: k = 10 in the title, the JSON and a check."""
+    _, qrels, runs = evaluation(tmp_path, run_k=None)
+    for arm, lists in runs.items():
+        lines = [f"{q} Q0 {d} {r} {s} {arm}" for q, v in lists.items() for r, (d, s) in enumerate(v.items(), 1)]
+        (tmp_path / f"{arm}.run").write_text("\n".join(lines) + "\n", "utf-8")
+    lines = [f"{q} 0 {d} {g}" for q, ds in qrels.items() for d, g in ds.items()]
+    (tmp_path / "q.qrels").write_text("\n".join(lines) + "\n", "utf-8")
+    argv = ["report", str(tmp_path / "a.run"), str(tmp_path / "b.run"), "--labels", str(tmp_path / "q.qrels")]
+    assert main(argv) == 0
+    assert "at k = 10 (the default: no k given)" in capsys.readouterr().out
+    assert main([*argv, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    codes = [c["code"] for c in report["checks"]]
+    assert report["k"] == 10 and "k.default" in codes and "k.unrecorded" not in codes  # said once
+    assert main([*argv, "--k", "5", "--format", "json"]) == 0  # a k named: no default, no warning
+    named = json.loads(capsys.readouterr().out)
+    assert named["k"] == 5 and "k.default" not in [c["code"] for c in named["checks"]]
 
 
 def test_the_api_gives_per_query_columns_and_refuses_unknown_names(tmp_path: Path) -> None:

@@ -496,23 +496,17 @@ def _with(values: np.ndarray, q: int, value: object) -> np.ndarray:
 Cutoffs = int | Sequence[int] | None  # one k, several (the first decides), or None: the inputs'
 
 
-def choose_ks(inputs: Inputs, k: Cutoffs, named: bool = False) -> tuple[int, ...]:
+def choose_ks(inputs: Inputs, k: Cutoffs) -> tuple[int, ...]:
     """The cut-offs, the decision k first: --k (one or several), else the manifest's, else the
-    arms' k (the smaller when they differ); with measures `named` and no k anywhere, DEFAULT_K."""
+    arms' k (the smaller when they differ); with no k anywhere, DEFAULT_K (a `k.default` check
+    says so)."""
     spec = inputs.spec
     asked = () if k is None else check_ks(list(k) if isinstance(k, Sequence) else k, "--k")
     chosen = asked or spec.ks or ((spec.k,) if spec.k else ())
     if chosen:
         return chosen
     known = [r.k for r in (inputs.a, inputs.b) if r.k is not None]
-    if not known and named:
-        return (DEFAULT_K,)
-    if not known:
-        raise InputError(
-            spec.manifest or inputs.a.path,
-            "no k: set k in the manifest, pass --k, or record k in the runs' metadata",
-        )
-    return (min(known),)
+    return (min(known),) if known else (DEFAULT_K,)
 
 
 def build_arm(
@@ -596,8 +590,8 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
     spec = inputs.spec
     measures = parse_all(spec.measures, spec.manifest or "measures") if spec.measures else ()
-    ks = choose_ks(inputs, k, bool(measures))
-    k_default = _no_k(inputs, k, measures)
+    ks = choose_ks(inputs, k)
+    k_default = _no_k(inputs, k)
     judged_k = ks[0]
     with ThreadPoolExecutor(max_workers=1) as pool:  # two hashing passes at once, on two cores
         chunks = pool.submit(codes.coded_distinct, gold.column("chunk_id"))
@@ -629,11 +623,10 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     )
 
 
-def _no_k(inputs: Inputs, k: Cutoffs, measures: tuple[Measure, ...]) -> bool:
-    """Whether no k is given anywhere (so measures by name judge the rest at DEFAULT_K)."""
+def _no_k(inputs: Inputs, k: Cutoffs) -> bool:
+    """Whether no k is given anywhere (--k, the manifest, the runs' metadata): k is DEFAULT_K."""
     spec = inputs.spec
-    given = k is not None or spec.ks or spec.k or any(r.k is not None for r in (inputs.a, inputs.b))
-    return bool(measures) and not given
+    return not (k is not None or spec.ks or spec.k or any(r.k is not None for r in (inputs.a, inputs.b)))
 
 
 def run_order(order: str | None, arm: ArmSpec, run: Run) -> Order:

@@ -45,6 +45,12 @@ BAR = 24  # cells of a full (1.0) bar
 # -- one figure ----------------------------------------------------------------------------------
 
 
+def at_k(r: Report) -> str:
+    """The title's cut-off: "at k = 10", with "(the default: no k given)" when nothing named one."""
+    defaulted = any(c.code == "k.default" for c in r.checks)
+    return f"at k = {r.k}" + (" (the default: no k given)" if defaulted else "")
+
+
 def rate(x: float | None) -> str:
     """A mean in [0, 1] to three decimals: enough to tell 0.620 from 0.625 at n = 200."""
     return NONE if x is None else f"{x:.3f}"

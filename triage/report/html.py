@@ -44,7 +44,7 @@ def _table(
 
 
 def _title(r: Report) -> str:
-    return f"triage report: {r.arms.a.name} → {r.arms.b.name} at k = {r.k}"
+    return f"triage report: {r.arms.a.name} → {r.arms.b.name} {cells.at_k(r)}"
 
 
 def _summary(r: Report) -> list[str]:

@@ -227,7 +227,7 @@ def _slices(r: Report) -> list[str]:
 
 def render(r: Report) -> str:
     a, b = r.arms.a, r.arms.b
-    out = [f"# triage report: {cell(a.name)} → {cell(b.name)} at k = {r.k}", ""]
+    out = [f"# triage report: {cell(a.name)} → {cell(b.name)} {cells.at_k(r)}", ""]
     out += _gate(r)
     out += [
         f"Labels: {cells.labels_line(r)}. Queries: {r.n_queries}, scored {r.n_scored}, "

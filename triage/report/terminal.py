@@ -441,8 +441,7 @@ def answers_view(r: Report) -> Group | None:
 def title(r: Report) -> Text:
     a, b = r.arms.a, r.arms.b
     head = Text("triage report: ", "bold") + plain(a.name, 40) + Text(" → ") + plain(b.name, 40)
-    defaulted = any(c.code == "k.default" for c in r.checks)  # measures by name, no k given
-    return head + Text(f" at k = {r.k}" + (" (the default: no k given)" if defaulted else ""))
+    return head + Text(" " + cells.at_k(r))
 
 
 def summary(r: Report) -> Text:

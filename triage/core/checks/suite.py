@@ -21,15 +21,15 @@ def check_k(ev: Evaluation) -> list[Check]:
 
 
 def _k_default(ev: Evaluation) -> list[Check]:
-    """Measures by name and no k anywhere: the flips and the four metrics are at DEFAULT_K."""
+    """No k anywhere: the flips and the four metrics are at DEFAULT_K."""
     if not ev.k_default:
         return []
+    named = ", the named measures at their own cut-offs" if ev.measures else ""
     return [
         Check(
             WARNING,
             "k.default",
-            f"no k given (--k, the manifest or the runs' metadata): flips and metrics at k={ev.k}, "
-            "the named measures at their own cut-offs",
+            f"no k given (--k, the manifest or the runs' metadata): flips and metrics at k={ev.k}{named}",
             {"k": ev.k},
         )
     ]
@@ -79,6 +79,8 @@ def _k_agreement(ev: Evaluation) -> list[Check]:
             )
         ]
     own = a.k if a.k is not None else b.k
+    if own is None and ev.k_default:
+        return []  # k.default says it, with where a k could be given
     if own is None:
         return [Check(WARNING, "k.unrecorded", f"neither run records k; judged at k={ev.k}")]
     if own != ev.k:

@@ -101,7 +101,7 @@ class OverviewScreen(Screen):
                 r.arms.a.name,
                 ("  →  B ", "bold"),
                 r.arms.b.name,
-                (f"  at k = {r.k}", "bold"),
+                ("  " + cells.at_k(r), "bold"),
                 f"  (also k = {', '.join(map(str, r.ks[1:]))})" if len(r.ks) > 1 else "",
             )
         )
