@@ -106,7 +106,9 @@ def test_the_first_command_on_two_trec_runs_and_qrels_judges_at_10_and_says_so(
     """`triage report A B --labels Q`, nothing else: k = 10 in the title, the JSON and a check."""
     _, qrels, runs = evaluation(tmp_path, run_k=None)
     for arm, lists in runs.items():
-        lines = [f"{q} Q0 {d} {r} {s} {arm}" for q, v in lists.items() for r, (d, s) in enumerate(v.items(), 1)]
+        lines = [
+            f"{q} Q0 {d} {r} {s} {arm}" for q, v in lists.items() for r, (d, s) in enumerate(v.items(), 1)
+        ]
         (tmp_path / f"{arm}.run").write_text("\n".join(lines) + "\n", "utf-8")
     lines = [f"{q} 0 {d} {g}" for q, ds in qrels.items() for d, g in ds.items()]
     (tmp_path / "q.qrels").write_text("\n".join(lines) + "\n", "utf-8")
