@@ -43,3 +43,16 @@ def test_ci_exercises_the_installed_wheel_not_the_checkout() -> None:
     assert ROOT not in package.parents or ".venv" in package.parts, package
     assert (package / "_bundled" / "sample_runs" / "triage.toml").is_file()
     assert any((package / "_bundled" / "styles").glob("*.tcss"))
+
+
+def test_the_distribution_has_a_name_of_its_own_and_keeps_the_command() -> None:
+    """`triage` on the registry is another project: the distribution is `retrieval-triage`, the
+    command and the import package stay `triage`, and the README says how to install it."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    assert project["name"] == "retrieval-triage"
+    assert project["scripts"] == {"triage": "triage.cli.main:main"}
+    assert project["keywords"] and any(c.startswith("Topic ::") for c in project["classifiers"])
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert "pipx install retrieval-triage" in readme and "uv tool install retrieval-triage" in readme
