@@ -176,10 +176,10 @@ def test_a_malformed_table_names_its_argument_and_row() -> None:
     scores[4][1] = float("nan")
     msg = _bad("b", t["b"].set_column(t["b"].column_names.index("scores"), "scores", pa.array(scores)))
     assert msg.startswith("run b: row 5: 'scores' holds NaN")
-    grades = t["labels"].column("relevance").to_numpy().copy()
-    grades[6] = -1
+    grades = t["labels"].column("relevance").to_numpy().astype("int64")
+    grades[6] = 2**53
     msg = _bad("labels", t["labels"].set_column(2, "relevance", pa.array(grades)))
-    assert msg == "labels: row 7: 'relevance' is -1, expected an integer from 0 to 2^53"
+    assert msg == "labels: row 7: 'relevance' is 9.01e+15, expected an integer from −2^53 to 2^53"
     ids = t["queries"].column("query_id").to_pylist()
     ids[9] = ids[0]
     msg = _bad("queries", t["queries"].set_column(0, "query_id", pa.array(ids)))

@@ -91,3 +91,22 @@ def test_the_docs_document_every_measure_as_the_code_defines_it() -> None:
     readme = (Path(__file__).parent.parent / "docs" / "measures.md").read_text("utf-8")
     for canon, aliases, definition in names.table_rows():
         assert f"| `{canon}` | {aliases or '—'} | {definition} |" in readme
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("MAP", "AP"),
+        ("NDCG@10", "nDCG@10"),
+        ("NDCG_CUT_10", "nDCG@10"),
+        ("Recip_Rank", "RR"),
+        ("BPREF", "Bpref"),
+    ],
+)
+def test_a_name_in_another_case_is_read_where_it_names_one_measure(text: str, canonical: str) -> None:
+    assert str(parse(text)) == canonical
+
+
+def test_a_name_in_another_case_that_names_nothing_is_still_refused() -> None:
+    with pytest.raises(InputError, match="unknown measure 'NDGC@10'"):
+        parse("NDGC@10")

@@ -380,9 +380,11 @@ def test_errors_in_a_shape_name_the_line_or_place(tmp_path: Path) -> None:
     with pytest.raises(InputError) as e:
         load_frozen(tsv)
     assert str(tsv) in e.value.message and "relevance" in e.value.message
-    tsv.write_text("query-id\tcorpus-id\tscore\n\nq1\td1\t1\nq2\td2\t-1\n")
-    with pytest.raises(InputError, match=r"line 4: 'relevance' is -1, expected an integer from 0"):
+    tsv.write_text("query-id\tcorpus-id\tscore\n\nq1\td1\t1\nq2\td2\t-1.5\n")
+    with pytest.raises(InputError, match=r"line 4: 'relevance' is -1.5, expected an integer"):
         load_frozen(tsv)
+    tsv.write_text("query-id\tcorpus-id\tscore\n\nq1\td1\t1\nq2\td2\t-1\n")  # trec_eval's -1: read
+    assert load_frozen(tsv).judgements.column("relevance").to_pylist() == [1, -1]
     run = tmp_path / "long.csv"
     run.write_text("query_id,chunk_id,score,plan\nq1,d1,0.5,ann\nq2,d2,0.4,scan\nq1,d3,0.3,scan\n")
     refused(run, Role.RUN, "line 4", "column 'plan' changes within query 'q1'")

@@ -184,11 +184,22 @@ def _measure_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", metavar="S", help="the randomisation test's seed (default 0)")
 
 
+def _format_name(text: str) -> str:
+    """A format as named: `md` is Markdown's usual short name."""
+    return {"md": "markdown"}.get(text, text)
+
+
 def report_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="triage report", description="Print an evaluation's numbers (no UI).")
     _evaluation_args(p)
     _label_args(p)
-    p.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text")
+    p.add_argument(
+        "--format",
+        type=_format_name,
+        choices=("text", "markdown", "json", "html"),
+        default="text",
+        help="md: markdown",
+    )
     p.add_argument(
         "--json-schema",
         action="store_true",
@@ -253,8 +264,9 @@ def review_parser() -> argparse.ArgumentParser:
     _label_args(q)
     q.add_argument(
         "--format",
+        type=_format_name,
         choices=("markdown", "html"),
-        help="markdown (default; html when OUT ends in .html or .htm)",
+        help="markdown or md (default; html when OUT ends in .html or .htm)",
     )
     q.add_argument("--all", dest="every", action="store_true", help="every flip, not only the regressions")
     q.add_argument("--force", action="store_true", help="replace OUT when it exists (a regular file only)")

@@ -32,6 +32,7 @@ from triage.core.measures.gold import (
     KEY,
     Gold,
     Judged,
+    contains,
     encode_gold,
     encode_judged,
     frozen_only,
@@ -155,6 +156,9 @@ class Evaluation:
     a: Arm
     b: Arm
     not_relevant: Judged  # every pair judged not relevant (gold pairs are in `gold`)
+    # Of those, the pairs the label file grades below 0: trec_eval's "pooled, unjudged", which the
+    # measures by name read as trec_eval does (not judged by Bpref and judged_only).
+    pooled: Judged | None = None
     ks: tuple[int, ...] = ()  # every cut-off asked for, `k` first (empty: `k` alone)
     measures: tuple[Measure, ...] = ()  # measures by name (core/measures/names.py), as asked for
     orders: tuple[Order, Order] = (Order.AS_GIVEN, Order.AS_GIVEN)  # the order each arm is read in for them
@@ -355,7 +359,17 @@ class Evaluation:
             top = _with(old.judged_top, q, in_top + judged_in_list(old.retrieved(q), q, zero, self.k))
             return replace(old, hits=splice(old.hits, q, new), judged=judged, judged_top=top)
 
-        return replace(self, gold=gold, not_relevant=zero, a=arm(self.a), b=arm(self.b))
+        return replace(
+            self, gold=gold, not_relevant=zero, a=arm(self.a), b=arm(self.b), pooled=self._pooled_in(zero)
+        )
+
+    def _pooled_in(self, zero: Judged) -> Judged | None:
+        """The pooled pairs still judged not relevant in `zero` (one judged gold is pooled no more)."""
+        if self.pooled is None or not len(self.pooled.keys):
+            return self.pooled
+        q = self.pooled.keys // KEY
+        still = contains(zero, q, self.pooled.vocabulary.take(pa.array(self.pooled.keys % KEY)))
+        return Judged(self.pooled.vocabulary, self.pooled.keys[still])
 
     def frozen_view(self) -> tuple[PerQuery, PerQuery, np.ndarray]:
         """Both arms judged on the frozen labels alone, and the queries those labels score."""
@@ -393,7 +407,7 @@ class Evaluation:
             for v, keys in ((gold.vocabulary, gold.keys), (zero.vocabulary, zero.keys))
         ]
         query = np.concatenate([gold.keys // KEY, zero.keys // KEY])
-        grade = np.concatenate([gold.grade, np.zeros(len(zero.keys), np.int64)])
+        grade = np.concatenate([gold.grade, self._not_relevant_grade])
         return ranked.judgements(query, pa.concat_arrays(chunks), grade, self.n)
 
     @cached_property
@@ -432,16 +446,25 @@ class Evaluation:
             keep = ~((code >= 0) & _in_sorted(zero.query * KEY + code, self.gold.keys))
             q = np.concatenate([q, zero.query[keep]])
             rank = np.concatenate([rank, zero.rank[keep]])
-            grade = np.concatenate([grade, np.zeros(int(keep.sum()), np.int64)])
+            grade = np.concatenate([grade, zero.grade[keep]])
         offsets = lists.offsets.to_numpy().astype(np.int64)
         moved = ranked.ranks_in_order(lists, scores, order, offsets[arm.row[q]] - offsets[0] + rank - 1)
         return ranked.judged_positions(q, rank if moved is None else moved, grade, arm.depth)
 
     @cached_property
+    def _not_relevant_grade(self) -> np.ndarray:
+        """Each pair judged not relevant's grade: 0, or −1 where the label file grades it below 0."""
+        zero, grade = self.not_relevant, np.zeros(len(self.not_relevant.keys), np.int64)
+        if self.pooled is not None and len(self.pooled.keys) and len(zero.keys):
+            chunks = zero.vocabulary.take(pa.array(zero.keys % KEY))
+            grade[contains(self.pooled, zero.keys // KEY, chunks)] = -1
+        return grade
+
+    @cached_property
     def _not_relevant_gold(self) -> Gold:
-        """The pairs judged not relevant in the shape of `Gold` (grade 0), for `gold_hits`."""
+        """The pairs judged not relevant in the shape of `Gold` (grade 0 or −1), for `gold_hits`."""
         keys = self.not_relevant.keys
-        q, code, grade = keys // KEY, keys % KEY, np.zeros(len(keys), np.int64)
+        q, code, grade = keys // KEY, keys % KEY, self._not_relevant_grade
         sets = GoldSets(q, grade, code, np.bincount(q, minlength=self.n).astype(np.int64))
         return Gold(self.not_relevant.vocabulary, keys, grade, sets, keys)
 
@@ -602,8 +625,10 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     known = label_rows[frozen.gold_rows] if gold is frozen.table and frozen.gold_rows is not None else None
     encoded = encode_gold(gold, frozen.table, query_ids, known, coded)
     every = judged if judged is not None else inputs.frozen.judgements
-    zero = every.filter(pc.equal(every.column("relevance"), 0))
+    zero = every.filter(pc.less_equal(every.column("relevance"), 0))  # judged, not relevant
     not_relevant = encode_judged(zero, query_ids)
+    below = zero.filter(pc.less(zero.column("relevance"), 0))
+    pooled = encode_judged(below, query_ids) if below.num_rows else None
     # The arms one after the other: in two threads they took no less time, and each thread's freed
     # memory stayed resident apart (docs/benchmarks.md "Memory at a million queries").
     arm_a = build_arm(inputs.a, query_ids, encoded, not_relevant, judged_k, rows_a)
@@ -616,6 +641,7 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
         a=arm_a,
         b=arm_b,
         not_relevant=not_relevant,
+        pooled=pooled,
         ks=ks,
         measures=measures,
         orders=(run_order(spec.order, spec.a, inputs.a), run_order(spec.order, spec.b, inputs.b)),

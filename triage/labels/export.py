@@ -25,7 +25,7 @@ QRELS_EXT = (".qrels", ".txt", ".trec")
 def provenance(state: LabelState, table: pa.Table | None = None) -> dict[str, str]:
     """`table`: the rows exported (default: every judged pair in force)."""
     table = state.judged_table() if table is None else table
-    not_relevant = int(pc.sum(pc.equal(table.column("relevance"), 0)).as_py() or 0)
+    not_relevant = int(pc.sum(pc.less_equal(table.column("relevance"), 0)).as_py() or 0)
     return {
         "triage_base_sha256": state.frozen.sha256,
         "triage_head": state.head or "",

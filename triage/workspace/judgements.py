@@ -147,6 +147,13 @@ def read_judgements(source: Path) -> tuple[list[tuple[str, str, int]], list[str]
             row = int(np.flatnonzero(rel.is_null().to_numpy(zero_copy_only=False))[0])
             raise InputError(source, "relevance is empty (null); write 0 for not relevant", loaded.where(row))
         grades = [int(g) for g in rel.to_pylist()]
+        below = next((i for i, g in enumerate(grades) if g < 0), None)
+        if below is not None:  # a label file may hold one (trec_eval's "pooled, unjudged"); a review not
+            raise InputError(
+                source,
+                f"'relevance' is {grades[below]}: a judgement's grade is 0 (not relevant) or more",
+                loaded.where(below),
+            )
     else:
         grades = [1] * n
     rows = list(

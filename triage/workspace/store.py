@@ -129,7 +129,7 @@ def export(snapshot: Snapshot, out: Path) -> Exported:
     folder = snapshot.labels.log.folder
     forbidden = snapshot.spec.forbidden(folder if folder != Path() else None)
     table = export_labels(snapshot.labels, out, forbidden)
-    not_relevant = int(pc.sum(pc.equal(table.column("relevance"), 0)).as_py() or 0)
+    not_relevant = int(pc.sum(pc.less_equal(table.column("relevance"), 0)).as_py() or 0)
     return Exported(table.num_rows - not_relevant, not_relevant)
 
 

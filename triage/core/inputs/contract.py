@@ -18,6 +18,7 @@ from triage.core.ids.codes import fingerprint
 from triage.core.inputs.readers import Parsed
 
 ID, IDS, FLOATS, STR, INT, FLOAT = "id", "list of ids", "list of numbers", "text", "integer", "number"
+GRADE = "grade"  # an integer, negative too (trec_eval's "pooled, unjudged"; TREC Web's −2 for junk)
 BOOL = "boolean (true/false, or 1/0)"
 
 # column -> (kind, required)
@@ -45,7 +46,7 @@ QUERIES = {
     "language": (STR, False),
     "origin": (STR, False),  # where the query came from: "real", "generated", or any string
 }
-LABELS = {"query_id": (ID, True), "chunk_id": (ID, True), "relevance": (INT, False)}
+LABELS = {"query_id": (ID, True), "chunk_id": (ID, True), "relevance": (GRADE, False)}
 CORPUS = {
     "chunk_id": (ID, True),
     "text": (STR, False),
@@ -86,6 +87,7 @@ _ARROW = {
     FLOATS: pa.list_(pa.float64()),
     STR: pa.string(),
     INT: pa.int64(),
+    GRADE: pa.int64(),
     FLOAT: pa.float64(),
     BOOL: pa.bool_(),
 }
@@ -189,18 +191,18 @@ def _list(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
 
 
 def _integer(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
-    """An integer from 0 to 2^53: integers, or floats without a fraction."""
+    """An integer from 0 to 2^53 (a grade: from −2^53): integers, or floats without a fraction."""
     t = col.type
     if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
         raise _bad_type(loaded, name, kind, t)
     v = col.to_numpy(zero_copy_only=False)
-    out_of_range = ~_nulls(col) & ((v < 0) | (v >= MAX_INT))
+    low = -MAX_INT if kind == GRADE else 0
+    out_of_range = ~_nulls(col) & ((v < low) | (v >= MAX_INT))
     if out_of_range.any():
         r = _first(out_of_range)
         shown = f"{v[r]:.3g}" if abs(float(v[r])) >= 1e15 else str(v[r])
-        raise InputError(
-            loaded.path, f"{name!r} is {shown}, expected an integer from 0 to 2^53", loaded.where(r)
-        )
+        span = "from −2^53 to 2^53" if kind == GRADE else "from 0 to 2^53"
+        raise InputError(loaded.path, f"{name!r} is {shown}, expected an integer {span}", loaded.where(r))
     if pa.types.is_integer(t):
         return _cast(col, kind)
     bad = np.isfinite(v) & (v != np.round(v)) | np.isinf(v)
@@ -248,6 +250,7 @@ _COERCE: dict[str, Callable[[Parsed, str, str, pa.Array], pa.Array]] = {
     FLOATS: _list,
     BOOL: lambda loaded, name, _kind, col: _boolean(loaded, name, col),
     INT: _integer,
+    GRADE: _integer,
     FLOAT: _number,
 }
 

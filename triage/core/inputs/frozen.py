@@ -34,10 +34,12 @@ def sha256_file(path: Path) -> str:
 @dataclass(frozen=True)
 class FrozenLabels:
     """Gold rows with relevance ≥ 1 (`table`: query_id, chunk_id, relevance int64), plus what the
-    file says of itself. Rows with relevance 0 are judged not relevant, never gold: `judgements`
-    holds every judged pair once (query_id, chunk_id, relevance ≥ 0, the highest grade of a pair
-    given twice), and `judged_ids` every query the file names, so a query judged only not relevant
-    counts as unlabelled, not as unknown."""
+    file says of itself. Rows with relevance 0 or below are judged not relevant, never gold (a
+    negative grade is trec_eval's "pooled, unjudged" or TREC Web's −2 for junk; the measures by
+    name read it as trec_eval does: `measures/ranked.py`): `judgements` holds every judged pair
+    once (query_id, chunk_id, relevance, the highest grade of a pair given twice), and
+    `judged_ids` every query the file names, so a query judged only not relevant counts as
+    unlabelled, not as unknown."""
 
     loaded: Parsed
     sha256: str
@@ -89,9 +91,6 @@ def frozen_of(loaded: Parsed, sha256: str | None = None) -> FrozenLabels:
         row = int(np.flatnonzero(rel.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(path, "relevance is empty (null); write 0 for not relevant", loaded.where(row))
     grades = rel.to_numpy()
-    if (grades < 0).any():
-        row = int(np.flatnonzero(grades < 0)[0])
-        raise InputError(path, f"relevance {grades[row]} is negative", loaded.where(row))
     table = table.select(["query_id", "chunk_id", "relevance"])
     judged = single(table.column("query_id"))
     gold = table.filter(pc.greater(rel, 0))
@@ -115,7 +114,7 @@ def frozen_of(loaded: Parsed, sha256: str | None = None) -> FrozenLabels:
             )
     if unique:
         every = table  # every pair once already
-    elif (grades == 0).any():  # relevance-0 rows: judged not relevant, kept once per pair
+    elif (grades <= 0).any():  # grade-0 (and negative) rows: not relevant, kept once per pair
         every = table.group_by(["query_id", "chunk_id"], use_threads=False).aggregate([("relevance", "max")])
         every = every.rename_columns(["query_id", "chunk_id", "relevance"])
     else:

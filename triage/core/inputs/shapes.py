@@ -74,6 +74,7 @@ SHAPES = (
 # Header names that mark the first line of a text file as a header row.
 _HEADER_NAMES = {"query_id", "chunk_id", "_id", *LABEL_ALIASES, *LONG_ALIASES}
 _TREC_FIELDS = {Role.RUN: (5, 6), Role.LABELS: (4,)}  # a run's tag may be left out
+_TREC_RUN_MORE = 7  # a run line's fields from which on trec_eval ignores the rest
 
 
 def unrecognised(path: Path, what: str) -> InputError:
@@ -128,7 +129,9 @@ def _head_text(path: Path, n: int = 1 << 16) -> str | None:
 
 
 def _first_line(text: str) -> str:
-    return next((line.rstrip("\r") for line in text.split("\n") if line.strip()), "")
+    """The first line that is neither blank nor a comment (`#` first, as trec_eval reads one)."""
+    lines = (line.rstrip("\r") for line in text.split("\n"))
+    return next((line for line in lines if line.strip() and not line.lstrip().startswith("#")), "")
 
 
 def _is_ranx(text: str) -> bool:
@@ -183,7 +186,10 @@ def detect(path: Path, role: Role) -> Format:
         return Format.TSV if "\t" in first else Format.CSV
     if first.lstrip().startswith(("{", "[")):
         return Format.RANX if _is_ranx(text) else Format.JSONL
-    if want is not None and len(first.split()) in want and (len(first.split()) != 5 or _ranked(first)):
+    n = len(first.split())
+    if want is not None and n in want and (n != 5 or _ranked(first)):
+        return Format.TREC
+    if role is Role.RUN and n >= _TREC_RUN_MORE and _ranked(first):  # text after the tag
         return Format.TREC
     shown = first[:60] + ("…" if len(first) > 60 else "")
     counts = " or ".join(map(str, want or ()))

@@ -2,6 +2,11 @@
 tag: a file's first line says which) and qrels
 (`qid iter docid rel`), one record a line, fields split at whitespace.
 
+As trec_eval reads them: a line whose first character other than a space or tab is `#` is a
+comment, and a run line's text after its sixth field is ignored (`get_trec_results.c`; not in a
+file holding a Unicode space, where a field too many may be an id split in two: refused); a qrels
+grade may be negative (trec_eval's "pooled, unjudged"; TREC Web's −2 for junk): never relevant.
+
 Fields are split where Python's `str.split()` splits a line: at runs of spaces, tabs and the other
 whitespace characters (the Unicode spaces too), leading and trailing ones ignored; blank lines are
 skipped and CRLF endings tolerated. The usual file (one space or one tab between fields, nothing
@@ -43,12 +48,21 @@ _UNTAGGED_FIELDS = "qid Q0 docid rank score"
 _QRELS_FIELDS = "qid 0 docid rel"
 
 
+_COMMENT = re.compile(rb"(?m)^[ \t]*#[^\n]*")
+
+
+def _uncommented(data: bytes) -> bytes:
+    """`data` with each comment line's text taken out (its line break kept: lines keep their
+    numbers)."""
+    return _COMMENT.sub(b"", data) if b"#" in data else data
+
+
 def read_trec_run(path: Path) -> Parsed:
     """`qid Q0 docid rank score tag`, one retrieved id per line; one row per query (in order of
     first appearance), its ids ordered by rank (ties keep the file's order); the tag as the run's
     `name` when every line has the same one; each row placed at its query's first line. A file
     whose first line has 5 fields has no tags: every line has 5."""
-    data = text_bytes(path)
+    data = _uncommented(text_bytes(path))
     untagged = _first_fields(data) == 5
     types, fields = (_UNTAGGED, _UNTAGGED_FIELDS) if untagged else (_RUN, _RUN_FIELDS)
     raw, lines = _read(path, data, types, fields)
@@ -77,7 +91,7 @@ def _first_fields(data: bytes) -> int:
 
 def read_trec_qrels(path: Path) -> Parsed:
     """`qid iter docid rel`, one judgement per line, as (query_id, chunk_id, relevance) rows."""
-    raw, lines = _read(path, text_bytes(path), _QRELS, _QRELS_FIELDS)
+    raw, lines = _read(path, _uncommented(text_bytes(path)), _QRELS, _QRELS_FIELDS)
     table = pa.table(
         {
             "query_id": raw.column("qid").combine_chunks(),
@@ -128,6 +142,8 @@ def _read(path: Path, data: bytes, types: dict[str, pa.DataType], fields: str) -
     table = None if sep is None else _plain(text, sep, types)
     if sep is None or table is None:  # other spacing (or a line at fault): single spaces
         sep, text = " ", _spaced(data)
+        if "tag" in types and not _unicode_spaced(data):  # split as trec_eval splits: cut
+            text = _first_fields_only(text, len(types))
         try:
             table = _parse(text, sep, types) if text else _empty(types)
         except (pa.ArrowInvalid, UnicodeError) as e:
@@ -189,7 +205,7 @@ def _separator(data: bytes) -> str | None:
         return None
     if any(c in data for c in _OTHER_ASCII_SPACES):
         return None
-    if not data.isascii() and any(u in data for u in _UNICODE_SPACES):
+    if _unicode_spaced(data):
         return None
     return sep.decode()
 
@@ -213,6 +229,23 @@ def _spaced(data: bytes) -> bytes:
     next_field = np.append(field[1:], False)
     keep = ~space | (after_field & next_field)  # the last space of a run between two fields
     return np.where(space, np.uint8(32), arr)[keep].tobytes()
+
+
+def _unicode_spaced(data: bytes) -> bool:
+    """Whether `data` holds a space trec_eval would not split at (a Unicode one): there, a field
+    too many may be an id split in two, and is refused rather than cut."""
+    return not data.isascii() and any(u in data for u in _UNICODE_SPACES)
+
+
+def _first_fields_only(text: bytes, n: int) -> bytes:
+    """`text` (fields split by single spaces) with each line cut after its `n`th field."""
+    arr = np.frombuffer(text, np.uint8)
+    nl = arr == 10
+    spaces = np.cumsum(arr == 32)
+    in_line = spaces - np.maximum.accumulate(np.where(nl, spaces, 0))  # spaces so far on its line
+    if not len(arr) or in_line.max() < n:
+        return text
+    return arr[nl | (in_line < n)].tobytes()
 
 
 def _row_lines(text: bytes, rows: int) -> np.ndarray:
@@ -289,7 +322,7 @@ def _value_error(strings: pa.Table, types: dict[str, pa.DataType]) -> tuple[int,
         return None
     text = rel[bad].as_py()
     if _INTEGER.fullmatch(text) and int(text) >= MAX_REL:
-        return bad, f"relevance {int(text):.3g} is too large, expected an integer from 0 to 2^53"
+        return bad, f"relevance {int(text):.3g} is too large, expected an integer below 2^53"
     return bad, f"relevance {text!r} is not an integer"
 
 

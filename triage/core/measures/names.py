@@ -197,6 +197,9 @@ def _alias_table() -> dict[str, tuple[str, bool]]:
 
 
 _ALIASES = _alias_table()
+_SPELLINGS: dict[str, set[str]] = {}  # a name's lower case → the known spellings it can stand for
+for _name in [*FAMILIES, *_ALIASES]:
+    _SPELLINGS.setdefault(_name.lower(), set()).add(_name)
 _TREC_CUT = {f.trec_eval.replace("_{k}", "") for f in FAMILIES.values() if f.trec_eval}
 
 
@@ -233,7 +236,7 @@ def parse(text: str, where: Path | str = "--measures") -> Measure:
     An unknown name or a bad parameter raises InputError naming `where` and the closest names."""
     name = text.strip()
     try:
-        measure = _parse(name)
+        measure = _parse(name) or _any_case(name)
     except ValueError as e:
         raise InputError(where, _problem(name, f"measure {name!r}: {e}")) from None
     if measure is None:
@@ -290,6 +293,24 @@ def _parse(name: str) -> Measure | None:
             return None
         return _checked(Measure(family_name, k))
     return None
+
+
+def _any_case(name: str) -> Measure | None:
+    """`name` read with its leading word in another case (`MAP`, `NDCG@10`, `Recip_Rank`) when
+    every known spelling it can stand for names one measure; None otherwise."""
+    head = re.match(r"[A-Za-z_]*[A-Za-z]", name)
+    if head is None:
+        return None
+    word, rest = head.group(), name[head.end() :]
+    found = set()
+    for spelling in _SPELLINGS.get(word.lower(), ()):
+        try:
+            measure = _parse(spelling + rest)
+        except ValueError:
+            continue
+        if measure is not None:
+            found.add(measure)
+    return found.pop() if len(found) == 1 else None
 
 
 def _checked(measure: Measure) -> Measure:
