@@ -152,3 +152,26 @@ def test_trec_evals_own_test_files(run: str, qrels: str, out: str, rel: int, cap
             ), te
             compared += 1
     assert compared >= 9
+
+
+def test_a_randomisation_p_at_its_floor_prints_as_the_bound_it_is(tmp_path: Path, capsys) -> None:
+    """B puts every query's one relevant id higher, by a different amount: no round of random sign
+    flips reaches the observed sum, so p = 1/(rounds + 1), printed `< 1/100` and explained."""
+    rng = random.Random(5)
+    for arm in ("a", "b"):
+        lines = []
+        for q in range(40):
+            docs = [f"d{q}_{i}" for i in range(20)]
+            docs.insert(rng.randint(0, 3) if arm == "b" else rng.randint(8, 19), f"g{q}")
+            lines += [f"q{q} Q0 {d} {r} {30 - r} {arm}" for r, d in enumerate(docs, 1)]
+        (tmp_path / f"{arm}.run").write_text("\n".join(lines) + "\n", "utf-8")
+    (tmp_path / "q.qrels").write_text("".join(f"q{q} 0 g{q} 1\n" for q in range(40)), "utf-8")
+    argv = ["report", str(tmp_path / "a.run"), str(tmp_path / "b.run"), "--labels", str(tmp_path / "q.qrels")]
+    argv += ["--measures", "nDCG@10", "--tests", "randomization", "--rounds", "99"]
+    assert main([*argv, "--format", "json"]) == 0
+    p = json.loads(capsys.readouterr().out)["compare"]["nDCG@10"]["p"]["randomization"]
+    assert p == pytest.approx(1 / 100)  # the JSON keeps the number
+    for fmt in ("text", "markdown", "html"):
+        assert main([*argv, "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "1/100" in out and "not one of 99 rounds" in out, fmt

@@ -21,6 +21,7 @@ from triage.report.model import (
     CostSection,
     FloorRow,
     GateSection,
+    MeasureComparison,
     MeasureGateRow,
     OriginQuote,
     OverlapSection,
@@ -219,9 +220,20 @@ def compare_rows(r: Report) -> list[list[str]]:
     rows = []
     for name, c in r.compare.items():
         interval_text = NONE if c.ci95 is None else f"[{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
-        ps = [p_value(getattr(c.p, t)) for t in tests]
+        ps = [_test_p(c, t) for t in tests]
         rows.append([name, signed(c.delta), interval_text, *ps, p_value(c.p_holm), rate(c.mde80)])
     return rows
+
+
+def _test_p(c: MeasureComparison, test: str) -> str:
+    """One test's p; the randomisation p at its floor, 1/(rounds + 1), as the bound it is: no
+    round's sum was as large, so the p is below it, by how much the rounds cannot tell."""
+    p = getattr(c.p, test)
+    if test == "randomization" and c.randomization is not None and p is not None:
+        floor = 1 / (c.randomization.rounds + 1)
+        if p <= floor * (1 + 1e-9):
+            return f"< 1/{c.randomization.rounds + 1:,}"
+    return p_value(p)
 
 
 def compare_title(r: Report) -> str:
@@ -238,6 +250,13 @@ def compare_notes(r: Report) -> list[str]:
             out.append(f"{name}: no test ({_NO_TEST[c.reason.value]})")
         elif c.unseen and c.mde80 is not None:
             out.append(f"this query set cannot see a change of {c.mde80:.3f} in {name} (MDE at 80% power)")
+    floored = [n for n, c in r.compare.items() if _test_p(c, "randomization").startswith("<")]
+    if floored:
+        rounds = next(iter(r.compare.values())).randomization.rounds  # type: ignore[union-attr]
+        out.append(
+            f"randomisation p < 1/{rounds + 1:,} ({', '.join(floored)}): not one of {rounds:,} rounds of "
+            "random sign flips gave a sum as large; more rounds (--rounds) bound it lower"
+        )
     return out
 
 
