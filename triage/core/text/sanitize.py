@@ -16,15 +16,16 @@ Within the union with Cf the subtractions drop out (none of Other_Default_Ignora
 selectors is white space; the rest are Cf), so the union is Cc ∪ Cf ∪ Zl ∪ Zp ∪
 Other_Default_Ignorable_Code_Point ∪ Variation_Selector ∪ the noncharacters. The Cf marks that
 Unicode keeps visible (U+0600 ARABIC NUMBER SIGN and the other prepended concatenation marks, the
-interlinear annotation marks) are shown as tokens too: harmless, and never invisible.
+interlinear annotation marks) are shown as tokens too: harmless, a token for a mark seen anyway.
 The general categories come from `unicodedata` (Python's own Unicode version), read for planes 0, 1
 and 14, where every Cc, Cf, Zl and Zp lies. `unicodedata` lacks the two properties from PropList.txt,
 copied below as Unicode states them (the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, U+034F
-COMBINING GRAPHEME JOINER, the Khmer inherent vowels, reserved code points among the format marks,
-and plane 14 whole; the variation selectors U+180B–U+180F, U+FE00–U+FE0F, U+E0100–U+E01EF).
+COMBINING GRAPHEME JOINER, the Khmer inherent vowels, reserved code points among the format marks
+and U+E0000–U+E0FFF's; the variation selectors U+180B–U+180F, U+FE00–U+FE0F, U+E0100–U+E01EF).
+A format character newer than Python's Unicode is unassigned to `unicodedata` and left as it is.
 The noncharacters are U+FDD0–U+FDEF and the last two code points of each plane. Combining marks
 that sit on a letter (U+0301 on `e`, Devanagari vowel signs, Arabic harakat) are text and stay.
-tests/test_sanitize.py holds the set against the `regex` package's own Unicode tables.
+tests/test_visible_marks.py holds the set against the `regex` package's own Unicode tables.
 
 ASCII text is checked against the ASCII part of the set, taken at import; the whole set is built on
 the first text that is not ASCII (about 20 ms, once).
