@@ -253,8 +253,11 @@ BOLD = "**bold**"
 LINK = "[x](javascript:alert(1))"
 ESC = "\x1b[2J"
 ZWSP = "zero\u200bwidth"
-PAYLOAD = f"{SCRIPT} {PIPES} {BOLD} {LINK} {ESC} {ZWSP} <img src=x onerror=alert(1)> &amp; `tick`"
-SHOWN = PAYLOAD.replace("\x1b", "␛").replace("\u200b", "<U+200B>")  # how it must read
+MARKS = "q150\u061c\u3164\ufe0f\u00ad\u034f"  # an Arabic letter mark, a filler, a selector, …: invisible
+PAYLOAD = f"{SCRIPT} {PIPES} {BOLD} {LINK} {ESC} {ZWSP} {MARKS} <img src=x onerror=alert(1)> &amp; `tick`"
+INVISIBLE = "\u200b\u061c\u3164\ufe0f\u00ad\u034f"
+# how it must read: ESC as ␛, each invisible mark as <U+XXXX>
+SHOWN = "".join("␛" if c == "\x1b" else f"<U+{ord(c):04X}>" if c in INVISIBLE else c for c in PAYLOAD)
 BIG = "1. " + "y" * 1_000_000  # a 1 MB gold body that starts like a list item
 
 
@@ -318,7 +321,7 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
 
 
-RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+RAW = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069{INVISIBLE}]")
 
 
 class Parsed(HTMLParser):

@@ -815,3 +815,150 @@ async def test_a_corpus_cache_that_cannot_be_written_is_a_notice_and_the_text_st
         notice = await toast(pilot, app, "corpus cache")
         check_screen(app, "read directly", widget=notice)
         assert app.session.corpus is not None and len(app.session.corpus) == len(rows)
+
+
+# -- invisible marks: `q150` and `q150` + U+061C never print alike --------------------------------
+# Marks that render as nothing: each is shown as the token <U+XXXX> wherever the data is.
+# MARK, the property itself, comes from the `regex` package's Unicode tables (tests/test_visible_marks.py).
+INVISIBLE = ["\u061c", "\u00ad", "\ufe0f", "\u3164", "\u034f", "\u115f", "\u180e", "\ufe00", "\U000e0041"]
+Q150 = ["q150", *(f"q150{m}" for m in INVISIBLE)]  # eleven queries that would all print as q150
+
+
+def token(mark: str) -> str:
+    return f"<U+{ord(mark):04X}>"
+
+
+def tokens(text: str) -> str:
+    """`text` as it must be shown: each invisible mark of INVISIBLE as its token."""
+    return "".join(token(c) if c in INVISIBLE else c for c in text)
+
+
+def write_marked(folder: Path) -> Path:
+    """Every query regresses (gold g… at rank 1 in A, absent from B's list); the query ids, texts,
+    tenants, plans, gold and retrieved chunk ids, headers and arm names all end in a mark."""
+    pairs = list(zip(Q150, ["", *INVISIBLE], strict=True))
+    pq.write_table(run_table({q: ([f"g{m}", "c1"], f"ann{m}") for q, m in pairs}), folder / "a.parquet")
+    pq.write_table(run_table({q: (["c1", f"gone{m}"], "ann") for q, m in pairs}), folder / "b.parquet")
+    labels = [(q, f"g{m}", 1) for q, m in pairs]
+    pq.write_table(table(("query_id", "chunk_id", "relevance"), labels), folder / "labels.parquet")
+    queries = [(q, f"text{m}", f"acme{m}") for q, m in pairs]
+    pq.write_table(table(("query_id", "text", "tenant"), queries), folder / "queries.parquet")
+    chunks = [(f"g{m}", f"head{m}", f"body{m}") for _, m in pairs] + [("c1", "h", "t")]
+    pq.write_table(table(("chunk_id", "header", "text"), chunks), folder / "chunks.parquet")
+    lines = (
+        ["k = 5"]
+        + [f"[{s}]\npath = {toml_str(s + '.parquet')}" for s in ("labels", "queries")]
+        + ['[corpus]\npath = "chunks.parquet"']
+    )
+    lines += ["[arms.a]", f"name = {toml_str('base' + chr(0x3164))}", 'path = "a.parquet"']
+    lines += ["[arms.b]", f"name = {toml_str('new' + chr(0xFE0F))}", 'path = "b.parquet"']
+    out = folder / "triage.toml"
+    out.write_text("\n".join(lines) + "\n", "utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def marked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_marked(tmp_path_factory.mktemp("marks"))
+
+
+def assert_no_raw_mark(out: str, own: str = "") -> None:
+    """No invisible mark reaches the reader; `own`: triage's own text holding one (⚠️), taken out first."""
+    from test_visible_marks import MARK
+
+    stray = MARK.findall(out.replace(own, "").replace("\n", ""))
+    assert not stray, f"raw invisible marks shown: {sorted({f'U+{ord(c):04X}' for c in stray})}"
+
+
+def test_text_report_shows_each_invisible_mark_as_a_token(marked: Path, capsys) -> None:
+    assert main(["report", str(marked), "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert_no_raw_mark(out)
+    assert f"triage report: base{token(chr(0x3164))} → new{token(chr(0xFE0F))} at k = 5" in out
+    flips = re.findall(r"│\s+\d+ │ (q150\S*) ", out)  # the flips table's query column
+    assert sorted(flips) == sorted(map(tokens, Q150)), "two queries printed alike"
+    for q in Q150:
+        m = q[4:]
+        for shown in (f"text{m}", f"acme{m}", f"ann{m}"):  # text, tenant, plan: in the flips and the tenants
+            assert tokens(shown) in out
+    assert (
+        f"gone, gone{token(INVISIBLE[0])}, gone{token(INVISIBLE[1])}" in out
+    )  # B's ids absent from the corpus
+
+
+def test_markdown_report_shows_each_invisible_mark_as_a_token(marked: Path, capsys) -> None:
+    assert main(["report", str(marked), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert_no_raw_mark(out, own="⚠️")  # the report's own warning sign carries U+FE0F
+    md = lambda s: tokens(s).replace("<", "\\<").replace(">", "\\>")  # noqa: E731
+    flips = md_tables(out)["Flips (hit→miss first)"]
+    assert sorted(row[1] for row in flips[1:]) == sorted(map(md, Q150))
+    assert sorted(row[4] for row in flips[1:]) == sorted(md(f"acme{q[4:]}") for q in Q150)
+    tenants = md_tables(out)["Tenants, worst first by B"]
+    assert len({row[1] for row in tenants[1:]}) == len(Q150)
+    assert (
+        out.splitlines()[0]
+        == f"# triage report: {md('base' + chr(0x3164))} → {md('new' + chr(0xFE0F))} at k = 5"
+    )
+
+
+def test_html_report_shows_each_invisible_mark_as_a_token(marked: Path, capsys) -> None:
+    import html
+
+    assert main(["report", str(marked), "--format", "html"]) == 0
+    out = capsys.readouterr().out
+    assert_no_raw_mark(out)
+    text = html.unescape(out)
+    for q in Q150:
+        m = q[4:]
+        assert f">{html.escape(tokens(q))}<" in out  # a cell of its own
+        assert tokens(f"acme{m}") in text and tokens(f"text{m}") in text
+    assert tokens(f"gone{INVISIBLE[0]}") in text
+
+
+def test_json_report_keeps_the_marks_as_data(marked: Path, capsys) -> None:
+    """JSON is data, not display: ids are written as they are, to be read back as they are."""
+    assert main(["report", str(marked), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(f["query_id"] for f in doc["flips"]) == sorted(Q150)
+
+
+def test_error_messages_show_the_marks_in_paths_and_ids(marked: Path, capsys) -> None:
+    """A duplicated query id in a run whose folder and name hold marks: the error names both,
+    and the message for q150 + U+3164 is not the one for q150."""
+    folder = marked.parent / f"runs{chr(0x3164)}{chr(0x061C)}"
+    folder.mkdir(exist_ok=True)
+    said = {}
+    for q in ("q150", f"q150{chr(0x3164)}"):
+        runs = pq.read_table(marked.parent / "a.parquet")
+        dup = runs.filter(pa.compute.equal(runs["query_id"], q))
+        path = folder / f"a{chr(0x00AD)}.parquet"
+        pq.write_table(pa.concat_tables([runs, dup]), path)
+        argv = ["report", str(path), str(marked.parent / "b.parquet"), "--labels"]
+        assert main([*argv, str(marked.parent / "labels.parquet")]) == 2
+        said[q] = capsys.readouterr().err
+        assert_no_raw_mark(said[q])
+        assert "runs<U+3164><U+061C>/a<U+00AD>.parquet" in said[q]
+    assert "duplicate query_id 'q150<U+3164>'" in said[f"q150{chr(0x3164)}"]
+    assert said["q150"] != said[f"q150{chr(0x3164)}"]
+    with pytest.raises(SystemExit):  # a flag's value, quoted back by the parser
+        main(["report", str(marked), "--format", f"json{chr(0x3164)}"])
+    err = capsys.readouterr().err
+    assert_no_raw_mark(err)
+    assert "'json<U+3164>'" in err
+
+
+async def test_the_app_shows_each_invisible_mark_as_a_token(marked: Path) -> None:
+    async with running(marked) as (app, pilot):
+        check_screen(app, f"base{token(chr(0x3164))}", f"new{token(chr(0xFE0F))}")
+        await press(pilot, "f")
+        assert isinstance(app.screen, FlipsScreen)
+        rows = app.screen.query_one(VirtualTable)
+        # the query column is 8 wide at 120 columns: every marked id reads "q150<U+…", none as q150
+        listed = re.findall(r"q150\S*", visible_text(app, rows))
+        assert sorted(listed) == ["q150", *["q150<U+…"] * len(INVISIBLE)], listed
+        assert_no_raw_mark(OWN_SEQUENCES.sub("", terminal_output(app)))
+        m = chr(0x3164)  # the Hangul filler: the detail shows the id, its text and tenant whole
+        await open_flip(pilot, app, f"q150{m}")
+        check_screen(app, tokens(f"q150{m}"), tokens(f"text{m}"), tokens(f"acme{m}"), tokens(f"head{m}"))
+        assert_no_raw_mark(OWN_SEQUENCES.sub("", terminal_output(app)))

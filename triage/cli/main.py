@@ -14,11 +14,22 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from triage import __version__
 from triage.cli.exits import Exit
 
 VERSION = f"triage {__version__}"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (and its verbs'), its errors made visible: an unknown flag or a refused value
+    is the user's own text, shown with every invisible mark as a token (`core.text.sanitize`)."""
+
+    def error(self, message: str) -> NoReturn:
+        from triage.core.text.sanitize import visible
+
+        super().error(visible(message, newlines=False))
 
 
 def _evaluation_args(p: argparse.ArgumentParser) -> None:
@@ -119,7 +130,7 @@ def _floor_arg(p: argparse.ArgumentParser) -> None:
 
 
 def app_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="triage",
         description="Read what a retrieval change did, from the keyboard. Also: `triage report` (the "
         "numbers, no UI; see `triage report --help`) and "
@@ -190,7 +201,7 @@ def _format_name(text: str) -> str:
 
 
 def report_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="triage report", description="Print an evaluation's numbers (no UI).")
+    p = Parser(prog="triage report", description="Print an evaluation's numbers (no UI).")
     _evaluation_args(p)
     _label_args(p)
     p.add_argument(
@@ -253,7 +264,7 @@ def report_parser() -> argparse.ArgumentParser:
 
 def review_parser() -> argparse.ArgumentParser:
     """`triage review export [OUT] [EVAL …]` (the verb is `cli.review_cmd`)."""
-    p = argparse.ArgumentParser(prog="triage review", description="Review documents.")
+    p = Parser(prog="triage review", description="Review documents.")
     sub = p.add_subparsers(dest="action", required=True)
     text = "write the regressions (--all: every flip) as one Markdown or HTML document"
     q = sub.add_parser("export", help=text, description=text)
@@ -299,7 +310,7 @@ LABEL_ACTIONS = (
 
 
 def labels_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="triage labels", description="The amendment log.")
+    p = Parser(prog="triage labels", description="The amendment log.")
     sub = p.add_subparsers(dest="action", required=True)
     for name, text in LABEL_ACTIONS:
         q = sub.add_parser(name, help=text, description=text)
@@ -534,9 +545,7 @@ def _exists(args: argparse.Namespace) -> None:
 # the first word that picks a parser and a command; any other runs the app
 def cache_parser() -> argparse.ArgumentParser:
     """`triage cache list | prune` (the verb is `cli.cache_cmd`)."""
-    p = argparse.ArgumentParser(
-        prog="triage cache", description="The corpus caches triage keeps in the user cache folder."
-    )
+    p = Parser(prog="triage cache", description="The corpus caches triage keeps in the user cache folder.")
     sub = p.add_subparsers(dest="action", required=True)
     text = "each corpus cache: its size, whether a run still reads it, its corpus"
     sub.add_parser("list", help=text, description=text)

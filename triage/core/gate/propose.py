@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from triage.core.defaults import MIN_N, SUGGEST_SE
 from triage.core.evaluation import Evaluation
+from triage.core.text.sanitize import is_mark
 from triage.core.views.slices import all_slices
 
 
@@ -52,15 +53,15 @@ def suggest_floors(ev: Evaluation, s: float = SUGGEST_SE, min_n: int = MIN_N) ->
 
 def toml_key(name: str) -> str:
     """`name` as a TOML key: bare when it can be, else a basic string with `\\` and `"` escaped and
-    every control, format or separator character as an escape (\\uXXXX): one visible line that
-    reads back as `name`."""
+    every control, format or separator character and every invisible mark (`core.text.sanitize`:
+    fillers, variation selectors, …) as an escape (\\uXXXX): one visible line that reads back as `name`."""
     if name and all(c.isascii() and (c.isalnum() or c in "_-") for c in name):
         return name
     out = []
     for c in name:
         if c in '\\"':
             out.append("\\" + c)
-        elif unicodedata.category(c)[0] in "CZ" and c != " ":
+        elif unicodedata.category(c)[0] in "CZ" and c != " " or is_mark(c):
             out.append(f"\\u{ord(c):04X}" if ord(c) < 0x10000 else f"\\U{ord(c):08X}")
         else:
             out.append(c)
