@@ -17,7 +17,7 @@ import pytest
 from triage.cli.main import main
 from triage.core.views.hints import Hint, HintKind
 from triage.labels.verdicts import Cause, Verdict, Verdicts
-from triage.report.review import ending, opening
+from triage.report.review.document import ending, opening
 from triage.workspace.snapshot import Snapshot
 
 from conftest import manifest, write_parquet
@@ -306,7 +306,8 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     hint = Hint(HintKind.SHORT_LIST, "b", "B returned 2 of 5: " + PAYLOAD)
     monkeypatch.setattr(
-        "triage.report.review.hints_for", lambda ev, qs, corpus: {q: (hint,) if q == 0 else () for q in qs}
+        "triage.report.review.document.hints_for",
+        lambda ev, qs, corpus: {q: (hint,) if q == 0 else () for q in qs},
     )
     verdict = Verdict("v1", "q1", Cause.OTHER, "note: " + PAYLOAD, "1. " + PAYLOAD, "2026-01-01T00:00:00Z")
     monkeypatch.setattr(Snapshot, "verdicts", property(lambda self: Verdicts({"q1": (verdict,)})))

@@ -51,7 +51,7 @@ def export(args: argparse.Namespace, spec: Spec) -> int:
     from triage.core.files import write_bytes
     from triage.core.inputs.corpus import open_corpus
     from triage.labels.state import LabelMode
-    from triage.report.review import Scope, build_review
+    from triage.report.review.document import Scope, build_review
     from triage.workspace.snapshot import open_snapshot
 
     out = None if args.out in (None, STDOUT) else Path(args.out)
@@ -63,9 +63,9 @@ def export(args: argparse.Namespace, spec: Spec) -> int:
     corpus = open_corpus(spec.corpus, fmt=spec.corpus_format) if spec.corpus is not None else None
     doc = build_review(snapshot, corpus, Scope.FLIPS if args.every else Scope.REGRESSIONS)
     if fmt == "html":
-        from triage.report import review_html as renderer
+        from triage.report.review import html as renderer
     else:
-        from triage.report import review_markdown as renderer  # type: ignore[no-redef]
+        from triage.report.review import markdown as renderer  # type: ignore[no-redef]
     text = renderer.render(doc)
     if out is None:
         sys.stdout.write(text)

@@ -5,7 +5,7 @@ Content-Security-Policy says so to the browser too.
 
 Figures come from `cells`, as in the text and Markdown reports, so the page cannot disagree with
 them. Every data string (names, ids, query text, check messages, tenants, plans) is made visible
-and escaped exactly as the review export does (`review_html.e`): none of it is ever markup.
+and escaped exactly as the review export does (`review.html.e`): none of it is ever markup.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from triage.core.measures.paired import Outcome
 from triage.report import cells, svg
 from triage.report.model import Report
-from triage.report.review_html import STYLE, e, page_start
+from triage.report.review.html import STYLE, e, page_start
 
 CELL = 200  # characters of a data cell
 PROSE = 4000  # characters of a sentence holding data (a check's message)

@@ -3,7 +3,7 @@ plotting library. Each chart is an `<svg role="img">` with a `<title>` and a `<d
 numbers in words, so a screen reader (or a reader of the page's source) gets what the picture shows.
 
 Every data string (a tenant's name) is made visible and escaped as the review export does
-(`review_html.e`); every other string is the chart's own.
+(`review.html.e`); every other string is the chart's own.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from triage.core.text.sanitize import one_line
-from triage.report.review_html import e
+from triage.report.review.html import e
 
 WIDTH = 760
 FELL, SAME, ROSE = "#b3261e", "#8a8a8a", "#2a7d2a"  # worse in B, unchanged, better in B

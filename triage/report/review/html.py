@@ -11,7 +11,7 @@ import html
 
 from triage.core.text.sanitize import visible
 from triage.report import cells
-from triage.report.review import (
+from triage.report.review.document import (
     CELL_CAP,
     NO_CORPUS,
     NO_HINTS,
