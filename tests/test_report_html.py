@@ -12,6 +12,7 @@ import shutil
 import struct
 import subprocess
 import zlib
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -351,3 +352,26 @@ def test_chromium_draws_the_page_and_its_charts(sample_page: tuple[str, dict], t
     drawn = {c: int((px == colour(c)).all(axis=2).sum()) for c in (svg.FELL, svg.ROSE, svg.TRACK, svg.B_DOT)}
     assert all(n > 100 for n in drawn.values()), drawn  # the charts' bars, intervals and dots
     shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_the_page_and_the_markdown_carry_the_same_sections(
+    sample_page: tuple[str, dict], tmp_path: Path
+) -> None:
+    """Every heading of the Markdown report, section or table title, is on the page, in order; the
+    page adds only its charts."""
+    html, _ = sample_page
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as env, contextlib.redirect_stdout(out):
+        env.setenv("TRIAGE_DATA", str(tmp_path))
+        assert main(["report", "--format", "markdown"]) == 0
+    md = [
+        line[3:] if line.startswith("## ") else line[2:-2]
+        for line in out.getvalue().splitlines()
+        if line.startswith("## ")
+        or (line.startswith("**") and line.endswith("**") and line[2:-2].count("**") == 0)
+    ]
+    md = [h.replace("\\", "") for h in md if not h.startswith(("Gate:", "Quote the real figure"))]
+    page = [unescape(h) for h in re.findall(r"<h[23]>(.*?)</h[23]>", html) if h != "Charts"]
+    assert page == md and len(md) >= 20
+    for needle in ("Per query, B against A", "Rank drops", "What the change cost", "By plan"):
+        assert any(h.startswith(needle) for h in page), needle

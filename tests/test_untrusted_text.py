@@ -737,13 +737,15 @@ MD_QTYPE = r"\[@click=app.quit\]howto\[/\]␛\]0;pwned␇"
 
 
 def md_tables(out: str) -> dict[str, list[list[str]]]:
-    """The Markdown report's tables by the `## ` section holding them: rows of cells, split on
-    unescaped pipes (the header row included, the `|---|` rule left out)."""
+    """The Markdown report's tables by the `## ` section (or the `**…**` title) holding them: rows
+    of cells, split on unescaped pipes (the header row included, the `|---|` rule left out)."""
     found: dict[str, list[list[str]]] = {}
     section = ""
     for line in out.splitlines():
         if line.startswith("## "):
             section = line[3:]
+        elif line.startswith("**") and line.endswith("**") and len(line) > 4:
+            section = line[2:-2]
         elif line.startswith("|") and not line.startswith("|---"):
             cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
             found.setdefault(section, []).append(cells)

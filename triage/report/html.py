@@ -1,7 +1,8 @@
-"""The report as one self-contained HTML page (`triage report --format html`): the summary, the
-checks, the measures, the paired table, three charts drawn as inline SVG (`report.svg`), the flips
-and the tenants. An inline stylesheet, no script, no external resource: the review export's
-Content-Security-Policy says so to the browser too.
+"""The report as one self-contained HTML page (`triage report --format html`): a summary table,
+every section of the Markdown report (`sections`: the checks, the measures and their paired tests,
+the paired table, the flips, wins, ties and losses, the rank drops, the slices, the tenants, the
+cost, …), and three charts drawn as inline SVG (`report.svg`). An inline stylesheet, no script, no
+external resource: the review export's Content-Security-Policy says so to the browser too.
 
 Figures come from `cells`, as in the text and Markdown reports, so the page cannot disagree with
 them. Every data string (names, ids, query text, check messages, tenants, plans) is made visible
@@ -10,10 +11,12 @@ and escaped exactly as the review export does (`review.html.e`): none of it is e
 
 from __future__ import annotations
 
-from triage.core.measures.paired import Outcome
+import re
+
 from triage.report import cells, svg
 from triage.report.model import Report
 from triage.report.review.html import STYLE, e, page_start
+from triage.report.sections import Block, Heading, Items, Para, Section, Table, sections
 
 CELL = 200  # characters of a data cell
 PROSE = 4000  # characters of a sentence holding data (a check's message)
@@ -58,70 +61,37 @@ def _summary(r: Report) -> list[str]:
         ["missing", f"from A {len(r.missing.a)}, from B {len(r.missing.b)}"],
         ["triage", e(r.triage)],
     ]
-    out = ['<section id="summary">', f"<h1>{e(_title(r), CELL)}</h1>", '<table class="summary">']
+    out = ['<section id="summary">', '<table class="summary">']
     out += [f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows]
     out.append("</table>")
-    g = r.gate
-    if g is not None:
-        out.append(f"<p><strong>Gate:</strong> {len(g.broken)} of {len(g.floors)} floors broken by B.</p>")
-        if g.broken:
-            rows = [[e(x) for x in cells.floor_cells(f)] for f in g.broken]
-            out += _table(cells.FLOOR_HEAD, rows, numeric={1, 2, 3, 5})
     return [*out, "</section>"]
 
 
-def _checks(r: Report) -> list[str]:
-    out = ['<section id="checks">', "<h2>Checks</h2>"]
-    rows = [
-        [
-            f'<span class="level-{e(level)}">{e(level)}</span>',
-            f'<span class="id">{e(code)}</span>',
-            e(msg, PROSE),
-        ]
-        for level, code, msg in cells.check_rows(r.checks)
-    ]
-    out += _table(["level", "code", "message"], rows) if rows else ["<p>No checks.</p>"]
-    return [*out, "</section>"]
+def _cell(value: str, column: int, t: Table) -> str:
+    if column == t.level:
+        return f'<span class="level-{e(value)}">{e(value)}</span>'
+    if column in t.code:
+        return f'<span class="id">{e(value, CELL)}</span>'
+    return e(value, PROSE if column in t.prose else CELL)
 
 
-def _measures(r: Report) -> list[str]:
-    a, b = r.arms.a, r.arms.b
-    out = ['<section id="measures">', f"<h2>Measures at k = {r.k}</h2>"]
-    head = ["metric", f"A {e(a.name, CELL)}", f"B {e(b.name, CELL)}", "B − A"]
-    out += _table(head, [[e(c) for c in row] for row in cells.metric_rows(r)], numeric={1, 2, 3})
-    out.append(f'<p class="muted">{e(cells.metrics_note(r), PROSE)}</p>')
-    at_k = cells.at_k_rows(r)
-    if at_k is not None:
-        names = {"a": a.name, "b": b.name}
-        rows = [
-            [
-                f"{side.upper()} {e(names[side], CELL)}" if metric == cells.AT_K_METRICS[0] else "",
-                e(metric),
-                *(e(c) for c in row),
-            ]
-            for side, (metric, *row) in at_k
-        ]
-        width = len(cells.at_k_head(r))
-        out += [f"<h3>{e(cells.at_k_title(r))}</h3>"]
-        out += _table([e(h) for h in cells.at_k_head(r)], rows, numeric=set(range(2, width)))
-    return [*out, "</section>"]
+def _block(b: Block) -> list[str]:
+    if isinstance(b, Heading):
+        return [f"<h{b.level}>{e(b.text, CELL)}</h{b.level}>"]
+    if isinstance(b, Para):
+        text = re.sub(r"`([^`]*)`", r"<code>\1</code>", e(b.text, PROSE)) if b.own else e(b.text, PROSE)
+        text = f"<strong>{text}</strong>" if b.strong else text
+        return [f'<p class="muted">{text}</p>' if b.note else f"<p>{text}</p>"]
+    if isinstance(b, Items):
+        return ["<ul>", *(f"<li>{e(line, PROSE)}</li>" for line in b.lines), "</ul>"]
+    rows = [[_cell(c, i, b) for i, c in enumerate(row)] for row in b.rows]
+    return _table([e(h, CELL) for h in b.head], rows, set(b.numeric), b.classes)
 
 
-def _paired(r: Report) -> list[str]:
-    p = r.paired
-    out = ['<section id="paired">', "<h2>Paired outcomes</h2>"]
-    out += _table(
-        ["", "B hit", "B miss"], [[e(c) for c in row] for row in cells.paired_rows(p)], numeric={1, 2}
-    )
-    out.append(f"<p>n = {p.n}; {e(cells.mcnemar(p))}; flips: {e(cells.flip_counts(p))}.</p>")
-    out.append(f"<p>{e(cells.unjudged_regressions(p, r.k))} (each a possible false regression).</p>")
-    states = cells.label_state_rows(r)
-    if states:
-        out.append(f"<h3>Frozen labels beside amended ({e(r.labels.state, CELL)})</h3>")
-        out += _table(
-            ["", "frozen", "amended"], [[e(c, CELL) for c in row] for row in states], numeric={1, 2}
-        )
-    return [*out, "</section>"]
+def _section(section: Section) -> list[str]:
+    if not section.blocks:
+        return []
+    return [f'<section id="{section.id}">', *(x for b in section.blocks for x in _block(b)), "</section>"]
 
 
 # -- the charts ------------------------------------------------------------------------------------
@@ -193,58 +163,12 @@ def _charts(r: Report) -> list[str]:
     ]
 
 
-# -- rows --------------------------------------------------------------------------------------------
-
-
-def _flips(r: Report) -> list[str]:
-    shown, hidden = cells.capped_flips(r.flips)
-    head = cells.flip_head(r)
-    names = {"gold A": "gold rank A", "gold B": "gold rank B", "unjudged A/B": f"unjudged in top {r.k} A/B"}
-    out = ['<section id="flips">', "<h2>Flips (hit→miss first)</h2>"]
-    if not shown:
-        return [*out, "<p>No flips.</p>", "</section>"]
-    rows = [
-        [e(c, CELL) for c in (cells.flip_cells(i, f, r.k)[h] for h in head)] for i, f in enumerate(shown, 1)
-    ]
-    classes = ["h2m" if f.direction is Outcome.HIT_TO_MISS else "m2h" for f in shown]
-    numeric = {i for i, h in enumerate(head) if h in ("#", "gold A", "gold B")}
-    out += _table([e(names.get(h, h)) for h in head], rows, numeric, classes)
-    if hidden:
-        out.append(f"<p>… {hidden} more flips (<code>--format json</code> lists them all).</p>")
-    return [*out, "</section>"]
-
-
-def _tenants(r: Report) -> list[str]:
-    t = r.tenants
-    if t is None:
-        return []
-    out = [
-        '<section id="tenants">',
-        f"<h2>Tenants, {e(t.order.label)}</h2>",
-        f"<p>{e(cells.tenant_summary(t), PROSE)}.</p>",
-    ]
-    rows = [
-        [e(c, CELL) for c in cells.tenant_cells(i, x, t.floor)]
-        for i, x in enumerate(t.rows[: cells.SLICE_CAP], 1)
-    ]
-    out += _table([e(h) for h in cells.TENANT_HEAD], rows, numeric={0, 2, 3, 4, 5, 7, 8})
-    if len(t.rows) > cells.SLICE_CAP:
-        more = len(t.rows) - cells.SLICE_CAP
-        out.append(f"<p>… {more} more tenants (<code>--format json</code> lists them all).</p>")
-    out.append(f'<p class="muted">{e(cells.LEGEND, PROSE)}</p>')
-    return [*out, "</section>"]
-
-
 def render(r: Report) -> str:
-    """The whole page, ending in a newline."""
-    out = [
-        *page_start(e(_title(r), CELL), STYLE + PAGE_STYLE),
-        *_summary(r),
-        *_checks(r),
-        *_measures(r),
-        *_paired(r),
-        *_charts(r),
-        *_flips(r),
-        *_tenants(r),
-    ]
+    """The whole page, ending in a newline: the summary, then every section the Markdown report
+    has (`sections`), the charts after the paired outcomes."""
+    out = [*page_start(e(_title(r), CELL), STYLE + PAGE_STYLE), f"<h1>{e(_title(r), CELL)}</h1>"]
+    for section in sections(r):
+        out += _summary(r) if section.id == "summary" else _section(section)
+        if section.id == "paired":
+            out += _charts(r)
     return "\n".join([*out, "</body>", "</html>", ""])
