@@ -5,6 +5,7 @@ Paths in a manifest are relative to the manifest's folder.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass, replace
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect
-from triage.core.inputs.readers import regular_file
+from triage.core.inputs.readers import kind, linked, regular_file
 from triage.core.inputs.shapes import FORMATS, Format, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 
@@ -184,25 +185,46 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
     """A BEIR folder given as the labels read as its `split` (default: test): qrels/SPLIT.tsv the
     labels, queries.jsonl and corpus.jsonl in it the queries and corpus unless given. A split with
     no qrels file is refused, naming the file and the splits present; a split named for labels
-    that are not a BEIR folder too."""
+    that are not a BEIR folder too. Each of these files that is there and not a regular file (a
+    FIFO, a device, a folder, a link to one or to nothing) is refused naming it, before anything
+    opens it; so is a `qrels` that is not a folder."""
+    _qrels_folder(labels)
     if not is_beir(labels):
         if split is not None:
             raise InputError(labels, f"split {split!r} names a split of a BEIR folder (one holding qrels/)")
         return Beir(labels, corpus, queries)
     split = DEFAULT_SPLIT if split is None else split
     qrels = labels / "qrels" / f"{split}.tsv"
-    if not qrels.is_file():
+    if not os.path.lexists(qrels):
         present = sorted(p.name.removesuffix(".tsv") for p in (labels / "qrels").glob("*.tsv"))
         raise InputError(
             qrels, f"no qrels for split {split!r} (splits present: {', '.join(present) or 'none'})"
         )
+    regular_file(qrels)
     beside = {name: labels / f"{name}.jsonl" for name in ("queries", "corpus")}
+    for name, given in (("queries", queries), ("corpus", corpus)):
+        if given is None and os.path.lexists(beside[name]):
+            regular_file(beside[name])
     return Beir(
         qrels,
         corpus if corpus is not None else beside["corpus"] if beside["corpus"].is_file() else None,
         queries if queries is not None else beside["queries"] if beside["queries"].is_file() else None,
         split,
     )
+
+
+def _qrels_folder(labels: Path) -> None:
+    """A folder's `qrels` that is there and is not a folder is refused: it says the folder is a
+    BEIR folder, one whose splits cannot be read."""
+    if is_pattern(labels) or not labels.is_dir():
+        return
+    qrels = labels / "qrels"
+    if os.path.lexists(qrels) and not qrels.is_dir():
+        try:
+            what = f"is {linked(qrels)}{kind(os.stat(qrels).st_mode)}, not a folder"
+        except OSError:
+            what = f"is a symbolic link to {os.readlink(qrels)}, which does not exist"
+        raise InputError(qrels, f"{what}: a BEIR folder holds its splits in qrels/")
 
 
 def _tests(path: Path, doc: dict[str, object], spec: Spec) -> Spec:
