@@ -10,7 +10,8 @@ import secrets
 from dataclasses import replace
 from pathlib import Path
 
-from triage.core.files import open_append, protect
+from triage.core.errors import InputError
+from triage.core.files import Protected, open_append, protect, refuse_target
 from triage.core.inputs.frozen import sha256_file
 from triage.labels.records import VERDICT, Op, Record, line_hash, now, parse, scan, session_file_name
 from triage.labels.verdicts import Cause
@@ -35,16 +36,19 @@ class Writer:
         reviewer: str,
         file_name: str | None = None,
         inputs: list[Path] | None = None,
+        forbidden: Protected | None = None,
     ):
-        """`inputs`: the evaluation's files, never to be written (the frozen file always is one).
-        `frozen` None: the labels were given as a table, and every `append` is refused. Nothing is
-        checked or created until the first `append`."""
+        """`inputs`: the evaluation's files, never to be written (the frozen file always is one);
+        `forbidden` (`Spec.forbidden`, without the amendments folder) also every input folder: the
+        session file is never written inside one. `frozen` None: the labels were given as a table,
+        and every `append` is refused. Nothing is checked or created until the first `append`."""
         self.folder = folder
         self.frozen = frozen
         self.base = base
         self.reviewer = reviewer
         self.path = folder / (file_name or session_file_name(reviewer))
         self.protected = protect([frozen, *(inputs or [])])
+        self.forbidden = forbidden
         self._tail: tuple[int, int, str | None] | None = None  # (file size, last seq, its line hash)
 
     def new_record(
@@ -94,8 +98,14 @@ class Writer:
         if sha256_file(self.frozen) != self.base:
             raise FrozenFileChanged(f"{self.frozen} changed since triage started; refusing to write")
         refuse_frozen_path(self.folder, self.path, self.frozen)
+        for never in (self.protected, self.forbidden):
+            if never is not None:
+                try:  # before the folder is made: nothing is created inside an input
+                    refuse_target(self.path, never)
+                except InputError as e:
+                    raise OSError(e.message) from None
         self.folder.mkdir(parents=True, exist_ok=True)
-        fd = open_append(self.path, self.protected)  # a link at the file's name is refused
+        fd = open_append(self.path, self.protected | (self.forbidden or frozenset()))  # no link, no input
         try:
             import fcntl  # POSIX only: imported here so `triage report` runs where it is missing
 

@@ -73,7 +73,8 @@ class Review:
             None if "labels" in snapshot.inputs.given else frozen.path,
             frozen.sha256,
             reviewer_name(reviewer),
-            inputs=snapshot.spec.inputs(),
+            inputs=spec.inputs(),
+            forbidden=spec.forbidden(),
         )
         self.last_add: Record | None = None  # the add a grade refers to: the grade window
         self._before_add: Outcome | None = None  # its query's outcome before that add
@@ -190,7 +191,12 @@ class Review:
         """Write the records held in memory, in order, to a new session file in `folder` (when the
         amendments folder refuses them); OSError if that folder refuses too."""
         elsewhere = Writer(
-            folder, self.writer.frozen, self.writer.base, self.reviewer, inputs=snapshot.spec.inputs()
+            folder,
+            self.writer.frozen,
+            self.writer.base,
+            self.reviewer,
+            inputs=snapshot.spec.inputs(),
+            forbidden=self.writer.forbidden,
         )
         written = [elsewhere.append(r) for r in snapshot.labels.unsaved]
         return replace(snapshot, labels=snapshot.labels.with_unsaved_written(written)), elsewhere.path

@@ -127,15 +127,17 @@ def export(snapshot: Snapshot, out: Path) -> Exported:
     """Frozen + amendments as a new label file: Parquet, or TREC qrels for .qrels/.txt/.trec;
     never onto an input or into the amendments folder (`InputError`)."""
     folder = snapshot.labels.log.folder
-    forbidden = snapshot.spec.forbidden(folder if folder != Path() else None)
-    table = export_labels(snapshot.labels, out, forbidden)
+    table = export_labels(
+        snapshot.labels, out, protected(snapshot.spec, folder if folder != Path() else None)
+    )
     not_relevant = int(pc.sum(pc.less_equal(table.column("relevance"), 0)).as_py() or 0)
     return Exported(table.num_rows - not_relevant, not_relevant)
 
 
-def protected(spec: Spec) -> Protected:
-    """Every input and its sidecar name, the manifest, the frozen labels, and anything inside the
-    amendments folder (`Spec.forbidden`, with the review files found there now)."""
-    folder = spec.amendments or default_folder(spec.labels)
+def protected(spec: Spec, folder: Path | None = None) -> Protected:
+    """Every input and its sidecar name, the manifest, the frozen labels, and anything inside an
+    input folder or the amendments folder (`folder`, else the spec's; `Spec.forbidden`, with the
+    review files found there now: a hard link to one elsewhere counts)."""
+    folder = folder or spec.amendments or default_folder(spec.labels)
     review_files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     return spec.forbidden(folder, review_files)

@@ -5,6 +5,7 @@ Paths in a manifest are relative to the manifest's folder.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass, replace
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect
-from triage.core.inputs.readers import regular_file
+from triage.core.inputs.readers import kind, linked, regular_file
 from triage.core.inputs.shapes import FORMATS, Format, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 
@@ -68,6 +69,11 @@ class Spec:
     rounds: int = 10_000
     seed: int = 0
 
+    @property
+    def beir(self) -> Path | None:
+        """The BEIR folder given as the labels (`split` set: `labels` is its qrels/SPLIT.tsv)."""
+        return self.labels.parent.parent if self.split is not None else None
+
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
         tuned = self.holdout.tuned_docs if self.holdout else None
@@ -79,16 +85,23 @@ class Spec:
     def forbidden(self, amendments: Path | None = None, also: list[Path] | None = None) -> Protected:
         """Every place a command's output must never be written: each input file (by name, link
         and device/inode), each input's sidecar name whether or not one exists, the manifest, and
-        anything inside an input folder, a glob's folder or `amendments` (the review files, whose
-        identities `also` adds: a hard link to one elsewhere)."""
+        anything inside an input folder, a glob's folder, the BEIR folder given as the labels or
+        `amendments` (the review files, whose identities `also` adds: a hard link to one
+        elsewhere). The manifest's own folder is not one: exports are written beside the inputs."""
         tuned = self.holdout.tuned_docs if self.holdout else None
         given = [p for p in (self.a.path, self.b.path, self.labels, self.corpus, self.queries, tuned) if p]
-        files = [*self.inputs(), *(also or [])]
+        files = [*self.inputs(), *(members(self.beir) if self.beir else []), *(also or [])]
         folders = [p for p in given if p.is_dir()] + [_glob_folder(p) for p in given if is_pattern(p)]
+        folders += [self.beir] if self.beir is not None else []
         names = [*given, *files, *(sidecar_of(p) for p in [*given, *files])]
         if self.manifest is not None:
             names.append(self.manifest)
-        return protect(files, names, [*folders, *([amendments] if amendments is not None else [])])
+        said = [(self.manifest, "the manifest"), (tuned, "the tuned documents"), (self.corpus, "the corpus")]
+        said += [(self.queries, "the queries"), (self.a.path, "run A"), (self.b.path, "run B")]
+        said += [(self.labels, "the frozen labels"), *((p, "an amendment file") for p in also or [])]
+        roles = {p: role for p, role in said if p is not None}
+        folders += [amendments] if amendments is not None else []
+        return protect(files, names, folders, roles)
 
 
 def _glob_folder(path: Path) -> Path:
@@ -146,7 +159,7 @@ def from_manifest(path: Path) -> Spec:
         labels=files.labels,
         corpus=files.corpus,
         queries=files.queries,
-        amendments=root / amend if isinstance(amend, str) else None,
+        amendments=root / amend if isinstance(amend, str) else files.amendments,
         k=ks[0] if ks else None,
         manifest=path,
         ks=ks,
@@ -167,12 +180,14 @@ DEFAULT_SPLIT = "test"
 @dataclass(frozen=True)
 class Beir:
     """The files a labels path names: itself (`split` None), or of a BEIR folder its split's
-    qrels and, unless named apart, its queries.jsonl and corpus.jsonl."""
+    qrels and, unless named apart, its queries.jsonl and corpus.jsonl; and the split's amendments
+    folder, `<folder>.<split>.amendments/` beside the folder (never inside: it is an input)."""
 
     labels: Path
     corpus: Path | None
     queries: Path | None
     split: str | None = None
+    amendments: Path | None = None
 
 
 def is_beir(path: Path) -> bool:
@@ -184,25 +199,53 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
     """A BEIR folder given as the labels read as its `split` (default: test): qrels/SPLIT.tsv the
     labels, queries.jsonl and corpus.jsonl in it the queries and corpus unless given. A split with
     no qrels file is refused, naming the file and the splits present; a split named for labels
-    that are not a BEIR folder too."""
+    that are not a BEIR folder too. Each of these files that is there and not a regular file (a
+    FIFO, a device, a folder, a link to one or to nothing) is refused naming it, before anything
+    opens it; so is a `qrels` that is not a folder."""
+    _qrels_folder(labels)
     if not is_beir(labels):
         if split is not None:
             raise InputError(labels, f"split {split!r} names a split of a BEIR folder (one holding qrels/)")
         return Beir(labels, corpus, queries)
     split = DEFAULT_SPLIT if split is None else split
     qrels = labels / "qrels" / f"{split}.tsv"
-    if not qrels.is_file():
+    if not os.path.lexists(qrels):
         present = sorted(p.name.removesuffix(".tsv") for p in (labels / "qrels").glob("*.tsv"))
         raise InputError(
             qrels, f"no qrels for split {split!r} (splits present: {', '.join(present) or 'none'})"
         )
+    regular_file(qrels)
     beside = {name: labels / f"{name}.jsonl" for name in ("queries", "corpus")}
+    for name, given in (("queries", queries), ("corpus", corpus)):
+        if given is None and os.path.lexists(beside[name]):
+            regular_file(beside[name])
     return Beir(
         qrels,
         corpus if corpus is not None else beside["corpus"] if beside["corpus"].is_file() else None,
         queries if queries is not None else beside["queries"] if beside["queries"].is_file() else None,
         split,
+        _amendments(labels, split),
     )
+
+
+def _amendments(folder: Path, split: str) -> Path:
+    """A BEIR split's default amendments folder: `<folder>.<split>.amendments/` beside the folder."""
+    folder = Path(os.path.abspath(folder))
+    return folder.parent / f"{folder.name or 'beir'}.{split}.amendments"
+
+
+def _qrels_folder(labels: Path) -> None:
+    """A folder's `qrels` that is there and is not a folder is refused: it says the folder is a
+    BEIR folder, one whose splits cannot be read."""
+    if is_pattern(labels) or not labels.is_dir():
+        return
+    qrels = labels / "qrels"
+    if os.path.lexists(qrels) and not qrels.is_dir():
+        try:
+            what = f"is {linked(qrels)}{kind(os.stat(qrels).st_mode)}, not a folder"
+        except OSError:
+            what = f"is a symbolic link to {os.readlink(qrels)}, which does not exist"
+        raise InputError(qrels, f"{what}: a BEIR folder holds its splits in qrels/")
 
 
 def _tests(path: Path, doc: dict[str, object], spec: Spec) -> Spec:
@@ -357,11 +400,13 @@ def from_args(
             raise InputError(p, "file does not exist")
     ks = check_ks(k, "k")
     name_a, name_b = names
+    beir_amendments = None
     if Path(labels) not in in_memory:
         files = beir(
             Path(labels), split, Path(corpus) if corpus else None, Path(queries) if queries else None
         )
         labels, corpus, queries, split = files.labels, files.corpus, files.queries, files.split
+        beir_amendments = files.amendments
     elif split is not None:
         raise InputError(labels, f"split {split!r} names a split of a BEIR folder, not of a table")
     return Spec(
@@ -370,7 +415,7 @@ def from_args(
         labels=Path(labels),
         corpus=Path(corpus) if corpus else None,
         queries=Path(queries) if queries else None,
-        amendments=Path(amendments) if amendments is not None else None,
+        amendments=Path(amendments) if amendments is not None else beir_amendments,
         k=ks[0] if ks else None,
         ks=ks,
         holdout=holdout,

@@ -55,26 +55,42 @@ class Parsed:
         return f"row {row + 1}"
 
 
+def kind(mode: int) -> str:
+    """What a file of `st_mode` `mode` is, as a message says it: "a folder", "a FIFO (named pipe)", …"""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    return "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
+def linked(path: Path) -> str:
+    """ "a symbolic link to X, " when `path` itself is one (X its final target), else ""."""
+    return f"a symbolic link to {os.path.realpath(path)}, " if os.path.islink(path) else ""
+
+
 def regular_file(path: Path) -> None:
-    """Refuse, at once, what is not a regular file: a reader would block on a FIFO or a socket, and
-    read a device such as /dev/zero until memory runs out."""
+    """Refuse, at once (a `stat`, nothing opened), what is not a regular file: a reader would block
+    on a FIFO or a socket, and read a device such as /dev/zero until memory runs out. A link is
+    followed, and named when what it reaches is refused."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise InputError(
+                path, f"is a symbolic link to {os.readlink(path)}, which does not exist"
+            ) from None
         raise InputError(path, "file does not exist") from None
     except OSError as e:
         raise InputError(path, f"cannot be read: {e.strerror}") from None
     if stat.S_ISDIR(mode):
-        raise InputError(path, "is a folder, expected a file")
+        raise InputError(path, f"is {linked(path)}a folder, expected a file")
     if not stat.S_ISREG(mode):
-        kind = (
-            "a FIFO (named pipe)"
-            if stat.S_ISFIFO(mode)
-            else "a socket"
-            if stat.S_ISSOCK(mode)
-            else "a device"
+        raise InputError(
+            path, f"is {linked(path)}{kind(mode)}, not a regular file; triage reads only regular files"
         )
-        raise InputError(path, f"is {kind}, not a regular file; triage reads only regular files")
 
 
 def sniff(path: Path) -> bytes:
