@@ -200,7 +200,8 @@ def test_the_pages_figures_are_the_json_reports(sample_page: tuple[str, dict]) -
 
 def test_without_tenants_or_rank_changes_the_page_says_so(tmp_path: Path, capsys) -> None:
     """No queries file (no tenants) and golds retrieved by one arm only (no rank change): the
-    page keeps its sections, draws the one chart it can, and says what it cannot draw."""
+    page keeps its sections, draws the one chart it can, and says what it cannot draw and which
+    input would fill the tenants."""
     rows_a = [{"query_id": "q1", "retrieved": ["g1", "x"]}, {"query_id": "q2", "retrieved": ["x", "y"]}]
     rows_b = [{"query_id": "q1", "retrieved": ["x", "y"]}, {"query_id": "q2", "retrieved": ["g2", "x"]}]
     labels = [
@@ -209,12 +210,14 @@ def test_without_tenants_or_rank_changes_the_page_says_so(tmp_path: Path, capsys
     ]
     html = report(capsys, str(write_evaluation(tmp_path, rows_a, rows_b, labels)), "--format", "html")
     p = read(html)
-    assert tuple(p.charts) == ("chart-delta",) and 'id="tenants"' not in html
+    assert tuple(p.charts) == ("chart-delta",)
+    assert "Tenants: no <code>tenant</code> column in the runs or the queries file" in html  # in place of it
     assert "no scored query has a gold id in both stored lists" in " ".join(p.text)
     assert "2 scored queries: 1 at −1 (hit→miss), 0 at 0, 1 at +1 (miss→hit)" in str(
         p.charts["chart-delta"]["desc"]
     )
-    assert [row[3] for row in p.rows["flips"][1:]] == ["hit→miss", "miss→hit"]
+    assert [row[2] for row in p.rows["flips"][1:]] == ["hit→miss", "miss→hit"]  # no text column: none given
+    assert "Query text: none given" in html
 
 
 # -- hostile text --------------------------------------------------------------------------------

@@ -776,7 +776,11 @@ def test_markdown_report_escapes_payloads_in_their_cells(evaluation: Path, capsy
         ["3", "q3", "miss→hit", MD_PIPE, "6 (>k)", "1", "ann", "ann", "5/2"],
     ]
     assert flips[1][2].startswith(r"\[bold\]x\[/bold\] A\[/foo\]Z") and flips[1][2].endswith("…")
-    assert [row[-1] for row in flips[1:]] == ["plan", "short plan", "pushed"]  # q3: A ranks gold 6, k 5
+    assert [row[-1] for row in flips[1:]] == [
+        "plan (B)",
+        "short plan (B)",
+        "pushed (A)",
+    ]  # q3: A ranks gold 6, k 5
     assert [row[1] for row in tables["Tenants, worst first by B"][1:]] == [MD_VAR, MD_CLS, MD_PIPE, "acme"]
     assert {row[0] for row in tables["By plan"][1:]} == {"ann", MD_POSTFILTER, MD_LINK}
     assert {row[0] for row in tables["By query_type"][1:]} == {"faq", MD_QTYPE}

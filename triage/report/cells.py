@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from triage.core.checks.model import Check, Level
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import counted, one_line
+from triage.core.views.slices import KEYS as SLICE_KEYS
 from triage.report.model import (
     AnswerCellsRow,
     AnswersSection,
@@ -187,7 +188,24 @@ def metrics_note(r: Report) -> str:
     """The metrics table's note: what judged and upper mean, and, with measures by name, that
     each keeps its own cut-off (nDCG@10 under a table at k = 5)."""
     own = "; measures by name are at their own cut-off, not at k" if r.arms.a.measures else ""
-    return JUDGED_NOTE + own
+    sparse = sparse_labels(r)
+    return JUDGED_NOTE + own + (f". {sparse[:1].upper()}{sparse[1:]}" if sparse else "")
+
+
+SPARSE = 0.5  # labels judging less than this share of either arm's top k are sparse
+
+
+def sparse_labels(r: Report) -> str:
+    """Why the upper bound and the unjudged counts run high, when the labels judge little of the
+    top k ("" when they judge at least SPARSE of it in both arms)."""
+    a, b = r.arms.a.judged_at_k, r.arms.b.judged_at_k
+    if a is None or b is None or min(a, b) >= SPARSE:
+        return ""
+    return (
+        f"sparse labels: they judge {a:.0%} of A's top {r.k} and {b:.0%} of B's (a pooled benchmark's "
+        "qrels judge a few passages a query), so nearly every top k holds an unjudged passage: the upper "
+        "bound runs near 1 and most regressions hold one"
+    )
 
 
 def measure_rows(r: Report) -> list[list[str]]:
@@ -364,10 +382,15 @@ def flip_counts(p: PairedSection) -> str:
     return f"{p.a_hit_b_miss} hit→miss, {p.a_miss_b_hit} miss→hit"
 
 
-def unjudged_regressions(p: PairedSection, k: int) -> str:
-    """ "regressions with an unjudged passage in B's top 5: 6 of 6" (each a possible false one)."""
+def unjudged_regressions(r: Report) -> str:
+    """ "regressions with an unjudged passage in B's top 5: 6 of 6" (each a possible false one),
+    and why so many when the labels are sparse."""
+    p = r.paired
     some = f"{p.regressions_with_unjudged} of {p.a_hit_b_miss}"
-    return f"regressions with an unjudged passage in B's top {k}: {some}"
+    why = (
+        " (sparse labels: see the metrics' note)" if sparse_labels(r) and p.regressions_with_unjudged else ""
+    )
+    return f"regressions with an unjudged passage in B's top {r.k}: {some}{why}"
 
 
 def regressions_and_wins(p: PairedSection) -> str:
@@ -432,8 +455,8 @@ FLIP_TEXT = 40  # characters of a query's text shown in a flips table
 
 def flip_head(r: Report) -> list[str]:
     """The flips table's columns: the tenant and plan columns only when the evaluation has
-    tenants / plans (an empty column is not drawn)."""
-    drop = set()
+    tenants / plans, the text only when some flip has one (an empty column is not drawn)."""
+    drop = {"text"} if "text" in unfilled(r) else set()
     if "tenant" not in r.slices:
         drop.add("tenant")
     if "plan" not in r.slices:
@@ -442,8 +465,11 @@ def flip_head(r: Report) -> list[str]:
 
 
 def hint_codes(f: FlipRow) -> str:
-    """The flip's hints as short codes, most specific first: "short plan"."""
-    return " ".join(h.kind.code for h in f.hints)
+    """The flip's hints as short codes, most specific first, and the arm they speak of (the one
+    that missed): "short plan (B)"."""
+    if not f.hints:
+        return ""
+    return " ".join(h.kind.code for h in f.hints) + f" ({f.hints[0].arm.upper()})"
 
 
 def flip_cells(i: int, f: FlipRow, k: int) -> dict[str, str]:
@@ -917,6 +943,49 @@ def cost_rows(c: CostSection, k: int) -> list[list[str]]:
         [name, figure(x.value, d), figure(y.value, d), _diff(x.value, y.value, d), x.source, y.source]
         for name, x, y, d in rows
     ]
+
+
+def cost_recorded(c: CostSection) -> bool:
+    """Whether either arm records any figure of the cost (else the table is all dashes)."""
+    return any(
+        f is not None and f.value is not None
+        for arm in (c.arms.a, c.arms.b)
+        for f in (
+            arm.n_chunks,
+            arm.latency_p50_ms,
+            arm.heading_tokens,
+            arm.header_tokens,
+            arm.index_bytes,
+            arm.ingest_seconds,
+            arm.embed_input_tokens_mean,
+        )
+    )
+
+
+def unfilled(r: Report) -> dict[str, str]:
+    """Each section the inputs cannot fill, by its id, as one line naming the input that would
+    fill it (every output shows that line in the section's place, not an empty table)."""
+    out = {}
+    shown, _ = capped_flips(r.flips)
+    if shown and not any(f.text for f in shown):
+        out["text"] = (
+            "query text: none given; a queries file with `text` (--queries) or a `query` column in "
+            "the runs shows it"
+        )
+    if r.tenants is None:
+        out["tenants"] = "tenants: no `tenant` column in the runs or the queries file, so no tenant is ranked"
+    if not r.slices:
+        keys = ", ".join(f"`{k}`" for k in SLICE_KEYS).replace("`selectivity`", "`n_eligible` (selectivity)")
+        out["slices"] = f"slices: none of {keys} in the runs or the queries file to break the numbers down by"
+    if r.answers is None:
+        out["answers"] = "evidence × answer: no `answer_correct` column in the runs"
+    if r.cost is None or not cost_recorded(r.cost):
+        out["cost"] = (
+            "what the change cost: nothing recorded; the runs' metadata (n_chunks, index_bytes, "
+            "ingest_seconds, embed_input_tokens_mean, header_mode), a `latency_ms` column or a corpus "
+            "(--corpus) fills it"
+        )
+    return out
 
 
 def cost_line(c: CostSection, k: int) -> str:

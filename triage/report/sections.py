@@ -141,7 +141,7 @@ def paired(r: Report) -> Section:
     out: list[Block] = [Heading("Paired outcomes")]
     out.append(Table(["", "B hit", "B miss"], cells.paired_rows(p), frozenset({1, 2}), frozenset({0, 1, 2})))
     out.append(Para(f"n = {p.n}; {cells.mcnemar(p)}; flips: {cells.flip_counts(p)}.", own=True))
-    out.append(Para(f"{cells.unjudged_regressions(p, r.k)} (each a possible false regression).", own=True))
+    out.append(Para(f"{cells.unjudged_regressions(r)} (each a possible false regression).", own=True))
     states = cells.label_state_rows(r)
     if states:
         out.append(Heading(f"Frozen labels beside amended ({r.labels.state})", own=False))
@@ -184,7 +184,7 @@ def answers(r: Report) -> Section:
     """Evidence × answer per arm, and answer accuracy beside the hit rate."""
     x = r.answers
     if x is None:
-        return Section("answers")
+        return Section("answers", [Para(_line(cells.unfilled(r)["answers"]), own=True)])
     out: list[Block] = [Heading("Evidence × answer")]
     for side, arm_cells in x.cells.items():
         name = (r.arms.a if side == "a" else r.arms.b).name
@@ -214,6 +214,8 @@ def flips(r: Report) -> Section:
     out.append(Table([names.get(h, h) for h in head], rows, numeric, own, classes))
     if hidden:
         out.append(Para(f"… {hidden} more flips (`--format json` lists them all).", own=True))
+    if "text" in (missing := cells.unfilled(r)):
+        out.append(Para(_line(missing["text"]), note=True, own=True))
     return Section("flips", out)
 
 
@@ -230,7 +232,7 @@ def ranks(r: Report) -> Section:
         Para(f"{cells.drops_line(x, r.k)}:", own=True),
     ]
     rows = [[*cells.drop_cells(i, d), cells.drop_text(d)] for i, d in enumerate(shown, 1)]
-    out.append(Table([*cells.DROP_HEAD, "text"], rows, frozenset({0})))
+    out += [Table([*cells.DROP_HEAD, "text"], rows, frozenset({0}))] if rows else []
     if hidden:
         out.append(Para(f"… and {hidden} more (`--format json` lists them all).", own=True))
     return Section("ranks", [*out, Para(cells.histogram_line(x.histogram))])
@@ -239,7 +241,7 @@ def ranks(r: Report) -> Section:
 def tenants(r: Report) -> Section:
     t = r.tenants
     if t is None:
-        return Section("tenants")
+        return Section("tenants", [Para(_line(cells.unfilled(r)["tenants"]), own=True)])
     out: list[Block] = [Heading(f"Tenants, {t.order.label}"), Para(cells.tenant_summary(t))]
     rows = [cells.tenant_cells(i, x, t.floor) for i, x in enumerate(t.rows[: cells.SLICE_CAP], 1)]
     out.append(Table(cells.TENANT_HEAD, rows, frozenset({0, 2, 3, 4, 5, 7, 8})))
@@ -250,6 +252,8 @@ def tenants(r: Report) -> Section:
 
 
 def slices(r: Report) -> Section:
+    if not r.slices:
+        return Section("slices", [Para(_line(cells.unfilled(r)["slices"]), own=True)])
     out: list[Block] = []
     for key, rows in r.slices.items():
         part = r.partition[key]
@@ -269,8 +273,8 @@ def _legend(r: Report) -> list[Block]:
 def cost(r: Report) -> Section:
     """What the change cost, each figure with its source, its checks, and latency by slice."""
     c = r.cost
-    if c is None:
-        return Section("cost")
+    if c is None or not cells.cost_recorded(c):
+        return Section("cost", [Para(_line(cells.unfilled(r)["cost"]), own=True)])
     out: list[Block] = [Heading("What the change cost")]
     out.append(Table(cells.COST_HEAD, cells.cost_rows(c, r.k), frozenset({1, 2, 3}), frozenset({0, 1, 2, 3})))
     out.append(Para(cells.COST_NOTE, note=True))
@@ -284,6 +288,11 @@ def cost(r: Report) -> Section:
         head = ["key", *cells.LATENCY_HEAD]
         out.append(Table(head, [[key, *row] for key, row in latency], _nums(head, 2), _but(head, 1)))
     return Section("cost", out)
+
+
+def _line(text: str) -> str:
+    """An unfilled section's line as a sentence: its first letter up, a full stop."""
+    return text[:1].upper() + text[1:] + "."
 
 
 def sections(r: Report) -> list[Section]:

@@ -124,9 +124,7 @@ def paired_view(r: Report) -> Group:
     (hit, both_hit, down), (miss, up, both_miss) = cells.paired_rows(p)
     t.add_row(hit, both_hit, Text(down, "red"))
     t.add_row(miss, Text(up, "green"), both_miss)
-    return Group(
-        t, Text(f"{cells.mcnemar(p)}; {cells.flip_counts(p)}"), Text(cells.unjudged_regressions(p, r.k))
-    )
+    return Group(t, Text(f"{cells.mcnemar(p)}; {cells.flip_counts(p)}"), Text(cells.unjudged_regressions(r)))
 
 
 class Folded:
@@ -216,9 +214,15 @@ def label_states_table(r: Report) -> Table | None:
     return t
 
 
-def slices_view(r: Report) -> Group | None:
+def unfilled_line(r: Report, section: str) -> Text:
+    """The one line a section shows when its inputs cannot fill it (`cells.unfilled`)."""
+    line = cells.unfilled(r)[section].replace("`", "")
+    return Text(line[:1].upper() + line[1:] + ".", "dim")
+
+
+def slices_view(r: Report) -> Group | Text:
     if not r.slices:
-        return None
+        return unfilled_line(r, "slices")
     parts: list[RenderableType] = []
     for key, rows in r.slices.items():
         part = r.partition[key]
@@ -244,10 +248,10 @@ def slices_view(r: Report) -> Group | None:
     return Group(*parts, Text(cells.LEGEND, "dim"), Text(cells.decision_line(r), "dim"))
 
 
-def tenants_view(r: Report) -> Group | None:
+def tenants_view(r: Report) -> Group | Text:
     t = r.tenants
     if t is None:
-        return None
+        return unfilled_line(r, "tenants")
     table = Table(title=f"Tenants, {t.order.label}", title_justify="left")
     width = min(32, max(len(x.tenant) for x in t.rows))
     for i, name in enumerate(cells.TENANT_HEAD):
@@ -349,6 +353,8 @@ def flips_view(r: Report) -> Group:
     parts: list[RenderableType] = [t]
     if hidden:
         parts.append(Text(f"… {hidden} more flips (--format json lists them all)"))
+    if "text" in cells.unfilled(r):
+        parts.append(unfilled_line(r, "text"))
     return Group(*parts)
 
 
@@ -371,7 +377,8 @@ def ranks_view(r: Report) -> Group:
         drops.add_row(
             n, plain(query, 40), plain(tenant, 24), moved, Text(drop, "red"), plain(cells.drop_text(d), 40)
         )
-    parts: list[RenderableType] = [wtl, Text(""), Text(cells.drops_line(x, r.k), "bold"), drops]
+    parts: list[RenderableType] = [wtl, Text(""), Text(cells.drops_line(x, r.k), "bold")]
+    parts += [drops] if shown else []
     if hidden:
         parts.append(Text(f"… and {hidden} more (--format json lists them all)"))
     parts.append(Text(cells.histogram_line(x.histogram), "dim"))
@@ -393,11 +400,12 @@ def cost_table(r: Report) -> Table | None:
     return t
 
 
-def cost_view(r: Report, slices: bool = True) -> Group | None:
-    """The cost table, its checks, and (`slices`) each slice's own latency percentiles."""
+def cost_view(r: Report, slices: bool = True) -> Group | Text:
+    """The cost table, its checks, and (`slices`) each slice's own latency percentiles; a line
+    naming what would fill it when nothing is recorded."""
     t = cost_table(r)
-    if t is None or r.cost is None:
-        return None
+    if t is None or r.cost is None or not cells.cost_recorded(r.cost):
+        return unfilled_line(r, "cost")
     parts: list[RenderableType] = [t]
     for c in cells.cost_checks(r.checks):
         parts.append(Text(f"{c.level} {c.code}: ", STYLE[c.level]) + plain(c.message, 400))
@@ -415,11 +423,11 @@ def cost_view(r: Report, slices: bool = True) -> Group | None:
     return Group(*parts)
 
 
-def answers_view(r: Report) -> Group | None:
+def answers_view(r: Report) -> Group | Text:
     """Evidence × answer per arm, and answer accuracy beside the hit rate."""
     x = r.answers
     if x is None:
-        return None
+        return unfilled_line(r, "answers")
     parts: list[RenderableType] = []
     for side, c in x.cells.items():
         arm = r.arms.a if side == "a" else r.arms.b

@@ -147,7 +147,11 @@ class OverviewScreen(Screen):
                 f"\n{cells.wins_ties_losses(r.ranks, r.k)}",
                 f"\n{cells.drops_line(r.ranks, r.k)}   r: rank drops",
                 below,
-                *([f"\n{cells.cost_line(r.cost, r.k)}"] if r.cost is not None else []),
+                *(
+                    [f"\n{cells.cost_line(r.cost, r.k)}"]
+                    if r.cost is not None and cells.cost_recorded(r.cost)
+                    else []
+                ),
                 *([f"\n{cells.answer_change(r.answers)}"] if r.answers is not None else []),
             )
         )

@@ -114,7 +114,7 @@ class TenantsScreen(LiveScreen):
         table = self.query_one(VirtualTable)
         if t is None:
             self.query_one("#tenants-title", Static).update(
-                line(("no tenant column in the queries or runs", "bold"))
+                line((cells.unfilled(report(self.session))["tenants"], "bold"))
             )
             table.set_rows(0, lambda i: [])
             return
@@ -222,7 +222,7 @@ class SlicesScreen(LiveScreen):
     def fill(self) -> None:
         r = report(self.session)
         if not r.slices:
-            self.query_one("#slices-title", Static).update(line(("no slice columns in the inputs", "bold")))
+            self.query_one("#slices-title", Static).update(line((cells.unfilled(r)["slices"], "bold")))
             return
         key, rows = self.current()
         part = r.partition[key]
