@@ -776,6 +776,7 @@ def test_markdown_report_escapes_payloads_in_their_cells(evaluation: Path, capsy
         ["3", "q3", "miss→hit", MD_PIPE, "6 (>k)", "1", "ann", "ann", "5/2"],
     ]
     assert flips[1][2].startswith(r"\[bold\]x\[/bold\] A\[/foo\]Z") and flips[1][2].endswith("…")
+    # q3: A ranks gold 6, k 5
     assert [row[-1] for row in flips[1:]] == [
         "plan (B)",
         "short plan (B)",
