@@ -63,6 +63,9 @@ def _summary(r: Report) -> list[str]:
     out.append("</table>")
     g = r.gate
     if g is not None:
+        empty = cells.nothing_evaluated(g)
+        if empty is not None:
+            out.append(f"<p><strong>Gate:</strong> {e(empty, PROSE)}.</p>")
         out.append(f"<p><strong>Gate:</strong> {len(g.broken)} of {len(g.floors)} floors broken by B.</p>")
         if g.broken:
             rows = [[e(x) for x in cells.floor_cells(f)] for f in g.broken]

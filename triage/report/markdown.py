@@ -40,6 +40,9 @@ def _gate(r: Report) -> list[str]:
         return []
     failed = g.broken
     out = [f"**Gate**: {len(failed)} of {len(g.floors)} floors broken by B.", ""] if g.floors else []
+    empty = cells.nothing_evaluated(g)
+    if empty is not None:
+        out = [f"**Gate**: {prose(empty)}.", "", *out]
     shown = failed + [f for f in g.floors if f.holds and f.noisy]
     if shown:
         rows = [
