@@ -81,6 +81,8 @@ def compare(qrels: Qrels, run: Run) -> int:
         assert str(reference) == str(m)
         use = unique if m.family == "Judged" or (m.family == "RR" and m.cutoff) else plain
         got = values[str(m)]
+        low, high = m.reach  # what a gate's floor may name (core/gate/apply.py)
+        assert ((low <= got) & (got <= high)).all(), str(m)
         seen = []
         for res in ir_measures.iter_calc([reference], qrels, use):
             assert got[index[res.query_id]] == pytest.approx(res.value, abs=1e-9), (str(m), res.query_id)

@@ -10,7 +10,8 @@ from enum import IntEnum
 class Exit(IntEnum):
     OK = 0  # done (also --help, --version, --print-completion)
     # the command ran and found what it exists to find: `report --strict` with a check at error,
-    # `report --gate` with B below a floor, `labels verify` with a problem, `labels conflicts` with one
+    # `report --gate` with B below a floor (or nothing evaluated), `labels verify` with a problem,
+    # `labels conflicts` with one
     FOUND = 1
     # an input cannot be read (or a write target is refused, or the command line is wrong: argparse
     # exits 2 too), or a judgement could not be saved

@@ -467,12 +467,13 @@ def report(args: argparse.Namespace) -> int:
 
         result = result.with_tenant_order(TenantOrder.LOWER_BOUND)
     if gate is not None:
-        from triage.core.gate.apply import judge_floors, judge_measures, mde_checks, noise_checks
+        from triage.core.gate import apply
 
-        judged = judge_floors(snapshot.ev, gate.floors, args.gate)
-        measured = judge_measures(snapshot.ev, gate.measures)
-        checks = (noise_checks(judged) if gate.floors else []) + mde_checks(measured)
-        result = result.with_gate(gate_section(judged, args.gate, measured), tuple(checks))
+        judged = apply.judge_floors(snapshot.ev, gate.floors, args.gate)
+        measured = apply.judge_measures(snapshot.ev, gate.measures)
+        checks = (apply.noise_checks(judged) if gate.floors else []) + apply.mde_checks(measured)
+        why = apply.nothing_evaluated(snapshot.ev, judged, measured)
+        result = result.with_gate(gate_section(judged, args.gate, measured, why), tuple(checks))
     del snapshot  # the report holds what it prints: the runs are let go before it is written
     for notice in dict.fromkeys(result.notices):
         from triage.core.text.sanitize import visible

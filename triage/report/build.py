@@ -464,14 +464,20 @@ def measure_gate_row(v: MeasureVerdict) -> MeasureGateRow:
 
 
 def gate_section(
-    floors: list[Floor], path: Path, measures: list[MeasureVerdict] | None = None
+    floors: list[Floor],
+    path: Path,
+    measures: list[MeasureVerdict] | None = None,
+    nothing_evaluated: str | None = None,
 ) -> GateSection:
-    """The gate's verdicts, broken floors first (and broken measures first)."""
+    """The gate's verdicts, broken floors first (and broken measures first); `nothing_evaluated`:
+    why it evaluated nothing (it then fails, core/gate/apply.py `nothing_evaluated`)."""
     rows = sorted(floors, key=lambda f: f.holds)
     gated = sorted(measures or [], key=lambda v: v.holds)
     return GateSection(
         path=path,
-        holds=all(f.holds for f in rows) and all(v.holds for v in gated),
+        holds=nothing_evaluated is None and all(f.holds for f in rows) and all(v.holds for v in gated),
+        evaluated=nothing_evaluated is None,
+        nothing_evaluated=nothing_evaluated,
         measures=tuple(measure_gate_row(v) for v in gated),
         floors=tuple(
             FloorRow(

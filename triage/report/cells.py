@@ -641,6 +641,11 @@ def measure_verdict(m: MeasureGateRow) -> str:
     return "; ".join(out) or "holds"
 
 
+def nothing_evaluated(g: GateSection) -> str | None:
+    """ "no query was scored (…) — nothing evaluated, so the gate fails"; None when it evaluated something."""
+    return None if g.evaluated else f"{g.nothing_evaluated} — nothing evaluated, so the gate fails"
+
+
 def measure_gate_line(g: GateSection) -> str:
     return (
         f"{len(g.broken_measures)} of {len(g.measures)} measures broken by B "

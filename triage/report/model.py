@@ -334,9 +334,11 @@ class MeasureGateRow:
 @dataclass(frozen=True)
 class GateSection:
     path: Path
-    holds: bool  # every floor holds (and every measure's floor and drop limit)
+    holds: bool  # something was evaluated, and every floor holds (and every measure's floor and drop limit)
     floors: tuple[FloorRow, ...]  # broken first
     measures: tuple[MeasureGateRow, ...] = field(default=(), metadata={"omit_empty": True})  # broken first
+    evaluated: bool = True  # false: the gate evaluated nothing (no query scored, …), so it fails
+    nothing_evaluated: str | None = None  # why it evaluated nothing (core/gate/apply.py)
 
     @property
     def broken(self) -> list[FloorRow]:

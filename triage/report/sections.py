@@ -76,6 +76,9 @@ def gate(r: Report) -> Section:
     if not g:
         return Section("gate", out)
     failed = g.broken
+    empty = cells.nothing_evaluated(g)
+    if empty is not None:
+        out.append(Para(f"Gate: {empty}.", strong=True))
     if g.floors:
         out.append(Para(f"Gate: {len(failed)} of {len(g.floors)} floors broken by B.", strong=True, own=True))
     shown = failed + [f for f in g.floors if f.holds and f.noisy]

@@ -286,6 +286,9 @@ def gate_view(r: Report) -> Group | None:
         f"Gate {g.path}: {len(failed)} of {len(g.floors)} floors broken by B",
         "bold red" if failed else "bold green",
     )
+    empty = cells.nothing_evaluated(g)
+    if empty is not None:
+        head = Text(f"Gate {g.path}: ", "bold red") + Text(one_line(empty, 400), "bold red")
     extra: list[RenderableType] = []
     if g.measures:
         m = Table(title=cells.measure_gate_line(g), title_justify="left")
@@ -299,7 +302,7 @@ def gate_view(r: Report) -> Group | None:
             m.add_row(plain(name, 60), *figures, verdict)
         extra = [m]
         if not g.floors:
-            return Group(*extra)
+            return Group(*([head] if empty is not None else []), *extra)
     t = Table(title_justify="left")
     for i, name in enumerate([*cells.FLOOR_HEAD, ""]):
         t.add_column(name, justify="left" if i in (0, len(cells.FLOOR_HEAD)) else "right")

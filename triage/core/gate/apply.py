@@ -19,26 +19,31 @@ max_drop = 0.01    # B − A must not fall below −0.01 …
 … where a drop fails only when it is significant: the paired t-test's p, adjusted by Holm across
 the measures with a max_drop, below ALPHA. A max_drop below the drop the test finds 4 times in 5
 at that n (mde80, core/measures/significance.py) warns (`gate.mde`): the gate cannot see what it
-promises to stop. A file needs [floors], [measures] or both.
+promises to stop. A file needs [floors], [measures] or both; a floor or max_drop beyond what the
+measure can reach (`Measure.reach`) is refused.
+
+A gate that evaluated nothing (`nothing_evaluated`: no query scored, none answered by B, only
+empty slices) fails whatever its limits say.
 """
 
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
-from triage.core.checks.model import OK, WARNING, Check
+from triage.core.checks.model import OK, SHOW, WARNING, Check, some
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
 from triage.core.gate.propose import toml_key
-from triage.core.inputs.readers import regular_file
+from triage.core.inputs.readers import read_toml, shown
 from triage.core.measures.corrections import Correction
-from triage.core.measures.names import parse
+from triage.core.measures.names import Measure, parse
 from triage.core.measures.significance import compare_all
+from triage.core.text.sanitize import counted
 from triage.core.views.slices import BANDS, KEYS, Slice, slices
 
 NOISE_SE = 2.0  # a floor nearer B's hit rate than this many standard errors fires on noise
@@ -95,12 +100,14 @@ class GateFile:
 def read_gate(path: Path) -> GateFile:
     """The gate file: [floors] and [measures."NAME"] tables (at least one). A bad file raises
     InputError naming the file, the table and the key."""
-    doc = _toml(path)
+    doc = read_toml(path)
     if "floors" not in doc and "measures" not in doc:
         _floors(path, None)  # names what the file needs
     unknown = [k for k in doc if k not in ("floors", "measures")]
     if unknown:
-        raise InputError(path, f'unknown table or key {unknown[0]!r}: use [floors] and [measures."NAME"]')
+        raise InputError(
+            path, f'unknown table or key {shown(unknown[0])}: use [floors] and [measures."NAME"]'
+        )
     measures = _measures(path, doc.get("measures"))
     if "floors" not in doc and measures:
         return GateFile({}, measures)
@@ -116,35 +123,38 @@ def _measures(path: Path, tables: object) -> dict[str, Limit]:
     for name, table in tables.items():
         where = f"[measures.{toml_key(name)}]"
         if not isinstance(table, dict) or not table:
-            raise InputError(path, f"{name!r} needs a table with floor and/or max_drop", where)
-        for key, value in table.items():
-            if key not in LIMITS:
-                raise InputError(path, f"unknown key {key!r}: use floor and/or max_drop", where)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise InputError(path, f"{key} = {value!r} must be a number", where)
-            if value < 0:
-                raise InputError(path, f"{key} = {value!r} must not be negative", where)
-        canonical = str(parse(name, f"{path}: {where}"))
+            raise InputError(path, f"{shown(name)} needs a table with floor and/or max_drop", where)
+        unknown = next((key for key in table if key not in LIMITS), None)
+        if unknown is not None:
+            raise InputError(path, f"unknown key {shown(unknown)}: use floor and/or max_drop", where)
+        measure = parse(name, f"{path}: {where}")
+        canonical = str(measure)
         if canonical in out:
-            raise InputError(path, f"{name!r} names {canonical}, which another table names too", where)
-        floor, cap = table.get("floor"), table.get("max_drop")
-        out[canonical] = Limit(None if floor is None else float(floor), None if cap is None else float(cap))
+            raise InputError(path, f"{shown(name)} names {canonical}, which another table names too", where)
+        floor, cap = (_limit(path, where, measure, key, table.get(key)) for key in LIMITS)
+        out[canonical] = Limit(floor, cap)
     return out
 
 
-def _toml(path: Path) -> dict[str, object]:
-    regular_file(Path(path))
-    try:
-        return tomllib.loads(Path(path).read_text("utf-8-sig"))  # a BOM (Windows editors) is tolerated
-    except RecursionError:
-        raise InputError(path, "not valid TOML: nested too deeply") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise InputError(path, f"not valid TOML: {e}") from None
-
-
-def read_floors(path: Path) -> dict[str, float]:
-    """The [floors] table alone (the file must have one)."""
-    return _floors(path, _toml(path).get("floors"))
+def _limit(path: Path, where: str, measure: Measure, key: str, value: object) -> float | None:
+    """A table's `floor` or `max_drop`, within what the measure can reach: a floor in its range
+    [low, high], a max_drop in [0, high − low] (beyond, the limit fails, or holds, whatever the
+    runs do)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not -math.inf < value < math.inf:
+        raise InputError(path, f"{key} = {shown(value)} must be a number", where)
+    low, high = measure.reach
+    reach = f"{measure} lies in [{low:g}, {high:g}]"
+    if key == "floor" and not low <= value <= high:
+        raise InputError(path, f"floor = {shown(value)} is out of reach: {reach}", where)
+    if key == "max_drop" and value < 0:
+        raise InputError(path, f"max_drop = {shown(value)} must not be negative", where)
+    if key == "max_drop" and value > high - low:
+        raise InputError(
+            path, f"max_drop = {shown(value)} is out of reach: {reach}, so B − A ≥ −{high - low:g}", where
+        )
+    return float(value)
 
 
 def _floors(path: Path, floors: object) -> dict[str, float]:
@@ -153,12 +163,17 @@ def _floors(path: Path, floors: object) -> dict[str, float]:
     out = {}
     for name, value in floors.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            raise InputError(path, f"floor {name!r} = {value!r} must be a number between 0 and 1", "[floors]")
+            raise InputError(
+                path,
+                f"floor {shown(name)} = {shown(value)} must be a number between 0 and 1 (a hit rate)",
+                "[floors]",
+            )
         key = name.split(":", 1)[0]
         if name != "overall" and (":" not in name or key not in KEYS):
             raise InputError(
                 path,
-                f"unknown floor {name!r}: use overall or KEY:VALUE / KEY:* with KEY one of {', '.join(KEYS)}",
+                f"unknown floor {shown(name)}: use overall or KEY:VALUE / KEY:* with KEY one of "
+                + ", ".join(KEYS),
                 "[floors]",
             )
         out[name] = float(value)
@@ -210,13 +225,36 @@ def judge_floors(
     return out
 
 
+def _no_margin(f: Floor) -> str:
+    """Why a floor has no distance in standard errors: nothing scored on its slice, or a standard
+    error of 0 (B's rate 0 or 1: every query hit, or none)."""
+    return f"{f.name}: nothing scored" if f.n == 0 else f"{f.name}: B's rate {f.hit_rate:g} at n {f.n}, SE 0"
+
+
 def noise_checks(floors: list[Floor]) -> list[Check]:
     """`gate.noise`: one warning per floor within NOISE_SE standard errors of B's hit rate (its
-    value, n, standard error and distance); one ok when no floor is."""
+    value, n, standard error and distance); else one ok, which claims a margin only for the floors
+    it could compute one for (a standard error above 0) and names the others."""
     noisy = [f for f in floors if f.noisy]
     if not noisy:
+        blank = [f for f in floors if not math.isfinite(f.distance_se)]
+        facts = {"not_computed": [f.name for f in blank]}
+        why = "; ".join(_no_margin(f) for f in blank[:SHOW]) + (" …" if len(blank) > SHOW else "")
+        if len(blank) == len(floors):
+            return [
+                Check(OK, "gate.noise", f"no margin computed: no floor has a standard error ({why})", facts)
+            ]
+        said = f"every floor is at least {NOISE_SE:g} standard errors from B's hit rate"
+        if not blank:
+            return [Check(OK, "gate.noise", said)]
         return [
-            Check(OK, "gate.noise", f"every floor is at least {NOISE_SE:g} standard errors from B's hit rate")
+            Check(
+                OK,
+                "gate.noise",
+                f"{said}, but for {counted(len(blank), 'floor')} with no standard error, no margin "
+                f"computed ({why})",
+                facts,
+            )
         ]
     return [
         Check(
@@ -230,6 +268,28 @@ def noise_checks(floors: list[Floor]) -> list[Check]:
         )
         for f in noisy
     ]
+
+
+def nothing_evaluated(ev: Evaluation, floors: list[Floor], verdicts: list[MeasureVerdict]) -> str | None:
+    """Why the gate evaluated nothing, so fails whatever its limits say; None when it evaluated
+    something. Nothing is evaluated when no query is scored (no label of grade ≥ 1 among the
+    evaluation's queries), when B answers none of the scored queries (a run for other queries:
+    each would count as a miss), or when every floor's slice is empty and no measure is gated."""
+    scored = ev.scored
+    n = int(scored.sum())
+    if n == 0:
+        judged = len(ev.not_relevant.keys)
+        if judged:
+            return f"no query was scored (none of the {counted(judged, 'label')} has grade ≥ 1)"
+        return "no query was scored (the labels judge none of the evaluation's queries)"
+    if not (scored & ev.b.present).any():
+        ids = some(ev.query_ids.filter(pa.array(scored)).to_pylist()[:SHOW], n)
+        if not (scored & ev.a.present).any():
+            return f"neither run answers any of the {counted(n, 'scored query', 'scored queries')} ({ids})"
+        return f"B ({ev.b.name}) answers none of the {counted(n, 'scored query', 'scored queries')} ({ids})"
+    if floors and not verdicts and all(f.n == 0 for f in floors):
+        return f"no floor's slice holds a scored query ({', '.join(f.name for f in floors[:SHOW])})"
+    return None
 
 
 @dataclass(frozen=True)
@@ -324,7 +384,15 @@ def mde_checks(verdicts: list[MeasureVerdict]) -> list[Check]:
         return []
     blind = [v for v in capped if v.blind]
     if not blind:
-        return [Check(OK, "gate.mde", "every max_drop is at least its minimum detectable effect (80% power)")]
+        blank = [v for v in capped if v.mde80 is None]
+        facts = {"not_computed": [v.name for v in blank]}
+        why = "; ".join(f"{v.name}: {(v.reason or 'no test').replace('_', ' ')}, n {v.n}" for v in blank)
+        if len(blank) == len(capped):
+            return [Check(OK, "gate.mde", f"no minimum detectable effect computed ({why})", facts)]
+        said = "every max_drop is at least its minimum detectable effect (80% power)"
+        if not blank:
+            return [Check(OK, "gate.mde", said)]
+        return [Check(OK, "gate.mde", f"{said}, but none computed for {len(blank)} ({why})", facts)]
     return [
         Check(
             WARNING,

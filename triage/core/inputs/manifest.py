@@ -6,14 +6,13 @@ Paths in a manifest are relative to the manifest's folder.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect
-from triage.core.inputs.readers import kind, linked, regular_file
+from triage.core.inputs.readers import kind, linked, read_toml, regular_file, shown
 from triage.core.inputs.shapes import FORMATS, Format, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 
@@ -110,11 +109,16 @@ def _glob_folder(path: Path) -> Path:
     return path
 
 
+K_LIMIT = 2**63  # a cut-off is a positive whole number below this (as --k and the API's k)
+
+
 def _check_k(k: object, where: Path | str) -> int | None:
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(where, f"k must be a positive integer, found {k!r}")
+        raise InputError(where, f"k must be a positive integer, found {shown(k)}")
+    if k >= K_LIMIT:
+        raise InputError(where, f"k must be below 2^63, found {shown(k)}")
     return k
 
 
@@ -144,12 +148,14 @@ def from_manifest(path: Path) -> Spec:
     labels = _section(path, doc, "labels")
     corpus, queries = _section(path, doc, "corpus"), _section(path, doc, "queries")
     amend = labels.get("amendments")
+    if amend is not None and not isinstance(amend, str):
+        raise InputError(path, f"amendments must be a string (a folder), found {shown(amend)}", "[labels]")
     ks = check_ks(doc.get("k"), path)
     holdout = _holdout(doc, path) if "holdout" in doc else None
     measures, order = _measures(path, doc)
     split = labels.get("split")
     if split is not None and not isinstance(split, str):
-        raise InputError(path, f"split must be a string, found {split!r}", "[labels]")
+        raise InputError(path, f"split must be a string, found {shown(split)}", "[labels]")
     folder = _file(path, labels, "labels", True)
     assert folder is not None
     files = beir(folder, split, _file(path, corpus, "corpus", False), _file(path, queries, "queries", False))
@@ -256,14 +262,14 @@ def _tests(path: Path, doc: dict[str, object], spec: Spec) -> Spec:
     if isinstance(tests, str):
         tests = [t.strip() for t in tests.split(",")]
     if not isinstance(tests, list | tuple) or not all(isinstance(t, str) for t in tests):
-        raise InputError(path, f'tests must be a list of names, as ["t", "wilcoxon"], found {tests!r}')
+        raise InputError(path, f'tests must be a list of names, as ["t", "wilcoxon"], found {shown(tests)}')
     correction = doc.get("correction", spec.correction)
     if not isinstance(correction, str):
-        raise InputError(path, f'correction must be a string, as "holm", found {correction!r}')
+        raise InputError(path, f'correction must be a string, as "holm", found {shown(correction)}')
     rounds, seed = doc.get("rounds", spec.rounds), doc.get("seed", spec.seed)
     for key, value in (("rounds", rounds), ("seed", seed)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(path, f"{key} must be a whole number, found {value!r}")
+            raise InputError(path, f"{key} must be a whole number, found {shown(value)}")
     return replace(spec, tests=tuple(tests), correction=correction, rounds=rounds, seed=seed)  # type: ignore[arg-type]
 
 
@@ -271,26 +277,22 @@ def _measures(path: Path, doc: dict[str, object]) -> tuple[tuple[str, ...], str 
     """`measures = [...]` (names, parsed later by core/measures/names.py) and `order`."""
     measures = doc.get("measures", [])
     if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
-        raise InputError(path, f'measures must be a list of names, as ["nDCG@10", "AP"], found {measures!r}')
+        raise InputError(
+            path, f'measures must be a list of names, as ["nDCG@10", "AP"], found {shown(measures)}'
+        )
     order = doc.get("order")
     if order is not None and order not in ("trec_eval", "as_given"):
-        raise InputError(path, f'order must be "trec_eval" or "as_given", found {order!r}')
+        raise InputError(path, f'order must be "trec_eval" or "as_given", found {shown(order)}')
     return tuple(measures), order  # type: ignore[return-value]
 
 
 def _read_manifest(path: Path) -> tuple[Path, dict[str, object]]:
-    """The manifest's path (a folder's triage.toml) and its TOML document."""
+    """The manifest's path (a folder's triage.toml) and its TOML document (`toml_file.read_toml`)."""
     if path.is_dir():
         path = path / MANIFEST
     if not path.exists():
         raise InputError(path, "manifest does not exist")
-    regular_file(path)
-    try:
-        return path, tomllib.loads(path.read_text("utf-8-sig"))  # a BOM (Windows editors) is tolerated
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise InputError(path, f"not valid TOML: {e}") from None
-    except RecursionError:
-        raise InputError(path, "not valid TOML: nested too deeply") from None
+    return path, read_toml(path)
 
 
 def _unknown(path: Path, table: dict[str, object], allowed: set[str], section: str) -> None:
@@ -319,7 +321,10 @@ def _arm(path: Path, arms: dict[str, object], key: str) -> ArmSpec:
     _unknown(path, t, _KEYS["arm"], f"arms.{key}")
     p = _file(path, t, f"arms.{key}", True)
     assert p is not None
-    return ArmSpec(str(t.get("name") or p.stem), p, _form(path, t, f"arms.{key}"))
+    name = t.get("name")
+    if name is not None and not isinstance(name, str):
+        raise InputError(path, f"name must be a string, found {shown(name)}", f"[arms.{key}]")
+    return ArmSpec(name or p.stem, p, _form(path, t, f"arms.{key}"))
 
 
 def _file(path: Path, table: dict[str, object], section_name: str, required: bool) -> Path | None:
@@ -330,12 +335,19 @@ def _file(path: Path, table: dict[str, object], section_name: str, required: boo
             raise InputError(path, "missing key 'path'", f"[{section_name}]")
         return None
     if not isinstance(value, str):
-        raise InputError(path, f"path must be a string, found {value!r}", f"[{section_name}]")
+        raise InputError(path, f"path must be a string, found {shown(value)}", f"[{section_name}]")
     target = path.parent / value
-    if is_pattern(target) and not members(target):
-        raise InputError(path, f"path {value!r} matches no files", f"[{section_name}]")
-    if not is_pattern(target) and not target.exists():
-        raise InputError(path, f"path {value!r} names a missing file ({target})", f"[{section_name}]")
+    try:
+        if is_pattern(target) and not members(target):
+            raise InputError(path, f"path {shown(value)} matches no files", f"[{section_name}]")
+        if not is_pattern(target) and not target.exists():
+            raise InputError(
+                path, f"path {shown(value)} names a missing file ({target})", f"[{section_name}]"
+            )
+    except OSError as e:  # a name too long for the filesystem, a folder that cannot be listed
+        raise InputError(
+            path, f"path {shown(value)} cannot be read: {e.strerror}", f"[{section_name}]"
+        ) from None
     return target
 
 
@@ -343,8 +355,8 @@ def _form(path: Path, table: dict[str, object], section_name: str) -> str | None
     value = table.get("format")
     if value is None:
         return None
-    if value not in set(Format):
-        raise InputError(path, f"format {value!r} is not one of {FORMATS}", f"[{section_name}]")
+    if not isinstance(value, str) or value not in set(Format):
+        raise InputError(path, f"format {shown(value)} is not one of {FORMATS}", f"[{section_name}]")
     return str(value)
 
 
@@ -363,14 +375,20 @@ def _holdout(doc: dict[str, object], path: Path) -> Holdout:
         if rule not in (None, Rule.TUNED_DOCS.value) or "fraction" in table:
             raise InputError(path, 'give tuned_docs or rule = "hash" with a fraction, not both', where)
         if not isinstance(tuned, str):
-            raise InputError(path, f"tuned_docs must be a string, found {tuned!r}", where)
+            raise InputError(path, f"tuned_docs must be a string, found {shown(tuned)}", where)
         target = path.parent / tuned
-        if not target.exists():
-            raise InputError(path, f"tuned_docs {tuned!r} names a missing file ({target})", where)
+        try:
+            found = target.exists()
+        except OSError as e:  # a name too long for the filesystem
+            raise InputError(path, f"tuned_docs {shown(tuned)} cannot be read: {e.strerror}", where) from None
+        if not found:
+            raise InputError(path, f"tuned_docs {shown(tuned)} names a missing file ({target})", where)
         return Holdout(Rule.TUNED_DOCS, tuned_docs=target)
     if rule != Rule.HASH.value:
         raise InputError(
-            path, f'needs tuned_docs = "FILE" or rule = "hash" (with fraction), found rule {rule!r}', where
+            path,
+            f'needs tuned_docs = "FILE" or rule = "hash" (with fraction), found rule {shown(rule)}',
+            where,
         )
     return Holdout(Rule.HASH, fraction=check_fraction(table.get("fraction", DEFAULT_FRACTION), path))
 

@@ -1,6 +1,7 @@
 """What every input reader shares: the file checks before any parser sees a file, a file's bytes
 (decompressed: see below), the parsed result (`Parsed`), the text check of an Arrow table,
-and the JSON rules of a metadata sidecar.
+the JSON rules of a metadata sidecar, and the one reader of TOML files (a manifest, a gate file:
+`read_toml`, at the end).
 
 One module reads each format, with Arrow's parsers only: `trec` (pyarrow.csv), `jsonl`
 (pyarrow.json), `parquet`; `shapes` detects which a file is and dispatches. Every failure is an
@@ -17,9 +18,12 @@ read as well (the bytes decide). xz and zip are named and refused.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import reprlib
 import stat
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -354,3 +358,115 @@ def decompress(path: Path, name: str) -> bytes:
     if not total:
         raise InputError(path, "is empty once decompressed")
     return b"".join(parts)
+
+
+# -- TOML files: a manifest `triage.toml`, a gate file --------------------------------------------
+#
+# `read_toml` is the one reader of both: their document, or InputError naming the file and why,
+# never another exception. Before tomllib sees the text, what it would choke on is refused: anything
+# but a regular file (`regular_file`; the open does not wait on a FIFO swapped in meanwhile), more
+# than MAX_TOML_BYTES, bytes that are not UTF-8 (a leading byte-order mark is read: Windows editors
+# write one), and dotted keys heavier than MAX_KEY_WEIGHT. tomllib keeps each leading part of a
+# dotted key apart (`a`, `a.b`, `a.b.c`, …), so a key of p parts costs p(p−1)/2 of them, its
+# weight: one line of 10,000 parts took 400 MB, and 100,000 would take 40 GB. What tomllib refuses
+# — bad syntax, a duplicate key, a control character, an integer of more than 4,300 digits, nesting
+# deeper than Python recurses — is "not valid TOML: …". `shown` quotes a value in a message.
+
+MAX_TOML_BYTES = 4 << 20  # a manifest holds a few lines, a gate file one per floor: 60,000 floors fit
+# Σ p(p−1)/2 over the dotted keys of p parts: a few MB of tomllib's bookkeeping at most (triage's
+# own keys have at most 3 parts; the budget still takes 1,000,000 keys of two)
+MAX_KEY_WEIGHT = 1 << 20
+_MAX_DIGITS = 4300  # Python's limit on an integer's digits (sys.get_int_max_str_digits)
+
+# A dotted key where TOML allows one: at a line's start (a key/value pair, or a [table] or
+# [[array]] header) or after `{` or `,` (an inline table); a key is followed by `=` or `]`.
+_PART = r"""(?:[A-Za-z0-9_-]++|"(?:[^"\\\n]|\\.)*+"|'[^'\n]*+')"""
+_DOTTED = re.compile(
+    rf"(?:^|[{{,])[ \t]*+(?:\[\[?[ \t]*+)?({_PART}(?:[ \t]*+\.[ \t]*+{_PART})++)(?=[ \t]*+[=\]])",
+    re.M,
+)
+_PARTS = re.compile(_PART)
+
+
+class _Shown(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        # Python refuses to print an integer of more than 4,300 digits (a hexadecimal or octal
+        # TOML integer is read whatever its length): its size is shown instead
+        if x.bit_length() > 14_000:
+            return f"<an integer of about {int(x.bit_length() * math.log10(2)):,} digits>"
+        return super().repr_int(x, level)
+
+
+_shown = _Shown()
+_shown.maxstring, _shown.maxother, _shown.maxlist, _shown.maxdict, _shown.maxlevel = 60, 60, 6, 6, 3
+_shown.maxlong = 40
+
+
+def shown(value: object) -> str:
+    """A value read from a file as an error message quotes it: its repr, cut short (a long list or
+    string, a deep nest, a long integer) with `...`."""
+    return _shown.repr(value)
+
+
+def read_toml(path: Path) -> dict[str, object]:
+    """`path`'s TOML document; InputError naming `path` when it is not a regular file, is larger
+    than MAX_TOML_BYTES, is not UTF-8, is too heavy in dotted keys, or is not valid TOML."""
+    text = _toml_text(Path(path))
+    _weigh_keys(path, text)
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise InputError(path, "not valid TOML: nested too deeply (arrays or inline tables)") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(path, f"not valid TOML: {e}") from None
+    except ValueError as e:  # an integer too long to convert (Python's limit), or another value
+        raise InputError(path, f"not valid TOML: {_value_problem(text, e)}") from None
+    except MemoryError:
+        raise InputError(path, "not valid TOML: out of memory while parsing it") from None
+
+
+def _toml_text(path: Path) -> str:
+    regular_file(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO swapped in since: no wait for a writer
+    except OSError as e:
+        raise InputError(path, f"cannot be read: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise InputError(path, "is not a regular file (it changed while being opened); not read")
+        data = f.read(MAX_TOML_BYTES + 1)
+    if len(data) > MAX_TOML_BYTES:
+        raise InputError(
+            path, f"is larger than {MAX_TOML_BYTES >> 20} MiB, more than a TOML file of triage's holds"
+        )
+    bad = utf8_error(path, data)
+    if bad is not None:
+        raise InputError(path, f"not valid TOML: {bad[1].problem}", bad[1].where)
+    return data.decode("utf-8-sig")
+
+
+def _weigh_keys(path: Path, text: str) -> None:
+    """Refuse the text when its dotted keys weigh more than MAX_KEY_WEIGHT, naming the longest."""
+    total, longest, at = 0, 0, 0
+    for m in _DOTTED.finditer(text):
+        p = len(_PARTS.findall(m[1]))
+        total += p * (p - 1) // 2
+        if p > longest:
+            longest, at = p, m.start(1)
+    if total > MAX_KEY_WEIGHT:
+        raise InputError(
+            path,
+            f"not read as TOML: its dotted keys are too long (the longest has {longest:,} parts; triage's "
+            "have at most 3, and a parser's work grows with the square of a key's parts)",
+            f"line {text.count(chr(10), 0, at) + 1}",
+        )
+
+
+def _value_problem(text: str, e: ValueError) -> str:
+    """What tomllib's ValueError means: Python's refusal of an integer of more than 4,300 digits
+    (named with its line), or its own words."""
+    long = re.search(rf"(?<![0-9_])[0-9][0-9_]{{{_MAX_DIGITS},}}", text)
+    if long is not None and "digits" in str(e):
+        line = text.count("\n", 0, long.start()) + 1
+        return f"an integer of more than {_MAX_DIGITS:,} digits (line {line})"
+    return str(e)

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.inputs.readers import regular_file
+from triage.core.inputs.readers import regular_file, shown
 
 DEFAULT_FRACTION = 0.2  # the held-out fifth
 
@@ -55,7 +55,9 @@ class Holdout:
 
 def check_fraction(value: object, where: Path | str, section: str = "[holdout]") -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-        raise InputError(where, f"fraction must be a number above 0 and below 1, found {value!r}", section)
+        raise InputError(
+            where, f"fraction must be a number above 0 and below 1, found {shown(value)}", section
+        )
     return float(value)
 
 

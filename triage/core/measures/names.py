@@ -29,7 +29,9 @@ class Cut(Enum):
 @dataclass(frozen=True)
 class Family:
     """One measure family. `trec_eval` / `ranx`: the names those tools give it, `{k}` standing for
-    the cut-off (empty: the tool has no such measure); `uncut_*`: the name without a cut-off."""
+    the cut-off (empty: the tool has no such measure); `uncut_*`: the name without a cut-off.
+    `reach`: the least and the greatest value it takes on a query, so its mean's too (every family
+    here is a share, a rate or a ratio to the ideal: [0, 1]; an unbounded one would say math.inf)."""
 
     name: str
     cut: Cut
@@ -39,6 +41,7 @@ class Family:
     ranx: str
     uncut_trec_eval: str = ""
     uncut_ranx: str = ""
+    reach: tuple[float, float] = (0.0, 1.0)
 
 
 FAMILIES: dict[str, Family] = {
@@ -171,6 +174,11 @@ class Measure:
     @property
     def name(self) -> str:
         return str(self)
+
+    @property
+    def reach(self) -> tuple[float, float]:
+        """The least and the greatest value the measure takes (its family's `reach`)."""
+        return FAMILIES[self.family].reach
 
     def with_cutoff(self, k: int) -> Measure:
         return Measure(self.family, k, self.rel, self.judged_only)
