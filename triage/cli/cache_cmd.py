@@ -64,7 +64,8 @@ def prune(args: argparse.Namespace) -> int:
         print(shown(f"triage: error: cannot remove {f.path}: {why}"), file=sys.stderr)
     n = len(done.removed) + len(done.kept) + len(done.failed)
     freed = size(sum(f.bytes for f in done.removed))
-    print(f"{remove} {len(done.removed):,} of {caches(n)}, {freed}; {keep} {len(done.kept):,}")
+    failed = f"; not removed {len(done.failed):,}" if done.failed else ""
+    print(f"{remove} {len(done.removed):,} of {caches(n)}, {freed}; {keep} {len(done.kept):,}{failed}")
     return Exit.INPUT if done.failed else Exit.OK
 
 

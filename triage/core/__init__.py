@@ -9,7 +9,8 @@
     inputs      every input file, from bytes to contract-shaped Arrow tables
     ids         strings encoded to integers once; membership in a large id column
     text        untrusted text made safe, words, fuzzy search, near-duplicates
-    files       safe writes; errors: the one error class of bad input; defaults: the values the
-                command line's help shows (imports nothing)
+    files       safe writes; removal: a folder of triage's removed without leaving it; errors: the
+                one error class of bad input; defaults: the values the command line's help shows
+                (imports nothing)
 
 Imports nothing above it, never Textual or Rich."""

@@ -4,7 +4,9 @@
 or is gone, or whose build stopped (`core.inputs.corpus_cache` says how each is told). A folder in
 use, one whose corpus is unknown or cannot be read, and one being built are kept; `every` removes
 those too (except one being built), for a cache to be rebuilt from nothing. A cache is derived data: removing
-one costs its next run a rebuild, never a number.
+one costs its next run a rebuild, never a number. A removal never leaves the folder
+(`core.removal`): what is on another device in it (a mount) is left as it was, and the folder is
+counted as not removed, the paths left named.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from pathlib import Path
 
 from triage.core.inputs.corpus_cache import Folder, State, cache_dir, folders, remove
 
-__all__ = ["STALE", "Folder", "Pruned", "State", "listing", "prune"]
+__all__ = ["MOUNTED", "STALE", "Folder", "Pruned", "State", "listing", "prune"]
 
 STALE = frozenset({State.OTHER_FORMAT, State.CHANGED, State.GONE, State.INCOMPLETE})
+MOUNTED = "left as it was, on another device (a mount)"  # why a folder was not removed, before its paths
 
 
 @dataclass
@@ -42,10 +45,13 @@ def prune(every: bool = False, dry_run: bool = False) -> Pruned:
             out.kept.append(f)
             continue
         try:
-            if not dry_run:
-                remove(f)
+            left = [] if dry_run else remove(f)
         except OSError as e:
-            out.failed.append((f, e.strerror or str(e)))
+            named = e.filename is not None and e.filename != str(f.path)  # an entry inside it
+            out.failed.append((f, f"{e.filename}: {e.strerror}" if named else e.strerror or str(e)))
+            continue
+        if left:
+            out.failed.append((f, f"{MOUNTED}: {', '.join(map(str, left))}"))
         else:
             out.removed.append(f)
     return out

@@ -32,9 +32,7 @@ import json
 import mmap
 import os
 import re
-import shutil
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -54,6 +52,7 @@ from triage.core.ids.codes import fingerprint
 from triage.core.ids.index import IdIndex, by_slot
 from triage.core.inputs.contract import ALIASES, CORPUS, conform, single, unique_ids
 from triage.core.inputs.readers import Parsed
+from triage.core.removal import remove_tree
 from triage.core.text.words import token_estimates
 
 FORMAT = 4  # the cache's layout; a folder of another format is never read
@@ -436,28 +435,20 @@ def folders(root: Path | None = None) -> list[Folder]:
     return sorted((f for f in found if f is not None), key=lambda f: (-f.bytes, f.path.name))
 
 
-def remove(folder: Folder) -> None:
-    """Delete `folder` and everything in it, never following a link (a link inside is removed, not
-    its target); it must still be a real folder of the cache's name. What another process removed
-    meanwhile (a second prune) is no error. OSError when it cannot be removed."""
-    try:
-        st = os.lstat(folder.path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISDIR(st.st_mode) or not NAME.fullmatch(folder.path.name):
+def remove(folder: Folder) -> list[Path]:
+    """Delete `folder` and everything in it, never leaving it (`core.removal`: no link followed, a
+    link inside removed and never its target; no mount crossed; no recursion, at any depth); it
+    must still be a real folder of the cache's name. The paths left as they were, on another
+    device or mounted (the folders holding them kept); what another process removed meanwhile (a
+    second prune) is no error. OSError when it cannot be removed."""
+    if not NAME.fullmatch(folder.path.name):
         raise OSError(f"{folder.path}: not a cache folder")
-    if not shutil.rmtree.avoids_symlink_attacks:  # pragma: no cover - every platform triage ships on
-        raise OSError(f"{folder.path}: this platform cannot remove a folder without following links")
-
-    def gone_already(function: object, name: str, error: object) -> None:
-        e = error[1] if isinstance(error, tuple) else error  # onerror gives exc_info; onexc the error
-        if not isinstance(e, FileNotFoundError):
-            raise e  # type: ignore[misc]
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(folder.path, onexc=gone_already)
-    else:  # pragma: no cover - the oldest Python triage supports
-        shutil.rmtree(folder.path, onerror=gone_already)
+    try:
+        return remove_tree(folder.path.parent, folder.path.name)
+    except NotADirectoryError as e:
+        if e.filename != str(folder.path):
+            raise
+        raise OSError(f"{folder.path}: not a cache folder") from None
 
 
 def _folder(path: Path) -> Folder | None:
