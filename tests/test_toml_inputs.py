@@ -176,7 +176,7 @@ def special(kind: str, folder: Path) -> Path:
     [
         ("fifo", "is a FIFO (named pipe)"),
         ("folder", "is a folder"),
-        ("device", "is a device"),
+        ("device", "a device"),
         ("none", "exist"),
     ],
 )
