@@ -187,3 +187,28 @@ def test_a_fifo_is_refused_before_anything_opens_it(tmp_path: Path, name: str) -
         pytest.fail(f"{name}: a FIFO was opened")
     (e,) = found
     assert isinstance(e, InputError) and e.path == str(folder / name) and "FIFO" in e.problem
+
+
+def test_beir_metadata_is_shown_as_fields_or_not_at_all(tmp_path: Path) -> None:
+    """BEIR's `metadata` object: its keys as `metadata.key` fields in a query's detail, nothing
+    for `{}` (never a list of None)."""
+    from triage.workspace.detail import build_detail, flat_fields
+    from triage.workspace.snapshot import open_snapshot
+    from triage.workspace.spec import evaluation_spec
+
+    folder, run_a, run_b = beir(tmp_path)
+    rows = [json.loads(line) for line in (folder / "queries.jsonl").read_text("utf-8").splitlines()]
+    rows[0]["metadata"] = {"source": "pubmed", "year": 2020, "venue": None}
+    for row in rows[1:]:
+        row["metadata"] = {}
+    (folder / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    snapshot = open_snapshot(
+        evaluation_spec(runs=(run_a, run_b), labels=folder, queries=folder / "queries.jsonl", k=2)
+    )
+    ev = snapshot.ev
+    first = build_detail(snapshot, ev.query_index(rows[0]["_id"]), None).fields
+    assert first["metadata.source"] == "pubmed" and first["metadata.year"] == 2020
+    assert "metadata.venue" not in first and "metadata" not in first
+    other = build_detail(snapshot, ev.query_index(rows[1]["_id"]), None).fields
+    assert not any(k.startswith("metadata") for k in other)
+    assert flat_fields("m", [None, None]) == {} and flat_fields("m", {"a": {"b": None}}) == {}

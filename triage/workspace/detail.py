@@ -187,6 +187,20 @@ def _arm_view(
     )
 
 
+def flat_fields(name: str, value: object) -> dict[str, object]:
+    """A column's value as the fields a detail shows: an object's keys as `name.key` (nested ones
+    likewise), a list without its empty items; nothing for an empty one (BEIR's `metadata: {}`)."""
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for key, inner in value.items():
+            out.update(flat_fields(f"{name}.{key}", inner))
+        return out
+    if isinstance(value, list):
+        items = [v for v in value if v is not None and v != {} and v != []]
+        return {name: items} if items else {}
+    return {} if value is None else {name: value}
+
+
 def shown_ids(ev: Evaluation, q: int) -> tuple[list[str], list[str]]:
     """The retrieved ids a detail shows first for query `q`, per arm: the first max(k, MIN_ROWS)."""
     show = max(ev.k, MIN_ROWS)
@@ -210,10 +224,9 @@ def build_detail(snapshot: Snapshot, q: int, corpus: Corpus | None) -> QueryDeta
         for k in ("tenant", "filter", "selectivity"):
             if k not in fields and arm.value(k, q) is not None:
                 fields[k] = arm.value(k, q)
-    extra = {
-        k: v for k, v in row.items() if k not in fields and k not in ("query_id", "text") and v is not None
-    }
-    fields.update(extra)
+    for k, v in row.items():
+        if k not in fields and k not in ("query_id", "text"):
+            fields.update(flat_fields(k, v))
     rank_a = {c: i + 1 for i, c in reversed(list(enumerate(list_a)))}
     rank_b = {c: i + 1 for i, c in reversed(list(enumerate(list_b)))}
     shown = list_a[:show] + list_b[:show]
