@@ -131,7 +131,8 @@ def test_the_hand_built_rows_in_text_markdown_and_cells(hand: Path, capsys) -> N
     rows = cells.judged_rows(r)
     assert rows == [
         ["judged@3", "0.667", "0.583", "-0.083"],
-        ["unjudged in top 3", "3", "5", "+2"],
+        # B − A over both lists cut at the shorter one (3, 2, 2, 1 ids): A 1+1+1+0, B 2+2+0+0
+        ["unjudged in top 3", "3", "5", "+1"],
         ["hit_rate@3 upper", "1.000", "0.750", "-0.250"],
     ]
     assert cells.metric_rows(r)[-3:] == rows
@@ -446,3 +447,22 @@ def test_a_frozen_judgement_of_not_relevant_is_marked_as_the_frozen_files(hand: 
         ("x2", Judgement.UNJUDGED),
     ]
     assert d.not_relevant == {}  # judged in the frozen file, by no reviewer
+
+
+def test_unjudged_counts_of_lists_of_different_lengths_compare_at_one_depth(tmp_path: Path) -> None:
+    """A keeps 6 ids a query, B 10: B − A of the unjudged counts is taken over both lists cut at 6
+    (the same ids here: +0), not over 6 against 10 (+30); the note says so; the JSON keeps
+    `unjudged_in_top_k` as it was."""
+    for arm, n in (("a", 6), ("b", 10)):
+        lines = [f"q{q} Q0 d{q}_{r} {r + 1} {20 - r} {arm}" for q in range(10) for r in range(n)]
+        (tmp_path / f"{arm}.run").write_text("\n".join(lines) + "\n", "utf-8")
+    qrels = "".join(f"q{q} 0 d{q}_0 1\nq{q} 0 d{q}_3 0\nq{q} 0 d{q}_8 0\n" for q in range(10))
+    (tmp_path / "q.qrels").write_text(qrels, "utf-8")
+    import triage
+
+    r = triage.open(a=tmp_path / "a.run", b=tmp_path / "b.run", labels=tmp_path / "q.qrels", k=10).report()
+    assert (r.arms.a.unjudged_in_top_k, r.arms.b.unjudged_in_top_k) == (40, 70)
+    row = next(x for x in cells.judged_rows(r) if x[0] == "unjudged in top 10")
+    assert row == ["unjudged in top 10", "40", "70", "+0"]
+    assert "cut at the shorter one" in cells.metrics_note(r) and "60 ids each" in cells.metrics_note(r)
+    assert "unjudged_same_depth" not in str(r.to_json())

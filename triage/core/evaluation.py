@@ -206,6 +206,25 @@ class Evaluation:
         """Unjudged ids in the top k, summed over the scored queries."""
         return int(arm.unjudged_top[self.scored].sum())
 
+    def unjudged_same_depth(self) -> tuple[int, int, int] | None:
+        """(ids, unjudged in A, unjudged in B) over the scored queries, each query's two top-k
+        lists cut at the shorter one's length (`ids`: the ids each arm's count is over): the arms'
+        unjudged counts compared at one depth. None when the two top-k lists of every scored query
+        are equally long (`unjudged_in_top_k` then compares alike)."""
+        s = self.scored
+        depth = np.minimum(self.a.shown, self.b.shown)
+        if (self.a.shown[s] == self.b.shown[s]).all():
+            return None
+        counts = []
+        for arm in self.arms:
+            row_query = np.zeros(arm.run.table.num_rows, np.int64)
+            present = arm.row >= 0
+            row_query[arm.row[present]] = np.flatnonzero(present)
+            judged = hits_at(arm.hits, depth, self.n)
+            judged += judged_in_top(arm.run.retrieved, row_query, self.not_relevant, depth, self.n)
+            counts.append(int((depth - judged)[s].sum()))
+        return int(depth[s].sum()), counts[0], counts[1]
+
     def hit_rate_upper(self, arm: Arm) -> float:
         """The hit rate if every unjudged id in a top k were relevant: an upper bound (the measured
         hit rate takes them as not relevant)."""

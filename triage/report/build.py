@@ -426,6 +426,7 @@ def build(
         ),
         compare=compare_measures(snapshot),
         queries=QueryTable(query_table(ev)) if per_query else None,
+        unjudged_same_depth=ev.unjudged_same_depth(),
     )
 
 

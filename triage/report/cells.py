@@ -189,7 +189,14 @@ def metrics_note(r: Report) -> str:
     each keeps its own cut-off (nDCG@10 under a table at k = 5)."""
     own = "; measures by name are at their own cut-off, not at k" if r.arms.a.measures else ""
     sparse = sparse_labels(r)
-    return JUDGED_NOTE + own + (f". {sparse[:1].upper()}{sparse[1:]}" if sparse else "")
+    same = r.unjudged_same_depth
+    depth = (
+        ""
+        if same is None
+        else f". The arms' top {r.k} lists differ in length: unjudged B − A compares them cut at the "
+        f"shorter one, query by query ({same[0]} ids each: A {same[1]} unjudged, B {same[2]})"
+    )
+    return JUDGED_NOTE + own + depth + (f". {sparse[:1].upper()}{sparse[1:]}" if sparse else "")
 
 
 SPARSE = 0.5  # labels judging less than this share of either arm's top k are sparse
@@ -202,9 +209,9 @@ def sparse_labels(r: Report) -> str:
     if a is None or b is None or min(a, b) >= SPARSE:
         return ""
     return (
-        f"sparse labels: they judge {a:.0%} of A's top {r.k} and {b:.0%} of B's (a pooled benchmark's "
-        "qrels judge a few passages a query), so nearly every top k holds an unjudged passage: the upper "
-        "bound runs near 1 and most regressions hold one"
+        f"sparse labels: they judge {a:.0%} of A's top {r.k} and {b:.0%} of B's, so a top k often "
+        "holds an unjudged passage: the upper bound counts each as relevant, and a regression holding "
+        "one may be a passage nobody labelled"
     )
 
 
@@ -314,14 +321,17 @@ def compare_overview_head() -> list[str]:
 def judged_rows(r: Report) -> list[list[str]]:
     """[what, A, B, B − A]: the share of the top k judged, the unjudged ids in it, and the hit
     rate if every one of those were relevant."""
-    a, b = r.arms.a, r.arms.b
+    a, b, same = r.arms.a, r.arms.b, r.unjudged_same_depth
     return [
         [f"judged@{r.k}", rate(a.judged_at_k), rate(b.judged_at_k), delta(a.judged_at_k, b.judged_at_k)],
         [
             f"unjudged in top {r.k}",
             str(a.unjudged_in_top_k),
             str(b.unjudged_in_top_k),
-            count_delta(a.unjudged_in_top_k, b.unjudged_in_top_k),
+            # lists of different lengths: B − A at one depth (the metrics' note says so)
+            count_delta(a.unjudged_in_top_k, b.unjudged_in_top_k)
+            if same is None
+            else count_delta(same[1], same[2]),
         ],
         [
             f"hit_rate@{r.k} upper",

@@ -652,6 +652,10 @@ class Report:
     # What the reader should know that is not a number (the corpus read without its cache): on
     # standard error and in the app, never in the JSON.
     notices: tuple[str, ...] = field(default=(), metadata={"json": False})
+    # (ids, unjudged in A, unjudged in B) with every scored query's two top-k lists cut at the
+    # shorter one, when they differ in length: the shown B − A of the unjudged counts; not in the
+    # JSON, whose `unjudged_in_top_k` keeps its meaning.
+    unjudged_same_depth: tuple[int, int, int] | None = field(default=None, metadata={"json": False})
 
     def with_gate(self, gate: GateSection, checks: tuple[Check, ...] = ()) -> Report:
         """With the gate's verdicts, and its own checks (floors that fire on noise) among the checks."""

@@ -309,14 +309,24 @@ def contains(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> np.ndarray:
     return _lookup(pairs, q, chunks)[0]
 
 
-def judged_in_top(lists: pa.ListArray, row_query: np.ndarray, judged: Judged, k: int, n: int) -> np.ndarray:
+def judged_in_top(
+    lists: pa.ListArray, row_query: np.ndarray, judged: Judged, k: int | np.ndarray, n: int
+) -> np.ndarray:
     """Per query (of n), how many distinct ids of `judged` pairs of that query sit among the first
-    k retrieved (int64); one vectorised pass over the top k of every list, none when it is empty."""
+    k retrieved (k: an int, or one per query; int64); one vectorised pass over the top k of every
+    list, none when it is empty."""
     if len(judged.keys) == 0:
         return np.zeros(n, np.int64)
-    top = pc.list_slice(lists, 0, k)
-    q = row_query[pc.list_parent_indices(top).to_numpy()]
-    hit, keys = _lookup(judged, q, top.flatten())
+    cut = k if np.isscalar(k) else np.asarray(k)
+    top = pc.list_slice(lists, 0, int(cut) if np.isscalar(cut) else int(cut.max(initial=0)))
+    parents = pc.list_parent_indices(top).to_numpy()
+    q = row_query[parents]
+    flat = top.flatten()
+    if not np.isscalar(cut):  # each query's own cut: an id's place in its list below it
+        starts = top.offsets.to_numpy()[:-1] - top.offsets[0].as_py()
+        keep = np.arange(len(parents)) - starts[parents] < cut[q]
+        q, flat = q[keep], flat.filter(pa.array(keep))
+    hit, keys = _lookup(judged, q, flat)
     found = np.unique(keys[hit])  # an id listed twice counts once
     return np.bincount((found // KEY).astype(np.int64), minlength=n).astype(np.int64)
 

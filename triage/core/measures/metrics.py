@@ -51,9 +51,9 @@ def gold_rank(hits: GoldHits, n: int) -> np.ndarray:
     return out
 
 
-def hits_at(hits: GoldHits, k: int, n: int) -> np.ndarray:
-    """Number of distinct gold ids among the first k, per query (int64)."""
-    top = hits.rank <= k
+def hits_at(hits: GoldHits, k: int | np.ndarray, n: int) -> np.ndarray:
+    """Number of distinct gold ids among the first k (an int, or one per query), per query (int64)."""
+    top = hits.rank <= (k if np.isscalar(k) else np.asarray(k)[hits.query])
     return np.bincount(hits.query[top], minlength=n).astype(np.int64)
 
 
