@@ -94,6 +94,7 @@ class Writer:
         if sha256_file(self.frozen) != self.base:
             raise FrozenFileChanged(f"{self.frozen} changed since triage started; refusing to write")
         refuse_frozen_path(self.folder, self.path, self.frozen)
+        record.content_hash()  # text JSON cannot hold (jsontext.NotJSON) is refused before any file is made
         self.folder.mkdir(parents=True, exist_ok=True)
         fd = open_append(self.path, self.protected)  # a link at the file's name is refused
         try:
