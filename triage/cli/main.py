@@ -9,6 +9,7 @@ but the standard library: `triage --help` and `--version` answer at once (docs/b
 from __future__ import annotations
 
 import argparse
+import io
 import math
 import os
 import sys
@@ -356,6 +357,11 @@ def labels(args: argparse.Namespace) -> int:
     from triage.cli import judge_cmd, labels_cmd
     from triage.workspace.snapshot import open_snapshot
 
+    if args.action in ("judge", "import"):  # what the records would hold, before any file is read
+        from triage.workspace.review import storable
+
+        given = ("query", "chunk", "note") if args.action == "judge" else ("note",)
+        storable({f"--{n}": getattr(args, n) for n in given}, args.reviewer)
     # No labels verb shows the corpus checks: not run.
     snapshot = open_snapshot(spec_from(args), args.k, apply_stale=args.apply_stale, corpus_check=False)
     if args.action == "log":
@@ -521,8 +527,10 @@ def app(args: argparse.Namespace) -> int:
     is shown in the app. What the command line alone can refuse is refused here, before it opens
     (exit 2): a path that names nothing, an unknown measure or test."""
     from triage.ui.app import run
+    from triage.workspace.review import storable
 
     _exists(args)
+    storable({}, args.reviewer)  # the name on every decision, refused before the app opens
     if any(
         getattr(args, n) is not None for n in ("measures", "order", "tests", "correction", "rounds", "seed")
     ):
@@ -625,9 +633,36 @@ def _arrow_without_pandas() -> None:
         sys.meta_path.remove(finder)
 
 
+def _escaped(e: UnicodeError) -> tuple[str, int]:
+    """What standard output and error write for characters their encoding cannot hold: a byte
+    that is not UTF-8 (from a file name or an argument) as `\\xff`, any other character as
+    `\\u00b7` or `\\U0001f600` (never `\\xb7`: that spelling is a byte's)."""
+    if not isinstance(e, UnicodeEncodeError):
+        raise e
+    from triage.core.text.sanitize import bytes_shown
+
+    def one(c: str) -> str:
+        n = ord(c)
+        return bytes_shown(c) if 0xD800 <= n <= 0xDFFF else f"\\u{n:04x}" if n <= 0xFFFF else f"\\U{n:08x}"
+
+    return "".join(one(c) for c in e.object[e.start : e.end]), e.end
+
+
+def _escaping_streams() -> None:
+    """Standard output and error never fail on a character, whatever the locale and
+    PYTHONIOENCODING (ascii, utf-8 strict): what they cannot encode is written escaped."""
+    import codecs
+
+    codecs.register_error("triage.escaped", _escaped)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="triage.escaped")
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the process is the command's own: `triage ...`, `python -m triage ...`
         argv = sys.argv[1:]
+        _escaping_streams()
         if argv[:1] == ["report"]:
             _one_malloc_arena()
     if argv[:1] == ["--version"]:  # before any parser is built; exits as argparse's --version does

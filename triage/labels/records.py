@@ -178,13 +178,21 @@ def now() -> str:
 
 def reviewer_name(given: str | None = None) -> str:
     """--reviewer, else TRIAGE_REVIEWER, else the login name."""
-    name = given or os.environ.get("TRIAGE_REVIEWER")
-    if not name:
-        try:
-            name = getpass.getuser()
-        except (KeyError, OSError):
-            name = "unknown"
-    return name
+    return reviewer_source(given)[0]
+
+
+def reviewer_source(given: str | None = None) -> tuple[str, str]:
+    """The reviewer's name and where it came from: "--reviewer" (`given`), else "TRIAGE_REVIEWER",
+    else "the login name"."""
+    if given:
+        return given, "--reviewer"
+    name = os.environ.get("TRIAGE_REVIEWER")
+    if name:
+        return name, "TRIAGE_REVIEWER"
+    try:
+        return getpass.getuser(), "the login name"
+    except (KeyError, OSError):
+        return "unknown", "the login name"
 
 
 def _safe(part: str) -> str:

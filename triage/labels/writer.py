@@ -98,6 +98,7 @@ class Writer:
         if sha256_file(self.frozen) != self.base:
             raise FrozenFileChanged(f"{self.frozen} changed since triage started; refusing to write")
         refuse_frozen_path(self.folder, self.path, self.frozen)
+        record.content_hash()  # text JSON cannot hold (jsontext.NotJSON) is refused before any file is made
         for never in (self.protected, self.forbidden):
             if never is not None:
                 try:  # before the folder is made: nothing is created inside an input

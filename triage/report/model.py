@@ -22,6 +22,7 @@ from triage.core.checks.model import Check
 from triage.core.measures.corrections import Correction
 from triage.core.measures.paired import Outcome
 from triage.core.measures.significance import Comparison, NoTest, PairedTest
+from triage.core.text.sanitize import bytes_shown
 from triage.labels import jsontext
 from triage.report.rows import Drops, Flips, Rows
 
@@ -743,8 +744,8 @@ def _plain(x: object, keep: bool = False) -> object:
         }
     if isinstance(x, np.generic):
         return x.item()
-    if isinstance(x, Path):
-        return str(x)
+    if isinstance(x, Path):  # a byte of its name that is not UTF-8 as \xff: JSON holds text
+        return bytes_shown(str(x))
     if isinstance(x, Mapping):
         return {str(k): _plain(v, keep) for k, v in x.items()}
     if isinstance(x, tuple | list):

@@ -21,6 +21,7 @@ from triage.core.ids.codes import absent_from, positions
 from triage.core.inputs.contract import LABELS, conform, single
 from triage.core.inputs.shapes import read_table
 from triage.core.measures.paired import Outcome
+from triage.core.text.sanitize import bytes_shown
 from triage.labels.agreement import Agreement
 from triage.labels.agreement import agreement as reviewer_agreement
 from triage.labels.records import ADD, MAX_INT, Record
@@ -216,8 +217,9 @@ def import_judgements(
     writer = Review(snapshot, reviewer).writer
     written: list[Record] = []
     gold = sum(1 for _, _, g in rows if g >= 1)
+    name = bytes_shown(source.name)  # a byte of the name that is not UTF-8 as \xff: records hold text
     for (q, c, g), where in zip(rows, places, strict=True):
-        evidence: dict[str, object] = {"source": "import", "file": source.name, "line": where}
+        evidence: dict[str, object] = {"source": "import", "file": name, "line": where}
         record = writer.new_record(ADD, q, c, g, note, evidence=evidence)
         try:
             written.append(writer.append(record))

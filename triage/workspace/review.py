@@ -9,12 +9,15 @@ the record is applied and held in memory (unsaved); the next decision, or `retry
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from triage.core.errors import InputError
 from triage.core.measures.paired import Outcome
+from triage.core.text.sanitize import not_utf8
 from triage.labels.log import default_folder
-from triage.labels.records import ADD, RETRACT, VERDICT, Record, reviewer_name
+from triage.labels.records import ADD, RETRACT, VERDICT, Record, reviewer_name, reviewer_source
 from triage.labels.state import LabelState
 from triage.labels.verdicts import Cause
 from triage.labels.writer import FrozenFileChanged, Writer
@@ -63,6 +66,18 @@ def _next(snapshot: Snapshot, labels: LabelState, record: Record) -> Snapshot:
     if record.op == VERDICT:
         return snapshot.with_verdicts(labels)
     return snapshot.with_labels(labels, [record.query_id])
+
+
+def storable(texts: Mapping[str, str | None], reviewer: str | None = None) -> None:
+    """Refuse, before anything is read or written, text a record would hold that UTF-8 cannot: a byte
+    that is not UTF-8, as an argument or the environment may carry. `texts`: each text by the option
+    that gave it; `reviewer`: --reviewer (None: TRIAGE_REVIEWER, else the login name, is checked).
+    An `InputError` names the option, the byte and its place."""
+    name, source = reviewer_source(reviewer)
+    for where, text in [*texts.items(), (source, name)]:
+        problem = not_utf8(text) if text else None
+        if problem is not None:
+            raise InputError(where, f"{problem}; records hold UTF-8 text, nothing was written")
 
 
 class Review:

@@ -51,7 +51,7 @@ from triage.core.files import Identity, protect, write_bytes, write_new
 from triage.core.ids.codes import fingerprint
 from triage.core.ids.index import IdIndex, by_slot
 from triage.core.inputs.contract import ALIASES, CORPUS, conform, single, unique_ids
-from triage.core.inputs.readers import Parsed
+from triage.core.inputs.readers import Parsed, arrow_source
 from triage.core.removal import remove_tree
 from triage.core.text.words import token_estimates
 
@@ -267,24 +267,12 @@ def build(path: Path, progress: Callable[[float], None] | None = None) -> dict[s
                 os.unlink(folder / name)
     except OSError as e:
         raise Unwritable(_why(e)) from None
-    pf = pq.ParquetFile(path)
-    names = pf.schema_arrow.names
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise InputError(path, f"has the column {repeated[0]!r} more than once")
-    aliases = {k: v for k, v in ALIASES.items() if k in names and v not in names}
-    wanted = [c for c in names if c in COLUMNS or c in aliases]
-
-    def parts() -> Iterable[pa.Table]:
-        for i in range(pf.num_row_groups):
-            part = pf.read_row_group(i, columns=wanted)
-            part = part.rename_columns([aliases.get(c, c) for c in part.column_names])
-            yield normalise(conform(Parsed(path, part), {"chunk_id": CORPUS["chunk_id"]}))
-            if progress:
-                progress((i + 1) / pf.num_row_groups)
-
-    _write(folder / "chunks.arrow", parts(), CHUNKS, protected)
-    chunks = pa.ipc.open_file(pa.memory_map(str(folder / "chunks.arrow"), "r")).read_all()
+    with arrow_source(path) as source:
+        _write(folder / "chunks.arrow", _chunks(path, pq.ParquetFile(source), progress), CHUNKS, protected)
+    got = _map(folder / "chunks.arrow")  # mapped by Python: Arrow maps files by UTF-8 names alone
+    if got is None:
+        raise Unwritable(f"{folder / 'chunks.arrow'}: not the regular file just written")
+    chunks = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(got[0]))).read_all()
     ids = single(chunks.column("chunk_id"))
     fp = fingerprint(ids)
     placed = by_slot(fp)
@@ -320,6 +308,27 @@ def build(path: Path, progress: Callable[[float], None] | None = None) -> dict[s
     if opened is None:  # changed under us (another writer): read the corpus directly this time
         raise Unwritable(f"{folder} changed while it was written")
     return opened
+
+
+def _chunks(path: Path, pf: pq.ParquetFile, progress: Callable[[float], None] | None) -> Iterable[pa.Table]:
+    """The corpus's row groups, one at a time when read, as the cache's chunks (the contract's
+    columns); a column named twice is refused at once."""
+    names = pf.schema_arrow.names
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(path, f"has the column {repeated[0]!r} more than once")
+    aliases = {k: v for k, v in ALIASES.items() if k in names and v not in names}
+    wanted = [c for c in names if c in COLUMNS or c in aliases]
+
+    def parts() -> Iterable[pa.Table]:
+        for i in range(pf.num_row_groups):
+            part = pf.read_row_group(i, columns=wanted)
+            part = part.rename_columns([aliases.get(c, c) for c in part.column_names])
+            yield normalise(conform(Parsed(path, part), {"chunk_id": CORPUS["chunk_id"]}))
+            if progress:
+                progress((i + 1) / pf.num_row_groups)
+
+    return parts()
 
 
 def normalise(table: pa.Table) -> pa.Table:

@@ -15,6 +15,7 @@ from triage.core.files import Protected, protect
 from triage.core.inputs.readers import kind, linked, read_toml, regular_file, shown
 from triage.core.inputs.shapes import FORMATS, Format, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
+from triage.core.text.sanitize import bytes_shown
 
 MANIFEST = "triage.toml"
 _KEYS = {
@@ -324,7 +325,12 @@ def _arm(path: Path, arms: dict[str, object], key: str) -> ArmSpec:
     name = t.get("name")
     if name is not None and not isinstance(name, str):
         raise InputError(path, f"name must be a string, found {shown(name)}", f"[arms.{key}]")
-    return ArmSpec(name or p.stem, p, _form(path, t, f"arms.{key}"))
+    return ArmSpec(name or _stem(p), p, _form(path, t, f"arms.{key}"))
+
+
+def _stem(path: Path) -> str:
+    """An arm's name taken from its file's: a byte that is not UTF-8 shown as `\\xff` (a name is text)."""
+    return bytes_shown(path.stem)
 
 
 def _file(path: Path, table: dict[str, object], section_name: str, required: bool) -> Path | None:
@@ -428,8 +434,8 @@ def from_args(
     elif split is not None:
         raise InputError(labels, f"split {split!r} names a split of a BEIR folder, not of a table")
     return Spec(
-        a=ArmSpec(name_a or Path(run_a).stem, Path(run_a)),
-        b=ArmSpec(name_b or Path(run_b).stem, Path(run_b)),
+        a=ArmSpec(name_a or _stem(Path(run_a)), Path(run_a)),
+        b=ArmSpec(name_b or _stem(Path(run_b)), Path(run_b)),
         labels=Path(labels),
         corpus=Path(corpus) if corpus else None,
         queries=Path(queries) if queries else None,

@@ -4,8 +4,10 @@ every string checked to be UTF-8 (Parquet readers do not check), a corrupt file 
 
 from __future__ import annotations
 
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +16,8 @@ import pyarrow.parquet as pq
 from triage.core.errors import InputError
 from triage.core.inputs.readers import (
     Parsed,
+    arrow_source,
+    arrow_takes,
     codec,
     decompress,
     regular_file,
@@ -23,6 +27,9 @@ from triage.core.inputs.readers import (
     validate_text,
 )
 
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
 BATCH_ROWS = 16_384  # rows decoded at a time
 BUFFER_BYTES = 8 << 20  # bytes read from the file at a time
 
@@ -30,20 +37,21 @@ BUFFER_BYTES = 8 << 20  # bytes read from the file at a time
 def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
     head = sniff(path)
     name = codec(path, head)
-    source: Path | pa.BufferReader = path
+    data = None
     if name is not None:  # a compressed Parquet file is decompressed into memory
         data = decompress(path, name)
-        head, source = data[:4], pa.BufferReader(data)
+        head = data[:4]
     if not head.startswith(b"PAR1"):
         raise InputError(path, "not a Parquet file (no PAR1 magic bytes at the start)")
     try:
-        pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=BUFFER_BYTES)
-        names = pf.schema_arrow.names
-        repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
-        if repeated is not None:
-            raise InputError(path, f"has the column {repeated!r} more than once; a column is named once")
-        wanted = None if columns is None else list(dict.fromkeys(c for c in columns if c in names))
-        table = _in_batches(pf, wanted)
+        with arrow_source(path) if data is None else nullcontext(pa.BufferReader(data)) as source:
+            pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=BUFFER_BYTES)
+            names = pf.schema_arrow.names
+            repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+            if repeated is not None:
+                raise InputError(path, f"has the column {repeated!r} more than once; a column is named once")
+            wanted = None if columns is None else list(dict.fromkeys(c for c in columns if c in names))
+            table = _in_batches(pf, wanted)
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot read Parquet (truncated or corrupt?): {e}") from None
     valid_text(path, table)
@@ -148,6 +156,17 @@ class Shards(Parsed):
         return f"{self.files[i].name} row {row - int(self.starts[i]) + 1}"
 
 
+def _fragment(form: ds.ParquetFileFormat, path: Path, opened: ExitStack) -> ds.Fragment:
+    """The Parquet file `path` opened here (Arrow cannot open its name), as a dataset's fragment;
+    one that is not Parquet is named (Arrow knows it only as a buffer)."""
+    try:
+        fragment = form.make_fragment(pa.PythonFile(opened.enter_context(open(path, "rb"))))
+        fragment.physical_schema  # noqa: B018 - its footer read here, where the file can be named
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(path, f"cannot read Parquet (truncated or corrupt?): {e}") from None
+    return fragment
+
+
 def read_dataset(path: Path, files: list[Path], columns: list[str] | None = None) -> Shards:
     """The Parquet `files` a folder or glob (`path`) names as one table (pyarrow.dataset), in the
     order given; the metadata is the first file's."""
@@ -160,10 +179,16 @@ def read_dataset(path: Path, files: list[Path], columns: list[str] | None = None
     import pyarrow.dataset as ds
 
     try:
-        dataset = ds.dataset([str(f) for f in files], format="parquet")
-        names = dataset.schema.names
-        wanted = None if columns is None else [c for c in columns if c in names]
-        parts = [frag.to_table(schema=dataset.schema, columns=wanted) for frag in dataset.get_fragments()]
+        with ExitStack() as opened:
+            if all(arrow_takes(str(f)) for f in files):
+                dataset = ds.dataset([str(f) for f in files], format="parquet")
+            else:  # a name Arrow cannot take: the files opened here, one dataset of the first's schema
+                form = ds.ParquetFileFormat()
+                frags = [_fragment(form, f, opened) for f in files]
+                dataset = ds.FileSystemDataset(frags, frags[0].physical_schema, form)
+            names = dataset.schema.names
+            wanted = None if columns is None else [c for c in columns if c in names]
+            parts = [frag.to_table(schema=dataset.schema, columns=wanted) for frag in dataset.get_fragments()]
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot read the Parquet files as one table: {e}") from None
     table = pa.concat_tables(parts) if parts else dataset.schema.empty_table()

@@ -24,6 +24,8 @@ import re
 import reprlib
 import stat
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -343,7 +345,7 @@ def decompress(path: Path, name: str) -> bytes:
     cap = limit(path)
     parts, total = [], 0
     try:
-        with pa.input_stream(str(path), compression=name) as stream:
+        with arrow_source(path) as source, pa.input_stream(source, compression=name) as stream:
             while chunk := stream.read(CHUNK):
                 total += len(chunk)
                 if total > cap:
@@ -358,6 +360,40 @@ def decompress(path: Path, name: str) -> bytes:
     if not total:
         raise InputError(path, "is empty once decompressed")
     return b"".join(parts)
+
+
+# -- names Arrow cannot take ---------------------------------------------------------------------
+
+# The codec Arrow's `compression="detect"` takes from a name's ending (pyarrow's own rule).
+_ARROW_DETECTS = {".bz2": "bz2", ".gz": "gzip", ".lz4": "lz4", ".zst": "zstd"}
+
+
+def detected(path: Path) -> str | None:
+    """What `pa.input_stream(path, compression="detect")` decompresses `path` with: the same for a
+    file handed over open (`arrow_source`), which has no name to detect it from."""
+    return next((codec for end, codec in _ARROW_DETECTS.items() if str(path).endswith(end)), None)
+
+
+def arrow_takes(name: str) -> bool:
+    """Whether Arrow can open a file by `name`: it encodes names as UTF-8, and a name holding a byte
+    that is not UTF-8 (a lone surrogate in Python's text of it, `os.fsdecode`) cannot be."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@contextmanager
+def arrow_source(path: Path) -> Iterator[str | pa.NativeFile]:
+    """`path` as Arrow's readers take it: its name, or, for a name Arrow cannot take, the file
+    opened here (Python passes the name's own bytes to the system) and handed over open."""
+    name = str(path)
+    if arrow_takes(name):
+        yield name
+        return
+    with open(path, "rb") as f, pa.PythonFile(f, mode="r") as native:
+        yield native
 
 
 # -- TOML files: a manifest `triage.toml`, a gate file --------------------------------------------

@@ -30,7 +30,9 @@ from triage.core.inputs.readers import (
     JSONL_EXT,
     PARQUET_EXT,
     Parsed,
+    arrow_source,
     codec,
+    detected,
     inner_suffix,
     read_sidecar,
     sniff,
@@ -114,7 +116,7 @@ def _base_ext(path: Path) -> str:
 def _head_text(path: Path, n: int = 1 << 16) -> str | None:
     """The first `n` bytes as text (decompressed by extension), None when they are not UTF-8."""
     try:
-        with pa.input_stream(str(path), compression="detect") as f:
+        with arrow_source(path) as source, pa.input_stream(source, detected(path)) as f:
             head = f.read(n)
     except (pa.ArrowException, OSError):
         return None
@@ -267,7 +269,7 @@ def read_table(path: Path, trec: str | None = None, columns: list[str] | None = 
 def _peek(path: Path, name: str) -> bytes:
     """The first decompressed bytes of `path` (to recognise compressed Parquet)."""
     try:
-        with pa.input_stream(str(path), compression=name) as stream:
+        with arrow_source(path) as source, pa.input_stream(source, compression=name) as stream:
             return bytes(stream.read(4))
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot decompress ({name}; truncated or corrupt?): {e}") from None

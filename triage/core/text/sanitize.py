@@ -29,6 +29,7 @@ tests/test_visible_marks.py holds the set against the `regex` package's own Unic
 
 ASCII text is checked against the ASCII part of the set, taken at import; the whole set is built on
 the first text that is not ASCII (about 20 ms, once).
+A byte that is not UTF-8 (in a file name or an argument) is shown as `\\xff` (`bytes_shown`).
 Markup safety is the renderer's job: it must wrap the result as plain text, never parse it.
 `counted` spells a count with its noun, singular for one, wherever a count is shown.
 """
@@ -113,11 +114,40 @@ def visible(text: object, cap: int | None = DISPLAY_CAP, newlines: bool = True) 
     if cap is not None and len(s) > cap:
         s, more = s[:cap], len(s) - cap
     s = (_ASCII_MARKS if s.isascii() else _all_marks()).sub(_token, s)
+    s = bytes_shown(s)
     if not newlines:
         s = s.replace("\n", " ").replace("\t", " ")
     if more:
         s += f" … ({more:,} more characters)"
     return s
+
+
+# A lone surrogate: Python's text of a byte that is not UTF-8 in a file name, an argument or the
+# environment (`surrogateescape`: U+DC80–U+DCFF stands for the byte 0x80–0xFF), or (any other)
+# text that is not Unicode. Neither can be encoded, printed or stored as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _byte(m: re.Match[str]) -> str:
+    n = ord(m.group())
+    return f"\\x{n - 0xDC00:02x}" if 0xDC80 <= n <= 0xDCFF else f"<U+{n:04X}>"
+
+
+def bytes_shown(text: str) -> str:
+    """`text` with each byte that is not UTF-8 shown as `\\xff` (any other lone surrogate as
+    `<U+D800>`): a file name holding such a byte is named as it is, in text that can be printed."""
+    return _SURROGATE.sub(_byte, text)
+
+
+def not_utf8(text: str) -> str | None:
+    """Why `text` cannot be stored as UTF-8, or None when it can: "holds a byte that is not UTF-8
+    (\\xff at position 4)", the position counted in characters from 1."""
+    m = _SURROGATE.search(text)
+    if m is None:
+        return None
+    shown = bytes_shown(m.group())
+    what = "a byte that is not UTF-8" if shown.startswith("\\x") else "a lone surrogate (not Unicode)"
+    return f"holds {what} ({shown} at position {m.start() + 1})"
 
 
 def one_line(text: object, width: int) -> str:
