@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.checks.model import ERROR, OK, SHOW, WARNING, Check, some
+from triage.core.checks.rag import check_rag
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.inputs.contract import single
 from triage.core.inputs.load import Inputs
@@ -382,6 +383,7 @@ def input_checks(ev: Evaluation) -> list[Check]:
         + check_label_time(ev)
         + check_labels(ev)
         + check_slices(ev)
+        + check_rag(ev)
     )
 
 
