@@ -47,7 +47,7 @@ def numbers(report: dict) -> dict:
     flips = [{k: v for k, v in f.items() if k not in ("text", "hints")} for f in report["flips"]]
     keys = ("n_queries", "n_scored", "n_unlabelled", "paired", "k_cells", "compare")
     return {"arms": arms, "flips": flips, "missing": {s: sorted(v) for s, v in report["missing"].items()}} | {
-        k: report[k] for k in keys
+        k: report.get(k) for k in keys
     }
 
 
@@ -690,3 +690,36 @@ async def test_the_app_opens_two_result_files_and_the_detail_shows_their_texts(t
         assert "When does the lease end?" in str(screen.query_one("#query-text", Static).render())
         preview = str(screen.query_one("#preview", Static).render())
         assert preview.startswith(f"B #1  {d.b.rows[0].chunk_id}") and "text of n5" in preview
+
+
+def test_a_manifest_without_labels_takes_them_from_its_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_llamaindex_files(tmp_path)
+    (tmp_path / "triage.toml").write_text(
+        '[arms.a]\npath = "a.jsonl"\nname = "plain"\n[arms.b]\npath = "b.jsonl"\nname = "reranked"\n'
+    )
+    assert main(["report", str(tmp_path), "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["n_scored"] == 3 and checks(rep)["labels.from_runs"][0]["level"] == "ok"
+    assert main(["labels", "export", str(a), str(b), "--out", str(tmp_path / "labels.parquet")]) == 0
+    exported = pq.read_table(tmp_path / "labels.parquet")
+    assert sorted(exported.column("chunk_id").to_pylist()) == ["n3", "n4", "n7", "n9"]
+    capsys.readouterr()
+    assert (
+        main(["report", str(a), str(b), "--labels", str(tmp_path / "labels.parquet"), "--format", "json"])
+        == 0
+    )
+    again = json.loads(capsys.readouterr().out)
+    close(numbers(rep), numbers(again))  # the labels written out are the labels the runs gave
+
+
+def test_labels_taken_from_the_runs_have_no_file_time(tmp_path: Path) -> None:
+    a, b = two_llamaindex_files(tmp_path)
+    Path(f"{b}.meta.json").write_text(json.dumps({"created_at": "2024-05-01T12:00:00+00:00", "k": 5}))
+    rep = triage.open(a=a, b=b).report().to_json()
+    (check,) = checks(rep)["labels.time"]
+    assert check["level"] == "ok" and check["message"].startswith(
+        "labels taken from the runs record no created_at"
+    )
+    assert rep["k"] == 5  # the sidecar is read beside a framework's file too

@@ -183,9 +183,9 @@ def _ranked(line: str) -> bool:
 def detect(path: Path, role: Role) -> Format:
     """The container of `path` (docs/data.md "Input shapes" lists these rules, in this order):
     a folder or a glob → parquet-dataset; Parquet magic bytes or a Parquet extension → parquet;
-    `.json`/`.jsonl`/`.ndjson` whose text opens `[` → json, `{"queries": {"…": "` (or `corpus`,
-    `relevant_docs`) → llamaindex-dataset, `{"<a RAG shape's column>": {` → json, `{"…": {` → ranx,
-    else jsonl (text opening `{` or `[` under any name alike); text whose first
+    `.json`/`.jsonl`/`.ndjson`, or text opening `{` or `[` (`_json_form`): an array → json (not
+    for a JSON Lines name), `{"queries": {"…": "` → llamaindex-dataset, `{"<a RAG shape's or the
+    contract's column>": {` → json, `{"…": {` → ranx, else jsonl; text whose first
     line names a known column (query_id, query-id, qid, chunk_id, doc_id, …) → tsv when it holds
     a tab, csv otherwise; a run whose first line has 6 fields (or 5 ending in a rank and a score),
     labels whose first line has 4 → trec. Anything else is refused, naming the shapes triage reads."""
