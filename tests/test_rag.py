@@ -523,6 +523,21 @@ def test_a_spans_frame_with_columns_of_mixed_kinds_is_read(tmp_path: Path) -> No
     ]
 
 
+def test_a_frame_whose_id_lists_mix_text_and_integers_reads_them_as_text() -> None:
+    """Not only a framework's: any frame whose lists of ids mix kinds, which Arrow cannot type."""
+    pd = pytest.importorskip("pandas")
+    run = pd.DataFrame({"query_id": ["q1", "q2"], "retrieved": [["a", 7], [8]]})
+    labels = pd.DataFrame({"query_id": ["q1", "q2"], "chunk_id": ["7", "8"]})
+    rep = triage.open(a=run, b=run, labels=labels).report().to_json()
+    assert rep["arms"]["a"]["hit_rate"] == 1.0 and rep["arms"]["a"]["mrr"] == 0.75
+    ragas = pd.DataFrame(
+        {"user_input": ["q"], "retrieved_context_ids": [[1, "d2"]], "reference_context_ids": [["d2"]]}
+    )
+    assert triage.open(a=ragas, b=ragas).snapshot.inputs.a.table.column("retrieved").to_pylist() == [
+        ["1", "d2"]
+    ]
+
+
 # -- the docs' examples --------------------------------------------------------------------------------
 
 

@@ -81,23 +81,49 @@ def as_arrow(value: object, name: str) -> pa.Table:
 
 
 def _by_column(frame: Any) -> pa.Table:
-    """A pandas DataFrame some column of which holds values of more than one kind (a Phoenix spans
-    frame's attributes: text in one row, an object in the next): each such column kept as JSON text
-    (null for a missing value), every other as Arrow reads it."""
+    """A pandas DataFrame some column of which holds values of more than one kind: lists of ids
+    mixing text and integers as lists of text (ids are strings whatever their type), any other such
+    column (a Phoenix spans frame's attributes: text in one row, an object in the next) kept as JSON
+    text (null for a missing value); every other column as Arrow reads it."""
     columns = {}
     for name in frame.columns:
         values = frame[name]
         try:
             columns[str(name)] = pa.array(values, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            columns[str(name)] = pa.array([_json_text(v) for v in values], pa.string())
+            ids = _id_lists(list(values))
+            columns[str(name)] = (
+                ids if ids is not None else pa.array([_json_text(v) for v in values], pa.string())
+            )
     return pa.table(columns)
 
 
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)  # NaN: pandas' missing value
+
+
+def _id_lists(values: list[object]) -> pa.Array | None:
+    """Lists of ids (text or integers, numpy's too) as lists of text; None unless every value is one."""
+    out: list[list[str] | None] = []
+    for v in values:
+        if _missing(v):
+            out.append(None)
+            continue
+        items = v.tolist() if isinstance(v, np.ndarray) else v
+        if not isinstance(items, list | tuple):
+            return None
+        if not all(isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in items):
+            return None
+        out.append([str(x) for x in items])
+    return pa.array(out, pa.list_(pa.string()))
+
+
 def _json_text(value: object) -> str | None:
-    if value is None or (isinstance(value, float) and value != value):  # NaN: pandas' missing value
+    if _missing(value):
         return None
-    return json.dumps(value, default=str, ensure_ascii=False)
+    return json.dumps(
+        value, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o), ensure_ascii=False
+    )
 
 
 def _is_path(value: object) -> bool:
