@@ -193,8 +193,10 @@ def test_what_is_not_a_table_is_refused_by_name() -> None:
     assert msg.startswith("run a: is a int: expected a path, an Arrow table")
     with pytest.raises(InputError, match="does not exist"):
         open_evaluation(a=SAMPLE / "nope.parquet", b=SAMPLE / FILES["b"], labels=SAMPLE / FILES["labels"])
-    with pytest.raises(ValueError, match="missing input: labels"):
+    with pytest.raises(InputError, match="labels: none given, and the runs are not RAG evaluations"):
         open_evaluation(a=tables()["a"], b=tables()["b"])
+    with pytest.raises(ValueError, match="missing input: b"):
+        open_evaluation(a=tables()["a"], labels=tables()["labels"])
     with pytest.raises(ValueError, match="not both"):
         open_evaluation(SAMPLE, a=tables()["a"])
 

@@ -18,6 +18,7 @@ This module sits above every layer and nothing imports it but the package root, 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -59,7 +60,10 @@ def as_arrow(value: object, name: str) -> pa.Table:
             return value.read_all()
         pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas is imported
         if pandas is not None and isinstance(value, pandas.DataFrame):
-            return pa.Table.from_pandas(value, preserve_index=False)
+            try:
+                return pa.Table.from_pandas(value, preserve_index=False)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                return _by_column(value)
         if hasattr(value, "__arrow_c_stream__"):
             return pa.table(value)
         to_arrow = getattr(value, "to_arrow", None)
@@ -73,6 +77,52 @@ def as_arrow(value: object, name: str) -> pa.Table:
         name,
         f"is a {type(value).__name__}: expected a path, an Arrow table, a DataFrame or an object "
         "with __arrow_c_stream__ or to_arrow()",
+    )
+
+
+def _by_column(frame: Any) -> pa.Table:
+    """A pandas DataFrame some column of which holds values of more than one kind: lists of ids
+    mixing text and integers as lists of text (ids are strings whatever their type), any other such
+    column (a Phoenix spans frame's attributes: text in one row, an object in the next) kept as JSON
+    text (null for a missing value); every other column as Arrow reads it."""
+    columns = {}
+    for name in frame.columns:
+        values = frame[name]
+        try:
+            columns[str(name)] = pa.array(values, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            ids = _id_lists(list(values))
+            columns[str(name)] = (
+                ids if ids is not None else pa.array([_json_text(v) for v in values], pa.string())
+            )
+    return pa.table(columns)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)  # NaN: pandas' missing value
+
+
+def _id_lists(values: list[object]) -> pa.Array | None:
+    """Lists of ids (text or integers, numpy's too) as lists of text; None unless every value is one."""
+    out: list[list[str] | None] = []
+    for v in values:
+        if _missing(v):
+            out.append(None)
+            continue
+        items = v.tolist() if isinstance(v, np.ndarray) else v
+        if not isinstance(items, list | tuple):
+            return None
+        if not all(isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in items):
+            return None
+        out.append([str(x) for x in items])
+    return pa.array(out, pa.list_(pa.string()))
+
+
+def _json_text(value: object) -> str | None:
+    if _missing(value):
+        return None
+    return json.dumps(
+        value, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o), ensure_ascii=False
     )
 
 
@@ -110,7 +160,9 @@ def open_evaluation(
     seed: int | None = None,
 ) -> Comparison:
     """One evaluation: a manifest (file or folder), or the inputs `a`, `b`, `labels` (each a path
-    or a table) with optional `queries` and `corpus`; neither: the bundled sample.
+    or a table) with optional `queries` and `corpus`; neither: the bundled sample. Runs in a RAG
+    framework's shape (LlamaIndex, Ragas, OpenInference spans: docs/data.md "RAG evaluations")
+    need no `labels`: their expected ids are the labels.
 
     `names`: the arms' names (default: a file's stem, a table's `name` metadata, else "a", "b").
     `k`: the cut-off, or several (`[1, 5, 10]`: the first decides flips and the paired table; each arm's
@@ -149,9 +201,9 @@ def open_evaluation(
         spec = evaluation_spec(where, amendments=Path(amendments) if amendments is not None else None)
         spec = with_tests(with_measures(spec, *named_measures, "measures"), *paired_tests, "arguments")
         return Comparison(open_snapshot(spec, k, LabelMode(label_state), apply_stale))
-    missing = [r for r in ("a", "b", "labels") if given[r] is None]
-    if missing:
-        raise ValueError(f"missing input: {', '.join(missing)} (a, b and labels are required)")
+    missing = [r for r in ("a", "b") if given[r] is None]
+    if missing:  # labels None: the runs' expected ids (runs in a RAG framework's shape)
+        raise ValueError(f"missing input: {', '.join(missing)} (a and b are required)")
     paths: dict[str, Path | None] = {}
     parsed: dict[str, Parsed] = {}
     for role, value in given.items():
@@ -163,7 +215,7 @@ def open_evaluation(
     # an arm given as a table is named by its `name` metadata, else "a" or "b"; a file, by its stem
     arm_names = names or tuple((parsed[r].meta.get("name") or r) if r in parsed else None for r in ("a", "b"))
     run_a, run_b, frozen = paths["a"], paths["b"], paths["labels"]
-    assert run_a is not None and run_b is not None and frozen is not None
+    assert run_a is not None and run_b is not None
     spec = evaluation_spec(
         None,
         (run_a, run_b),

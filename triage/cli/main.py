@@ -40,7 +40,12 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="a manifest (folder or triage.toml), or RUN_A RUN_B with --labels; none: the bundled sample",
     )
-    p.add_argument("--labels", type=Path, help="frozen gold labels (with RUN_A RUN_B)")
+    p.add_argument(
+        "--labels",
+        type=Path,
+        help="frozen gold labels (with RUN_A RUN_B); none: the runs' expected ids (LlamaIndex, Ragas, "
+        "OpenInference evaluations)",
+    )
     p.add_argument("--corpus", type=Path, help="chunks file (with RUN_A RUN_B)")
     p.add_argument("--queries", type=Path, help="queries file (with RUN_A RUN_B)")
     p.add_argument(
@@ -390,9 +395,7 @@ def spec_from(args: argparse.Namespace):  # -> Spec
     paths = [Path(p) for p in args.paths]
     loose = [n for n in ("labels", "corpus", "queries", "split") if getattr(args, n, None) is not None]
     holdout = _holdout(args)
-    if len(paths) == 2:
-        if args.labels is None:
-            raise InputError("command line", "two runs need --labels LABELS")
+    if len(paths) == 2:  # without --labels, the labels are the runs' expected ids (RAG evaluations)
         runs = (paths[0], paths[1])
         return evaluation_spec(
             None,

@@ -93,7 +93,8 @@ class Writer:
         """Write `record` as the next line of the chain; OSError if the disk refuses."""
         if self.frozen is None:
             raise LabelsNotAFile(
-                "the labels were given as a table: judgements are saved only for labels given as a file"
+                "the labels were given as a table or taken from the runs: judgements are saved only for "
+                "labels given as a file (triage labels export writes one)"
             )
         if sha256_file(self.frozen) != self.base:
             raise FrozenFileChanged(f"{self.frozen} changed since triage started; refusing to write")

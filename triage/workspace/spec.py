@@ -40,13 +40,11 @@ def evaluation_spec(
     in_memory: Collection[Path] = (),
     split: str | None = None,
 ) -> Spec:
-    """`runs` given: the files one by one (`labels` required; `names`, `k` and `in_memory` as
-    `manifest.from_args`; `split`: of labels that are a BEIR folder). Else the `manifest`, or
-    without one the bundled sample, its own k and names. `amendments` and `holdout`, when given,
-    override the manifest's."""
+    """`runs` given: the files one by one (`labels` None: the runs' expected ids; `names`, `k` and
+    `in_memory` as `manifest.from_args`; `split`: of labels that are a BEIR folder). Else the
+    `manifest`, or without one the bundled sample, its own k and names. `amendments` and
+    `holdout`, when given, override the manifest's."""
     if runs is not None:
-        if labels is None:
-            raise ValueError("two runs need labels")
         return from_args(
             runs[0],
             runs[1],

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.checks.model import ERROR, OK, SHOW, WARNING, Check, some
+from triage.core.checks.rag import check_rag
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.inputs.contract import single
 from triage.core.inputs.load import Inputs
@@ -303,8 +304,9 @@ def check_label_time(ev: Evaluation) -> list[Check]:
     l_time = _when(frozen.meta.get("created_at"))
     recorded = l_time is not None  # else the file time, which a copy or a checkout also sets
     if l_time is None and "labels" in ev.inputs.given:
-        note = "labels given as a table record no created_at: label timing not checked"
-        return [Check(OK, "labels.time", note)]
+        from_runs = ev.inputs.rag is not None and ev.inputs.rag.labels_from_runs
+        given = "labels taken from the runs" if from_runs else "labels given as a table"
+        return [Check(OK, "labels.time", f"{given} record no created_at: label timing not checked")]
     if l_time is None:
         l_time = datetime.fromtimestamp(frozen.path.stat().st_mtime).astimezone()
     if l_time > b_time:
@@ -382,6 +384,7 @@ def input_checks(ev: Evaluation) -> list[Check]:
         + check_label_time(ev)
         + check_labels(ev)
         + check_slices(ev)
+        + check_rag(ev)
     )
 
 

@@ -42,8 +42,10 @@ def read_delimited(path: Path, delimiter: str) -> Parsed:
     try:
         table = pcsv.read_csv(
             pa.BufferReader(data),
-            parse_options=pcsv.ParseOptions(
-                delimiter=delimiter, quote_char='"' if delimiter == "," else False
+            parse_options=pcsv.ParseOptions(  # a quoted CSV cell may hold line breaks (a context's text)
+                delimiter=delimiter,
+                quote_char='"' if delimiter == "," else False,
+                newlines_in_values=delimiter == ",",
             ),
             convert_options=pcsv.ConvertOptions(
                 column_types={n: pa.string() for n in names if n in ID_COLUMNS}

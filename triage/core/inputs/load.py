@@ -29,9 +29,11 @@ from triage.core.inputs.contract import (
     unique_ids,
 )
 from triage.core.inputs.corpus import Corpus, cached_ids, corpus_of
-from triage.core.inputs.frozen import FrozenLabels, frozen_of, load_frozen
+from triage.core.inputs.frozen import FrozenLabels, frozen_of, sha256_file
 from triage.core.inputs.long_runs import Placed
 from triage.core.inputs.manifest import ArmSpec, Spec
+from triage.core.inputs.rag import frameworks, from_runs
+from triage.core.inputs.rag.from_runs import RagFacts
 from triage.core.inputs.readers import Parsed
 from triage.core.inputs.shapes import Role, in_layout, read_input
 from triage.core.inputs.split import DocSplit, split_of
@@ -238,34 +240,33 @@ class Inputs:
     chunks: Corpus | None = None
     split: DocSplit | None = None  # the tuning split over the corpus's chunks (spec.holdout)
     notices: tuple[str, ...] = ()  # one line each, printed once (not checks): a BEIR split's queries
+    rag: RagFacts | None = None  # what reading a RAG framework's shape did (None: no input had one)
 
 
 def load_inputs(spec: Spec, tables: Tables = FILES, scores: bool = True) -> Inputs:
     """Read every file `spec` names, or take the input from `tables` where it gives one: both go
     through the same contract checks. The two runs are independent: one thread each (2 cores).
     Without `scores` the runs' scores are checked, then let go (`run_of`).
-    A BEIR split (`spec.split`): only its queries are evaluated (`_of_split`)."""
+    A BEIR split (`spec.split`): only its queries are evaluated (`_of_split`). Runs in a RAG
+    framework's shape are keyed by the queries file (`frameworks.keyed`) and may give the labels, the
+    queries' text and the corpus's (`_from_runs`)."""
 
     def parse(arm: ArmSpec, given: Parsed | None) -> Parsed:
         return read_input(arm.path, Role.RUN, arm.format) if given is None else in_layout(given, Role.RUN)
 
     def run(arm: ArmSpec, parsed: Future[Parsed]) -> Run:
-        return run_of(_without(parsed.result(), others), arm.name, scores=scores)
+        return run_of(frameworks.keyed(_without(parsed.result(), others), queries), arm.name, scores=scores)
 
     others: pa.Array | None = None  # queries of other splits
     notices: tuple[str, ...] = ()
     with ThreadPoolExecutor(max_workers=2) as pool:
         parsed_a, parsed_b = pool.submit(parse, spec.a, tables.a), pool.submit(parse, spec.b, tables.b)
-        frozen = (
-            load_frozen(spec.labels)
-            if tables.labels is None
-            else frozen_of(in_layout(tables.labels, Role.LABELS))
-        )
         if tables.queries is not None:
             queries: pa.Table | None = queries_of(tables.queries)
         else:
             queries = load_queries(spec.queries) if spec.queries else None
-        if spec.split is not None and queries is not None:
+        frozen, labels_shape = _frozen(spec, tables, queries)
+        if spec.split is not None and queries is not None and frozen is not None:
             queries, others, notices = _of_split(spec, queries, frozen)
         future_a, future_b = pool.submit(run, spec.a, parsed_a), pool.submit(run, spec.b, parsed_b)
         chunks = corpus_of(tables.corpus) if tables.corpus else None
@@ -281,7 +282,74 @@ def load_inputs(spec: Spec, tables: Tables = FILES, scores: bool = True) -> Inpu
         else:
             corpus = load_corpus_ids(spec.corpus, spec.corpus_format) if spec.corpus else None
         run_a, run_b = future_a.result(), future_b.result()
-    return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks, split, notices)
+    if (
+        frozen is not None
+        and not labels_shape
+        and not (frameworks.converted(run_a.loaded) or frameworks.converted(run_b.loaded))
+    ):
+        return Inputs(spec, run_a, run_b, frozen, queries, corpus, tables.given, chunks, split, notices)
+    frozen, queries, chunks, facts = _from_runs((run_a, run_b), frozen, labels_shape, queries, chunks, spec)
+    given = tables.given | ({"labels"} if facts.labels_from_runs else set())
+    return Inputs(spec, run_a, run_b, frozen, queries, corpus, given, chunks, split, notices, facts)
+
+
+def _frozen(spec: Spec, tables: Tables, queries: pa.Table | None) -> tuple[FrozenLabels | None, str]:
+    """The frozen labels a file or table gives (None: taken from the runs, `spec.labels_from_runs`),
+    and the RAG framework whose shape they had ("" for none): such labels are the expected ids of
+    its rows, keyed by `queries` as a run's are."""
+    if tables.labels is None and spec.labels_from_runs:
+        return None, ""
+    if tables.labels is not None:
+        parsed, sha = in_layout(tables.labels, Role.LABELS), None
+    else:
+        parsed, sha = read_input(spec.labels, Role.LABELS), sha256_file(spec.labels)
+    shape = frameworks.framework_of(parsed)
+    if shape:
+        parsed = frameworks.keyed(parsed, queries)
+        table, _ = from_runs.labels_table([from_runs.expected(parsed.table)])
+        if not table.num_rows:
+            raise InputError(parsed.path, f"holds {shape} that name no expected ids: no labels")
+        parsed = Parsed(parsed.path, table, parsed.meta)
+    return frozen_of(parsed, sha), shape
+
+
+def _from_runs(
+    runs: tuple[Run, Run],
+    frozen: FrozenLabels | None,
+    labels_shape: str,
+    queries: pa.Table | None,
+    chunks: Corpus | None,
+    spec: Spec,
+) -> tuple[FrozenLabels, pa.Table | None, Corpus | None, RagFacts]:
+    """What runs of a RAG framework's shape give where no input does (`from_runs`): the labels (their
+    expected ids), the queries' text, and their texts standing in for the corpus."""
+    read = {
+        f"run {side}": run for side, run in zip("ab", runs, strict=True) if frameworks.converted(run.loaded)
+    }
+    differ: tuple[str, ...] = ()
+    if frozen is None:
+        labels, differ = from_runs.labels_of({name: run.loaded for name, run in read.items()})
+        frozen = frozen_of(labels)
+    tables = [run.table for run in read.values()]
+    queries = from_runs.queries_of(tables, queries)
+    texts, texts_differ = (
+        (None, ()) if chunks is not None or spec.corpus is not None else from_runs.texts_of(tables)
+    )
+    if texts is not None:
+        chunks = corpus_of(Parsed(from_runs.TEXTS, texts))
+    shapes = {name: frameworks.framework_of(run.loaded) for name, run in read.items()}
+    facts = RagFacts(
+        shapes=shapes | ({"labels": labels_shape} if labels_shape else {}),
+        labels_from_runs=spec.labels_from_runs,
+        differ=differ,
+        by_text={
+            name: int(sum(run.table.column(frameworks.BY_TEXT).to_pylist())) for name, run in read.items()
+        },
+        keyed_by_text={name: getattr(run.loaded, "keyed_by_text", 0) for name, run in read.items()},
+        stand_in=texts is not None,
+        texts_differ=texts_differ,
+    )
+    return frozen, queries, chunks, facts
 
 
 def _of_split(

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect
+from triage.core.inputs.rag.from_runs import LABELS as FROM_RUNS
 from triage.core.inputs.readers import kind, linked, read_toml, regular_file, shown
-from triage.core.inputs.shapes import FORMATS, Format, is_pattern, members, sidecar_of
+from triage.core.inputs.shapes import FORMATS, Format, Role, detect, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 from triage.core.text.sanitize import bytes_shown
 
@@ -68,6 +69,9 @@ class Spec:
     correction: str = "holm"
     rounds: int = 10_000
     seed: int = 0
+    # No labels named: the runs' expected ids are the labels (runs in a RAG framework's shape;
+    # core/inputs/rag/from_runs.py), and `labels` only the name they go by
+    labels_from_runs: bool = False
 
     @property
     def beir(self) -> Path | None:
@@ -77,7 +81,8 @@ class Spec:
     def inputs(self) -> list[Path]:
         """Every file this evaluation reads (its sidecars included): files triage never writes."""
         tuned = self.holdout.tuned_docs if self.holdout else None
-        given = [p for p in (self.a.path, self.b.path, self.labels, self.corpus, self.queries, tuned) if p]
+        labels = None if self.labels_from_runs else self.labels
+        given = [p for p in (self.a.path, self.b.path, labels, self.corpus, self.queries, tuned) if p]
         present = [m for p in [*given, self.manifest] if p is not None for m in members(p)]
         sidecars = [sidecar_of(p) for p in dict.fromkeys([*given, *present])]
         return present + [p for p in sidecars if p.exists()]
@@ -89,7 +94,8 @@ class Spec:
         `amendments` (the review files, whose identities `also` adds: a hard link to one
         elsewhere). The manifest's own folder is not one: exports are written beside the inputs."""
         tuned = self.holdout.tuned_docs if self.holdout else None
-        given = [p for p in (self.a.path, self.b.path, self.labels, self.corpus, self.queries, tuned) if p]
+        labels = None if self.labels_from_runs else self.labels
+        given = [p for p in (self.a.path, self.b.path, labels, self.corpus, self.queries, tuned) if p]
         files = [*self.inputs(), *(members(self.beir) if self.beir else []), *(also or [])]
         folders = [p for p in given if p.is_dir()] + [_glob_folder(p) for p in given if is_pattern(p)]
         folders += [self.beir] if self.beir is not None else []
@@ -157,9 +163,13 @@ def from_manifest(path: Path) -> Spec:
     split = labels.get("split")
     if split is not None and not isinstance(split, str):
         raise InputError(path, f"split must be a string, found {shown(split)}", "[labels]")
-    folder = _file(path, labels, "labels", True)
-    assert folder is not None
-    files = beir(folder, split, _file(path, corpus, "corpus", False), _file(path, queries, "queries", False))
+    folder = _file(path, labels, "labels", "labels" in doc)  # no [labels]: the runs' expected ids
+    corpus_file, queries_file = _file(path, corpus, "corpus", False), _file(path, queries, "queries", False)
+    files = (
+        beir(folder, split, corpus_file, queries_file)
+        if folder is not None
+        else Beir(FROM_RUNS, corpus_file, queries_file, from_runs=True)
+    )
     spec = Spec(
         a=a,
         b=b,
@@ -177,6 +187,7 @@ def from_manifest(path: Path) -> Spec:
         measures=measures,
         order=order,
         split=files.split,
+        labels_from_runs=files.from_runs,
     )
     return _tests(path, doc, spec)
 
@@ -195,6 +206,15 @@ class Beir:
     queries: Path | None
     split: str | None = None
     amendments: Path | None = None
+    from_runs: bool = False  # no labels named: the runs' expected ids
+
+
+def is_llamaindex_dataset(path: Path) -> bool:
+    """A LlamaIndex EmbeddingQAFinetuneDataset JSON file (labels, queries and a corpus in one)."""
+    try:
+        return path.is_file() and detect(path, Role.LABELS) is Format.LLAMAINDEX_DATASET
+    except InputError:
+        return False
 
 
 def is_beir(path: Path) -> bool:
@@ -208,11 +228,14 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
     no qrels file is refused, naming the file and the splits present; a split named for labels
     that are not a BEIR folder too. Each of these files that is there and not a regular file (a
     FIFO, a device, a folder, a link to one or to nothing) is refused naming it, before anything
-    opens it; so is a `qrels` that is not a folder."""
+    opens it; so is a `qrels` that is not a folder. A LlamaIndex EmbeddingQAFinetuneDataset is,
+    likewise, the queries and the corpus unless they are given."""
     _qrels_folder(labels)
     if not is_beir(labels):
         if split is not None:
             raise InputError(labels, f"split {split!r} names a split of a BEIR folder (one holding qrels/)")
+        if is_llamaindex_dataset(labels):
+            return Beir(labels, corpus or labels, queries or labels)
         return Beir(labels, corpus, queries)
     split = DEFAULT_SPLIT if split is None else split
     qrels = labels / "qrels" / f"{split}.tsv"
@@ -402,7 +425,7 @@ def _holdout(doc: dict[str, object], path: Path) -> Holdout:
 def from_args(
     run_a: Path,
     run_b: Path,
-    labels: Path,
+    labels: Path | None,
     corpus: Path | None = None,
     queries: Path | None = None,
     k: object = None,
@@ -416,7 +439,7 @@ def from_args(
     """The files named one by one: each must exist (or, a glob, match files), except those in
     `in_memory` (names standing for inputs given as tables). An arm's name is its file's stem
     unless `names` gives it; `k` is checked as `check_ks` does, an error naming "k". Labels that
-    are a BEIR folder are read as its `split` (`beir`)."""
+    are a BEIR folder are read as its `split` (`beir`); no labels: the runs' expected ids."""
     for p in (run_a, run_b, labels, corpus, queries):
         if p is None or p in in_memory:
             continue
@@ -425,7 +448,14 @@ def from_args(
     ks = check_ks(k, "k")
     name_a, name_b = names
     beir_amendments = None
-    if Path(labels) not in in_memory:
+    from_runs = labels is None
+    if labels is None:
+        if split is not None:
+            raise InputError(
+                "command line", f"split {split!r} names a split of labels given as a BEIR folder"
+            )
+        labels = FROM_RUNS
+    elif Path(labels) not in in_memory:
         files = beir(
             Path(labels), split, Path(corpus) if corpus else None, Path(queries) if queries else None
         )
@@ -444,4 +474,5 @@ def from_args(
         ks=ks,
         holdout=holdout,
         split=split,
+        labels_from_runs=from_runs,
     )

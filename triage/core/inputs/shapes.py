@@ -25,6 +25,7 @@ from triage.core.inputs.delimited import read_delimited
 from triage.core.inputs.jsonl import read_jsonl
 from triage.core.inputs.long_runs import group_long
 from triage.core.inputs.parquet import read_dataset, read_parquet
+from triage.core.inputs.rag import frameworks, json_rows
 from triage.core.inputs.ranx import read_ranx
 from triage.core.inputs.readers import (
     JSONL_EXT,
@@ -59,6 +60,8 @@ class Format(StrEnum):
     TSV = "tsv"  # tab-separated, header row first (BEIR qrels/test.tsv)
     CSV = "csv"  # comma-separated, header row first
     TREC = "trec"  # run: `qid Q0 docid rank score [tag]`; labels: `qid 0 docid rel`
+    JSON = "json"  # one JSON array of rows, or pandas' to_json() object of columns (`json_rows`)
+    LLAMAINDEX_DATASET = "llamaindex-dataset"  # EmbeddingQAFinetuneDataset JSON: labels, queries, corpus
 
 
 FORMATS = ", ".join(f.value for f in Format)
@@ -71,10 +74,19 @@ SHAPES = (
     "({query_id: {doc_id: score}}, .json); CSV or TSV with a header row (BEIR qrels: "
     "query-id corpus-id score); TREC run (qid Q0 docid rank score [tag]); TREC qrels "
     "(qid 0 docid rel); runs one row per query (retrieved) or one row per (query, id) "
-    "with rank or score"
+    "with rank or score; a JSON array of rows; LlamaIndex RetrieverEvaluator results, Ragas "
+    "EvaluationDataset rows, OpenInference RETRIEVER spans; a LlamaIndex EmbeddingQAFinetuneDataset"
 )
 # Header names that mark the first line of a text file as a header row.
-_HEADER_NAMES = {"query_id", "chunk_id", "_id", *LABEL_ALIASES, *LONG_ALIASES}
+_HEADER_NAMES = {
+    "query_id",
+    "chunk_id",
+    "_id",
+    *LABEL_ALIASES,
+    *LONG_ALIASES,
+    *frameworks.MARKS,
+    *frameworks.RAGAS_01,
+}
 _TREC_FIELDS = {Role.RUN: (5, 6), Role.LABELS: (4,)}  # a run's tag may be left out
 _TREC_RUN_MORE = 7  # a run line's fields from which on trec_eval ignores the rest
 
@@ -151,6 +163,18 @@ def _is_ranx(text: str) -> bool:
     return isinstance(key, str) and rest.startswith(":") and rest[1:].lstrip().startswith("{")
 
 
+def _json_form(text: str, lines: bool = False) -> Format:
+    """JSON text: an array of rows (unless the name says JSON Lines, `lines`); a LlamaIndex dataset;
+    pandas' object of columns; ranx JSON (`{"id": {`); else JSON Lines."""
+    if text.lstrip().startswith("["):
+        return Format.JSONL if lines else Format.JSON
+    if json_rows.is_dataset(text):
+        return Format.LLAMAINDEX_DATASET
+    if json_rows.is_columns(text):
+        return Format.JSON
+    return Format.RANX if _is_ranx(text) else Format.JSONL
+
+
 def _ranked(line: str) -> bool:
     """Whether a 5-field line reads `qid Q0 docid rank score` (five words of prose do not)."""
     rank, score = line.split()[3:5]
@@ -164,7 +188,9 @@ def _ranked(line: str) -> bool:
 def detect(path: Path, role: Role) -> Format:
     """The container of `path` (docs/data.md "Input shapes" lists these rules, in this order):
     a folder or a glob → parquet-dataset; Parquet magic bytes or a Parquet extension → parquet;
-    `.json`/`.jsonl`/`.ndjson` whose text opens `{"…": {` → ranx, else jsonl; text whose first
+    `.json`/`.jsonl`/`.ndjson`, or text opening `{` or `[` (`_json_form`): an array → json (not
+    for a JSON Lines name), `{"queries": {"…": "` → llamaindex-dataset, `{"<a RAG shape's or the
+    contract's column>": {` → json, `{"…": {` → ranx, else jsonl; text whose first
     line names a known column (query_id, query-id, qid, chunk_id, doc_id, …) → tsv when it holds
     a tab, csv otherwise; a run whose first line has 6 fields (or 5 ending in a rank and a score),
     labels whose first line has 4 → trec. Anything else is refused, naming the shapes triage reads."""
@@ -176,7 +202,7 @@ def detect(path: Path, role: Role) -> Format:
         return Format.PARQUET
     text = _head_text(path)
     if ext in JSONL_EXT:  # undecodable: the JSON Lines reader names the line and the byte
-        return Format.RANX if text is not None and _is_ranx(text) else Format.JSONL
+        return Format.JSONL if text is None else _json_form(text, lines=ext != ".json")
     want = _TREC_FIELDS.get(role)
     if text is None:
         if want is not None and ext in TREC_EXT:  # the TREC reader names the line and the byte
@@ -187,7 +213,7 @@ def detect(path: Path, role: Role) -> Format:
     if {f.strip().strip('"') for f in fields} & _HEADER_NAMES:
         return Format.TSV if "\t" in first else Format.CSV
     if first.lstrip().startswith(("{", "[")):
-        return Format.RANX if _is_ranx(text) else Format.JSONL
+        return _json_form(text)
     n = len(first.split())
     if want is not None and n in want and (n != 5 or _ranked(first)):
         return Format.TREC
@@ -207,6 +233,10 @@ def read_input(path: Path, role: Role, fmt: str | None = None, columns: list[str
         form = Format(fmt) if fmt is not None else detect(path, role)
     except ValueError:
         raise InputError(path, f"unknown format {fmt!r} (formats: {FORMATS})") from None
+    if form in (Format.JSON, Format.JSONL, Format.LLAMAINDEX_DATASET):
+        held = json_rows.read(path, form, role)  # None: JSON Lines of no RAG shape, read below
+        if held is not None:
+            return in_layout(_with_sidecar(held), role)
     if form is Format.PARQUET_DATASET:
         files = members(path)
         if not files:
@@ -232,7 +262,10 @@ def read_input(path: Path, role: Role, fmt: str | None = None, columns: list[str
 def in_layout(loaded: Parsed, role: Role) -> Parsed:
     """A file or a table (the Python API's) in the contract's layout: labels' and long runs'
     columns under other tools' names (`contract.LAYOUTS`) renamed, a run one row per (query, id)
-    grouped one row per query."""
+    grouped one row per query; a RAG framework's shape converted (`rag.frameworks`)."""
+    framework = frameworks.shape_of(loaded.table.column_names) if role in (Role.RUN, Role.LABELS) else None
+    if framework is not None:
+        return frameworks.from_table(loaded, framework)
     if role is Role.LABELS:
         return _renamed(loaded, LABEL_ALIASES)
     if role is Role.RUN and "retrieved" not in loaded.table.column_names:
