@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from triage.core.errors import InputError
 from triage.core.inputs import parquet
 from triage.core.inputs.parquet import read_parquet
+from triage.core.inputs.readers import plain_table
 
 
 def _read(
@@ -28,7 +29,8 @@ def _read(
 
 
 def _whole(path: Path, columns: list[str] | None = None) -> pa.Table:
-    return pq.read_table(path, columns=columns).replace_schema_metadata(None)
+    """What pyarrow reads whole, dictionaries decoded (the readers' `plain_table`)."""
+    return plain_table(path, pq.read_table(path, columns=columns)).replace_schema_metadata(None)
 
 
 MIXED = pa.table(

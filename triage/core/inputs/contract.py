@@ -218,6 +218,16 @@ def _number(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
     t = col.type
     if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
         raise _bad_type(loaded, name, kind, t)
+    if pa.types.is_integer(t):  # beyond 2^53 an integer is no exact float
+        v = col.to_numpy(zero_copy_only=False)
+        big = ~_nulls(col) & ((v >= MAX_INT) | (v <= -MAX_INT))
+        if big.any():
+            r = _first(big)
+            raise InputError(
+                loaded.path,
+                f"{name!r} is {v[r]:.3g}, expected a number between -2^53 and 2^53",
+                loaded.where(r),
+            )
     out = _cast(col, kind)
     v = out.to_numpy(zero_copy_only=False)
     bad = np.isinf(v) | (np.isnan(v) & ~_nulls(out))

@@ -6,8 +6,9 @@ path (`_scan`): Python's `json` reads the lines to name the first one at fault a
 key given twice, a lone surrogate, nesting too deep, a value whose kind differs from the column's).
 Two things the contract allows that Arrow's reader cannot take are repaired there, a line at a
 time, and the file read by Arrow again: a list mixing text and integer ids (ids are strings
-whatever their type), and an integer beyond int64 (its column kept as text, the value noted in
-`Parsed.oversize` for the contract to name if it wanted a number).
+whatever their type), an integer beyond int64 (its column kept as text, the value noted in
+`Parsed.oversize` for the contract to name if it wanted a number; inside an object, its column kept
+as JSON text), and objects or lists of objects unlike each other (kept as JSON text).
 """
 
 from __future__ import annotations
@@ -136,12 +137,50 @@ def _deep_line(data: bytes, starts: np.ndarray) -> int:
 
 
 def _read_json(data: bytes) -> pa.Table:
-    """The table Arrow reads; dates stay text (Arrow would read ISO dates as timestamps)."""
+    """The table Arrow reads; dates stay text (Arrow would read ISO dates as timestamps). Arrow's
+    reader builds lists whose first values are null too short (`[null]` then `[1]`: fewer values
+    than the offsets count, an invalid array a later kernel reads out of bounds): such a file is
+    read again with the types Arrow found, and a list of nulls alone rebuilt (`_rebuilt`)."""
     table = _read_blocks(data)
-    if _has(table.schema, pa.types.is_temporal):
+    if _has(table.schema, pa.types.is_temporal) or not _valid(table):
         text = pa.schema([f.with_type(_untimed(f.type)) for f in table.schema])
         table = _read_blocks(data, pj.ParseOptions(explicit_schema=text))
+    if not _valid(table):
+        for i, f in enumerate(table.schema):
+            if _has(pa.schema([f]), _of_nulls):
+                chunks = [_rebuilt(c) for c in table.column(i).chunks]
+                table = table.set_column(i, f, pa.chunked_array(chunks, f.type))
+        table.validate()  # raises (the error path names the line) if anything else is amiss
     return table
+
+
+def _valid(table: pa.Table) -> bool:
+    """Whether `table`'s arrays hold together (offsets within their values; not the values)."""
+    try:
+        table.validate()
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _of_nulls(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) and pa.types.is_null(t.value_type)
+
+
+def _rebuilt(arr: pa.Array) -> pa.Array:
+    """`arr` with each list of nulls in it (`[null, null]`, at any depth) rebuilt: Arrow's JSON
+    reader gives such a list fewer nulls than its offsets count (an invalid array, which a later
+    kernel reads out of bounds)."""
+    t = arr.type
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(t):
+        fields = [_rebuilt(arr.field(i)) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(fields, fields=list(t), mask=mask)
+    if not pa.types.is_list(t):
+        return arr
+    offsets = pa.array(arr.offsets.to_numpy())  # a fresh copy: Arrow takes no sliced offsets with a mask
+    values = pa.nulls(offsets[-1].as_py()) if _of_nulls(t) else _rebuilt(arr.values)
+    return pa.ListArray.from_arrays(offsets, values, type=t, mask=mask)
 
 
 def _untimed(t: pa.DataType) -> pa.DataType:
@@ -276,7 +315,7 @@ def _repaired(path: Path, data: bytes, arrow: str | None) -> Parsed | None:
     named = _COLUMN.search(arrow or "")
     if named and named[1].replace("~1", "/").replace("~0", "~") not in fixes:
         name = named[1].replace("~1", "/").replace("~0", "~")
-        if any(isinstance(r.get(name), dict) for r in records):  # objects unlike each other
+        if any(isinstance(r.get(name), dict | list) for r in records):  # objects unlike each other
             fixes[name] = _as_json
     if not fixes:
         if arrow is None:
@@ -324,7 +363,26 @@ def _fixes(
             row = next((i for i, v in lists if len({_kind(x) for x in v} - {"null"}) > 1), lists[0][0])
             shown = " and ".join(sorted(inner))
             raise InputError(path, f"column {name!r} holds lists mixing {shown}", f"line {lines[row]}")
+        elif any(_holds_huge(v) for v in values):  # Arrow would read it as a float, rounded
+            fixes[name] = _as_json  # kept as text, as an integer beyond int64 at the top
     return fixes, oversize
+
+
+def _holds_huge(v: object) -> bool:
+    """Whether an integer beyond int64 is inside `v`, an object or a list of objects or lists, at
+    any depth. (A list of numbers is not looked into: Arrow reads it as floats, as `scores` are.)"""
+    if isinstance(v, list) and not any(isinstance(x, dict | list) for x in v):
+        return False
+    todo = [v]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, dict):
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+        elif isinstance(x, int) and not _fits(x):
+            return True
+    return False
 
 
 def _fits(v: int) -> bool:

@@ -1,5 +1,7 @@
 """Runs written one row per (query, retrieved id) — the "long" layout most harnesses and
-PyTerrier write — grouped into the contract's one row per query (docs/data.md "Input shapes")."""
+PyTerrier write — grouped into the contract's one row per query (docs/data.md "Input shapes").
+Their other columns may be of any type: `same` compares values row by row at any depth (Arrow has
+no `equal` kernel for lists, structs, maps or null columns)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.inputs.contract import FLOAT, ID, INT, conform, single
-from triage.core.inputs.readers import Parsed
+from triage.core.inputs.contract import FLOAT, ID, INT, RUN, conform, single
+from triage.core.inputs.readers import Parsed, plain, plain_type
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,10 @@ def group_long(loaded: Parsed) -> Parsed:
 
     Order within a query (trec_eval's, docs/data.md "Input shapes"): by `rank` ascending when the file
     has ranks, then by `score` descending, then by chunk id descending (trec_eval breaks score
-    ties by docno descending). Queries keep the order of their first row. Other columns are per
-    query: each must hold one value per query and is kept once. Vectorised: one sort, no loop."""
+    ties by docno descending). Queries keep the order of their first row. Other columns, of any
+    type: one that holds one value per query is kept once; the contract's (`plan`, `tenant`, …)
+    must; any other is kept as a list per query, in the order of `retrieved`. Vectorised: one
+    sort, no loop."""
     names = loaded.table.column_names
     if "query_id" not in names or "chunk_id" not in names:
         missing = "query_id" if "query_id" not in names else "retrieved"
@@ -72,13 +76,30 @@ def group_long(loaded: Parsed) -> Parsed:
     }
     if "score" in names:
         out["scores"] = pa.ListArray.from_arrays(offsets, single(table.column("score")).take(order))
+    spread = pa.array(first[codes])  # each row's query's first row
     for name in names:
         if name in LONG:
             continue
+        if name == "scores":  # the name of the list built from `score`
+            raise InputError(
+                loaded.path,
+                "holds a column 'scores' beside 'chunk_id': a run one row per (query, id) gives each "
+                "id's score as 'score'",
+            )
         col = single(table.column(name))
-        kept = col.take(pa.array(first))
-        _one_per_query(loaded, name, col, kept.take(pa.array(codes)), table.column("query_id"))
-        out[name] = kept
+        differs = ~same(col, col.take(spread))
+        if not differs.any():  # one value per query: kept once
+            out[name] = col.take(pa.array(first))
+        elif name in RUN:  # the contract's columns are one value per query
+            row = int(np.flatnonzero(differs)[0])
+            raise InputError(
+                loaded.path,
+                f"column {name!r} changes within query {table.column('query_id')[row].as_py()!r}; in a run "
+                "one row per (query, id) the contract's columns hold one value per query",
+                loaded.where(row),
+            )
+        else:  # a value per id: a list per query, in the order of `retrieved` (as `score` gives `scores`)
+            out[name] = pa.ListArray.from_arrays(offsets, col.take(order))
     grouped = pa.table(out)
     return Placed(loaded.path, grouped, loaded.meta, source=loaded, origin=first)
 
@@ -108,16 +129,78 @@ def _order(table: pa.Table, codes: np.ndarray, keys: list[str]) -> np.ndarray:
     return order
 
 
-def _one_per_query(loaded: Parsed, name: str, col: pa.Array, spread: pa.Array, qids: pa.ChunkedArray) -> None:
-    """Refuse a column of a long run whose value changes within one query (which one is meant?)."""
-    same = pc.fill_null(pc.equal(col, spread), False)
-    both_null = pc.and_(col.is_null(), spread.is_null())
-    differs = pc.invert(pc.or_(same, both_null)).to_numpy(zero_copy_only=False)
-    if differs.any():
-        row = int(np.flatnonzero(differs)[0])
-        raise InputError(
-            loaded.path,
-            f"column {name!r} changes within query {qids[row].as_py()!r}; in a run one row per "
-            "(query, id) the other columns hold one value per query",
-            loaded.where(row),
-        )
+def same(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Per row, whether `a` and `b` (one type, one length) hold the same value: both null, or
+    equal; NaN equals NaN; lists of equal length whose elements are the same, structs whose fields
+    are; a type Arrow cannot compare (a union) compared as Python values."""
+    if a.equals(b):  # the common case, at once (Arrow's own: NaN is not NaN there)
+        return np.ones(len(a), bool)
+    t = a.type
+    if pa.types.is_null(t):
+        return np.ones(len(a), bool)
+    if isinstance(t, pa.BaseExtensionType):
+        return same(a.storage, b.storage)
+    if pa.types.is_dictionary(t) or pa.types.is_run_end_encoded(t) or plain_type(t) != t:
+        return same(plain(a), plain(b))
+    null_a, null_b = _nulls(a), _nulls(b)
+    both = ~null_a & ~null_b
+    if pa.types.is_struct(t):
+        equal = np.ones(len(a), bool)
+        for i in range(t.num_fields):
+            equal &= same(a.field(i), b.field(i))
+    elif (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or pa.types.is_map(t)
+    ):
+        equal = _same_lists(a, b, both)
+    else:
+        equal = _equal(a, b)
+    return (null_a & null_b) | (both & equal)
+
+
+def _same_lists(a: pa.Array, b: pa.Array, both: np.ndarray) -> np.ndarray:
+    """Per row where `both` hold a list: whether the lists are of one length and the same element
+    by element."""
+    if pa.types.is_map(a.type):  # a map is a list of key/item structs; Arrow's list kernels take no map
+        a, b = _entries(a), _entries(b)
+    length_a, length_b = _lengths(a), _lengths(b)
+    rows = np.flatnonzero(both & (length_a == length_b))
+    out = np.zeros(len(a), bool)
+    if not len(rows):
+        return out
+    taken = pa.array(rows)
+    inner = same(a.take(taken).flatten(), b.take(taken).flatten())
+    parent = np.repeat(np.arange(len(rows)), length_a[rows])  # the row of each element
+    good = np.ones(len(rows), bool)
+    good[parent[~inner]] = False
+    out[rows] = good
+    return out
+
+
+def _entries(arr: pa.Array) -> pa.Array:
+    """A map as the list of its key/item structs it is stored as."""
+    offsets = pa.array(arr.offsets.to_numpy())
+    entries = pa.StructArray.from_arrays([arr.keys, arr.items], fields=list(arr.values.type))
+    return pa.ListArray.from_arrays(offsets, entries, mask=arr.is_null() if arr.null_count else None)
+
+
+def _lengths(arr: pa.Array) -> np.ndarray:
+    return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _equal(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Per row, whether two flat arrays' values are equal (anything where either is null); NaN
+    equals NaN."""
+    try:
+        equal = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+    except pa.ArrowNotImplementedError:  # no kernel for the type: as Python values
+        return np.array([x == y for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)], bool)
+    if pa.types.is_float32(a.type) or pa.types.is_float64(a.type):
+        equal |= pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False).to_numpy(zero_copy_only=False)
+    return equal
+
+
+def _nulls(arr: pa.Array) -> np.ndarray:
+    return arr.is_null().to_numpy(zero_copy_only=False)

@@ -1,6 +1,7 @@
 """Parquet, read by `pyarrow.parquet`: one file, or the files of a folder or glob as one table
 (`pyarrow.dataset`, each row placed by its file); the columns asked for, the file's own metadata,
-every string checked to be UTF-8 (Parquet readers do not check), a corrupt file named."""
+every string checked to be UTF-8 (Parquet readers do not check), views and dictionaries made plain
+(`readers.plain_table`), a corrupt file named."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from triage.core.inputs.readers import (
     arrow_takes,
     codec,
     decompress,
+    plain_table,
     regular_file,
     schema_meta,
     sniff,
@@ -55,7 +57,7 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> Parsed:
     except (pa.ArrowException, OSError) as e:
         raise InputError(path, f"cannot read Parquet (truncated or corrupt?): {e}") from None
     valid_text(path, table)
-    return Parsed(path, table.replace_schema_metadata(None), schema_meta(table))
+    return Parsed(path, plain_table(path, table).replace_schema_metadata(None), schema_meta(table))
 
 
 def _in_batches(pf: pq.ParquetFile, columns: list[str] | None) -> pa.Table:
@@ -203,4 +205,5 @@ def read_dataset(path: Path, files: list[Path], columns: list[str] | None = None
         if not k.startswith(b"ARROW:") and k != b"pandas"
     }
     starts = np.cumsum([0] + [p.num_rows for p in parts[:-1]]).astype(np.int64)
-    return Shards(path, table.replace_schema_metadata(None), meta, files=tuple(files), starts=starts)
+    table = plain_table(path, table).replace_schema_metadata(None)
+    return Shards(path, table, meta, files=tuple(files), starts=starts)

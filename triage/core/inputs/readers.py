@@ -3,6 +3,8 @@
 the JSON rules of a metadata sidecar, and the one reader of TOML files (a manifest, a gate file:
 `read_toml`, at the end).
 
+Every table is made plain (`plain_table`: views, dictionaries and run-end encodings decoded).
+
 One module reads each format, with Arrow's parsers only: `trec` (pyarrow.csv), `jsonl`
 (pyarrow.json), `parquet`; `shapes` detects which a file is and dispatches. Every failure is an
 `InputError` naming the file, the row or line, and the problem. Text formats remember each
@@ -124,23 +126,11 @@ def schema_meta(table: pa.Table) -> dict[str, str]:
 
 def from_table(name: str, table: pa.Table) -> Parsed:
     """An in-memory table parsed as a file named `name` would be: errors name it, and a row by
-    its 1-based number ("run a: row 3: …"); its schema metadata is its run metadata."""
+    its 1-based number ("run a: row 3: …"); its schema metadata is its run metadata; views and
+    dictionaries (polars' `Categorical`, pandas' `category`) made plain (`plain_table`)."""
     where = Path(name)
     valid_text(where, table)
-    return Parsed(where, _unviewed(table).replace_schema_metadata(None), schema_meta(table))
-
-
-def _unviewed(table: pa.Table) -> pa.Table:
-    """Text held as string views (polars' Arrow export) as plain strings, in lists too: the
-    kernels the readers use take no views."""
-    for i, f in enumerate(table.schema):
-        t = f.type
-        if pa.types.is_string_view(t):
-            table = table.set_column(i, f.name, pc.cast(table.column(i), pa.string()))
-        elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t):
-            if pa.types.is_string_view(t.value_type):
-                table = table.set_column(i, f.name, pc.cast(table.column(i), pa.list_(pa.string())))
-    return table
+    return Parsed(where, plain_table(where, table).replace_schema_metadata(None), schema_meta(table))
 
 
 def validate_text(table: pa.Table) -> None:
@@ -285,6 +275,97 @@ def read_sidecar(path: Path) -> dict[str, str]:
     if not isinstance(obj, dict):
         raise InputError(path, "expected one JSON object of run metadata")
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in obj.items()}
+
+
+# -- plain types ---------------------------------------------------------------------------------
+# Every table is made plain at the door (Parquet files, the Python API's tables): a string or binary
+# view a string or binary, a list view a list, a dictionary (polars' `Categorical` and `Enum`,
+# pandas' `category`) and a run-end encoding decoded to their values, at any depth. Arrow's `take`,
+# `filter` and hashing kernels take no view or run-end encoding, and none a dictionary of views.
+
+
+def plain_type(t: pa.DataType) -> pa.DataType:
+    """`t` with every view, dictionary and run-end encoding in it (nested ones too) made plain."""
+    if pa.types.is_dictionary(t) or pa.types.is_run_end_encoded(t):
+        return plain_type(t.value_type)
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_list_view(t):
+        t = pa.list_(t.value_field)
+    elif pa.types.is_large_list_view(t):
+        t = pa.large_list(t.value_field)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        field = t.value_field.with_type(plain_type(t.value_type))
+        if pa.types.is_fixed_size_list(t):
+            return pa.list_(field, t.list_size)
+        return pa.list_(field) if pa.types.is_list(t) else pa.large_list(field)
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(plain_type(t.key_type)), t.item_field.with_type(plain_type(t.item_type))
+        )
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(plain_type(t.field(i).type)) for i in range(t.num_fields)])
+    return t
+
+
+def plain_table(path: Path | str, table: pa.Table) -> pa.Table:
+    """`table` (read from `path`) with each column whose type is not plain (`plain_type`) made plain."""
+    for i, f in enumerate(table.schema):
+        want = plain_type(f.type)
+        if want != f.type:
+            try:
+                col = pa.chunked_array([plain(c) for c in table.column(i).chunks], want)
+            except pa.ArrowException as e:  # a view of more text than one string array holds
+                raise InputError(
+                    path, f"column {f.name!r} of type {f.type} cannot be read as {want}: {e}"
+                ) from None
+            table = table.set_column(i, f.with_type(want), col)
+    return table
+
+
+def plain(arr: pa.Array) -> pa.Array:
+    """`arr` in its plain type (`plain_type`), every value and null kept."""
+    t = arr.type
+    want = plain_type(t)
+    if want == t:
+        return arr
+    if pa.types.is_dictionary(t):  # the dictionary made plain first: Arrow cannot take from views
+        values = pa.DictionaryArray.from_arrays(arr.indices, plain(arr.dictionary))
+        return values.dictionary_decode()
+    if pa.types.is_run_end_encoded(t):
+        return plain(pc.run_end_decode(arr))
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        return _listed(arr, want)
+    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+        return pc.cast(arr, want)
+    # nested types rebuilt, not cast: Arrow's cast decodes no dictionary inside them, casts a list
+    # view holding a null to an invalid list, and a fixed-size list of nulls in a struct too
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_fixed_size_list(t):
+        values = arr.values.slice(arr.offset * t.list_size, len(arr) * t.list_size)
+        return pa.FixedSizeListArray.from_arrays(plain(values), type=want, mask=mask)
+    if pa.types.is_struct(t):  # `field` is the child under this slice
+        children = [plain(arr.field(i)) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=list(want), mask=mask)
+    offsets = pa.array(arr.offsets.to_numpy())  # a fresh copy: Arrow takes no sliced offsets with a mask
+    if pa.types.is_map(t):
+        return pa.MapArray.from_arrays(offsets, plain(arr.keys), plain(arr.items), type=want, mask=mask)
+    cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
+    return cls.from_arrays(offsets, plain(arr.values), type=want, mask=mask)
+
+
+def _listed(arr: pa.Array, want: pa.DataType) -> pa.Array:
+    """A list view as the list it reads as, its values made plain."""
+    large = pa.types.is_large_list_view(arr.type)
+    mask = arr.is_null() if arr.null_count else None
+    sizes = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
+    fresh = (pa.array(arr.offsets.to_numpy()), pa.array(arr.sizes.to_numpy()))  # unsliced, as a mask needs
+    cls = pa.LargeListViewArray if large else pa.ListViewArray
+    values = pc.list_flatten(cls.from_arrays(*fresh, plain(arr.values), mask=mask))
+    offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]), pa.int64() if large else pa.int32())
+    return (pa.LargeListArray if large else pa.ListArray).from_arrays(offsets, values, type=want, mask=mask)
 
 
 # -- compressed inputs ---------------------------------------------------------------------------
