@@ -198,7 +198,7 @@ def test_beir_metadata_is_shown_as_fields_or_not_at_all(tmp_path: Path) -> None:
 
     folder, run_a, run_b = beir(tmp_path)
     rows = [json.loads(line) for line in (folder / "queries.jsonl").read_text("utf-8").splitlines()]
-    rows[0]["metadata"] = {"source": "pubmed", "year": 2020, "venue": None}
+    rows[0]["metadata"] = {"source": "pubmed", "year": 2020, "venue": None, "tags": [None, "x"]}
     for row in rows[1:]:
         row["metadata"] = {}
     (folder / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
@@ -208,7 +208,7 @@ def test_beir_metadata_is_shown_as_fields_or_not_at_all(tmp_path: Path) -> None:
     ev = snapshot.ev
     first = build_detail(snapshot, ev.query_index(rows[0]["_id"]), None).fields
     assert first["metadata.source"] == "pubmed" and first["metadata.year"] == 2020
-    assert "metadata.venue" not in first and "metadata" not in first
+    assert "metadata.venue" not in first and "metadata" not in first and first["metadata.tags"] == ["x"]
     other = build_detail(snapshot, ev.query_index(rows[1]["_id"]), None).fields
     assert not any(k.startswith("metadata") for k in other)
     assert flat_fields("m", [None, None]) == {} and flat_fields("m", {"a": {"b": None}}) == {}
