@@ -393,14 +393,21 @@ def flip_counts(p: PairedSection) -> str:
 
 
 def unjudged_regressions(r: Report) -> str:
-    """ "regressions with an unjudged passage in B's top 5: 6 of 6" (each a possible false one),
-    and why so many when the labels are sparse."""
+    """ "regressions with an unjudged passage in B's top 5: 6 of 6" (each a possible false one)."""
     p = r.paired
     some = f"{p.regressions_with_unjudged} of {p.a_hit_b_miss}"
-    why = (
-        " (sparse labels: see the metrics' note)" if sparse_labels(r) and p.regressions_with_unjudged else ""
+    return f"regressions with an unjudged passage in B's top {r.k}: {some}"
+
+
+def unjudged_why(r: Report) -> str:
+    """Beneath that count, why it runs high when the labels are sparse ("" otherwise)."""
+    if not (r.paired.regressions_with_unjudged and sparse_labels(r)):
+        return ""
+    a, b = rate(r.arms.a.judged_at_k), rate(r.arms.b.judged_at_k)
+    return (
+        f"sparse labels (judged@{r.k} A {a}, B {b}): a regression holding an unjudged passage may be "
+        "one nobody labelled"
     )
-    return f"regressions with an unjudged passage in B's top {r.k}: {some}{why}"
 
 
 def regressions_and_wins(p: PairedSection) -> str:
@@ -774,6 +781,21 @@ def capped_drops(drops: Drops) -> tuple[tuple[DropRow, ...], int]:
 def drop_cells(i: int, d: DropRow) -> list[str]:
     """The drop at 1-based position `i`, under DROP_HEAD."""
     return [str(i), d.query_id, text(d.tenant), f"{d.rank_a} → {d.rank_b}", str(d.drop)]
+
+
+def drop_head(r: Report) -> list[str]:
+    """The rank drops' columns, DROP_HEAD and the text: the tenant only when the evaluation has
+    tenants, the text only when some query has one (an empty column is not drawn)."""
+    shown, _ = capped_drops(r.ranks.drops)
+    drop = {"tenant"} if "tenant" not in r.slices else set()
+    drop |= {"text"} if not any(d.text for d in shown) else set()
+    return [h for h in [*DROP_HEAD, "text"] if h not in drop]
+
+
+def drop_row(i: int, d: DropRow, head: list[str]) -> list[str]:
+    """The drop at 1-based position `i` under `head` (`drop_head`)."""
+    every = dict(zip([*DROP_HEAD, "text"], [*drop_cells(i, d), drop_text(d)], strict=True))
+    return [every[h] for h in head]
 
 
 def drop_text(d: DropRow) -> str:

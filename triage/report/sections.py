@@ -145,6 +145,8 @@ def paired(r: Report) -> Section:
     out.append(Table(["", "B hit", "B miss"], cells.paired_rows(p), frozenset({1, 2}), frozenset({0, 1, 2})))
     out.append(Para(f"n = {p.n}; {cells.mcnemar(p)}; flips: {cells.flip_counts(p)}.", own=True))
     out.append(Para(f"{cells.unjudged_regressions(r)} (each a possible false regression).", own=True))
+    if why := cells.unjudged_why(r):
+        out.append(Para(why[:1].upper() + why[1:] + ".", note=True, own=True))
     states = cells.label_state_rows(r)
     if states:
         out.append(Heading(f"Frozen labels beside amended ({r.labels.state})", own=False))
@@ -234,8 +236,9 @@ def ranks(r: Report) -> Section:
         Heading("Rank drops (both arms hit, the gold lower in B)"),
         Para(f"{cells.drops_line(x, r.k)}:", own=True),
     ]
-    rows = [[*cells.drop_cells(i, d), cells.drop_text(d)] for i, d in enumerate(shown, 1)]
-    out += [Table([*cells.DROP_HEAD, "text"], rows, frozenset({0}))] if rows else []
+    head = cells.drop_head(r)
+    rows = [cells.drop_row(i, d, head) for i, d in enumerate(shown, 1)]
+    out += [Table(head, rows, frozenset({0}))] if rows else []
     if hidden:
         out.append(Para(f"… and {hidden} more (`--format json` lists them all).", own=True))
     return Section("ranks", [*out, Para(cells.histogram_line(x.histogram))])

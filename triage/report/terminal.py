@@ -124,7 +124,9 @@ def paired_view(r: Report) -> Group:
     (hit, both_hit, down), (miss, up, both_miss) = cells.paired_rows(p)
     t.add_row(hit, both_hit, Text(down, "red"))
     t.add_row(miss, Text(up, "green"), both_miss)
-    return Group(t, Text(f"{cells.mcnemar(p)}; {cells.flip_counts(p)}"), Text(cells.unjudged_regressions(r)))
+    why = cells.unjudged_why(r)
+    lines = [Text(f"{cells.mcnemar(p)}; {cells.flip_counts(p)}"), Text(cells.unjudged_regressions(r))]
+    return Group(t, *lines, *([Text(why, "dim")] if why else []))
 
 
 class Folded:
@@ -372,13 +374,19 @@ def ranks_view(r: Report) -> Group:
         wtl.add_row(metric, Text(wins, "green"), ties, Text(losses, "red"))
     shown, hidden = cells.capped_drops(x.drops)
     drops = Table()
-    heads = [*cells.DROP_HEAD, "text"]
-    for name, just in zip(heads, ("right", "left", "left", "right", "right", "left"), strict=True):
-        drops.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
+    head = cells.drop_head(r)
+    for name in head:
+        drops.add_column(
+            name, justify="right" if name in ("#", "gold A → B", "drop") else "left", overflow="fold"
+        )
+    width = {"query": 40, "tenant": 24, "text": 40}
     for i, d in enumerate(shown, 1):
-        n, query, tenant, moved, drop = cells.drop_cells(i, d)
+        row = cells.drop_row(i, d, head)
         drops.add_row(
-            n, plain(query, 40), plain(tenant, 24), moved, Text(drop, "red"), plain(cells.drop_text(d), 40)
+            *(
+                Text(c, "red") if h == "drop" else plain(c, width[h]) if h in width else c
+                for h, c in zip(head, row, strict=True)
+            )
         )
     parts: list[RenderableType] = [wtl, Text(""), Text(cells.drops_line(x, r.k), "bold")]
     parts += [drops] if shown else []
