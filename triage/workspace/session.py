@@ -48,10 +48,12 @@ class Session:
         self.floor = floor  # tenant hit-rate floor (--floor)
         self.corpus: Corpus | None = snapshot.inputs.chunks  # a corpus given as a table is ready
         self.corpus_note = (
-            "ready"
+            "corpus loading…"
+            if snapshot.spec.corpus is not None and self.corpus is None
+            else "ready"
+            if snapshot.spec.corpus is not None or "corpus" in snapshot.inputs.given
+            else "no corpus given; the runs' own texts stand in, and neither arm retrieved this one"
             if self.corpus is not None
-            else "corpus loading…"
-            if snapshot.spec.corpus is not None
             else "no corpus given"
         )
         ev = snapshot.ev  # what follows does not depend on the labels
