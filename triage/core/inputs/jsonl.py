@@ -2,7 +2,7 @@
 
 Arrow reads the file. What Arrow accepts but JSON Lines does not (NaN, two objects on one line,
 one object across lines, text that is not UTF-8), and every file Arrow refuses, goes to the error
-path (`scan_lines`): Python's `json` reads the lines to name the first one at fault and its problem (a
+path (`_scan`): Python's `json` reads the lines to name the first one at fault and its problem (a
 key given twice, a lone surrogate, nesting too deep, a value whose kind differs from the column's).
 Two things the contract allows that Arrow's reader cannot take are repaired there, a line at a
 time, and the file read by Arrow again: a list mixing text and integer ids (ids are strings
@@ -42,12 +42,12 @@ _INT64 = (-(2**63), 2**63)
 def read_jsonl(path: Path) -> Parsed:
     data = text_bytes(path)
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        scan_lines(path, data)  # a CR inside a line: whitespace between values, or named there
+        _scan(path, data)  # a CR inside a line: whitespace between values, or named there
         data = _lone_cr(data)
     bounds = _line_bounds(data)
     deep = _deep_line(data, bounds[0])
     if deep:  # a line Arrow might not survive: Python's json names it
-        scan_lines(path, data)
+        _scan(path, data)
         raise InputError(
             path, f"opens more than {_DEEP} arrays or objects (in strings too); not read", f"line {deep}"
         )
@@ -64,12 +64,12 @@ def read_jsonl(path: Path) -> Parsed:
         try:
             table.validate(full=True)
         except pa.ArrowInvalid:
-            scan_lines(path, data)
+            _scan(path, data)
             raise InputError(path, "holds text that is not UTF-8") from None
     lines = _row_lines(data, table.num_rows, bounds)
     numbers = _numbers(table)
     if lines is None or numbers == "not finite":  # NaN, or not one object a line: named there
-        scan_lines(path, data)
+        _scan(path, data)
         raise InputError(path, "does not hold one JSON object a line")
     if numbers == "large":  # an integer beyond int64, or a float that large: which one, there
         return _repaired(path, data, None) or Parsed(path, table, {}, lines)
@@ -78,7 +78,7 @@ def read_jsonl(path: Path) -> Parsed:
 
 def _lone_cr(data: bytes) -> bytes:
     """`data` with every CR that does not end a line made a space (Arrow would end a line there;
-    between values JSON reads it as whitespace, and `scan_lines` has refused one anywhere else); CRLF
+    between values JSON reads it as whitespace, and `_scan` has refused one anywhere else); CRLF
     endings stay."""
     arr = np.frombuffer(data, np.uint8).copy()
     cr = np.flatnonzero(arr == 13)
@@ -238,7 +238,7 @@ def _numbers(table: pa.Table) -> str:
 # == the error path ===============================================================================
 
 
-def scan_lines(path: Path, data: bytes) -> tuple[list[dict[str, object]], list[int]]:
+def _scan(path: Path, data: bytes) -> tuple[list[dict[str, object]], list[int]]:
     """Every record and its line, read by Python's `json` with the rules of a JSON Lines line;
     the first line at fault is named with its problem (the error path: Arrow names no line)."""
     records: list[dict[str, object]] = []
@@ -307,10 +307,10 @@ _COLUMN = re.compile(r"Column\(/((?:[^/)]|~[01])*)")
 
 def _repaired(path: Path, data: bytes, arrow: str | None) -> Parsed | None:
     """The error path of a file Arrow refused (`arrow`: its words), or read with a float of 2^63
-    or more (`arrow` None): the first line at fault named (`scan_lines`); else the lines holding a list
+    or more (`arrow` None): the first line at fault named (`_scan`); else the lines holding a list
     of mixed text and integer ids, or an integer beyond int64, rewritten (ids as text; such an
     integer's column as JSON text) and the file read by Arrow again. None: nothing to repair."""
-    records, lines = scan_lines(path, data)
+    records, lines = _scan(path, data)
     fixes, oversize = _fixes(path, records, lines)
     named = _COLUMN.search(arrow or "")
     if named and named[1].replace("~1", "/").replace("~0", "~") not in fixes:

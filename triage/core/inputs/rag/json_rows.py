@@ -15,7 +15,6 @@ import numpy as np
 import pyarrow as pa
 
 from triage.core.errors import InputError
-from triage.core.inputs.jsonl import scan_lines
 from triage.core.inputs.rag import frameworks
 from triage.core.inputs.readers import (
     Parsed,
@@ -114,8 +113,20 @@ def _first_record(path: Path) -> dict[str, object] | None:
 
 
 def _jsonl(path: Path) -> tuple[list[dict[str, object]], list[int]]:
-    """Every record of a JSON Lines file and its line (read as `jsonl` reads one to name a fault)."""
-    return scan_lines(path, text_bytes(path))
+    """Every record of a JSON Lines file and its line."""
+    records, lines = [], []
+    for n, raw in enumerate(text_bytes(path).split(b"\n"), start=1):
+        raw = raw.rstrip(b"\r")
+        if not raw.strip():
+            continue
+        obj = _load(path, raw, f"line {n}")
+        if not isinstance(obj, dict):
+            raise InputError(path, f"expected a JSON object, found {type(obj).__name__}", f"line {n}")
+        records.append(obj)
+        lines.append(n)
+    if not records:
+        raise InputError(path, "holds no records")
+    return records, lines
 
 
 def read(path: Path, form: str, role: str) -> Parsed | None:
