@@ -81,6 +81,7 @@ def _block(b: Block) -> list[str]:
     if isinstance(b, Para):
         text = re.sub(r"`([^`]*)`", r"<code>\1</code>", e(b.text, PROSE)) if b.own else e(b.text, PROSE)
         text = f"<strong>{text}</strong>" if b.strong else text
+        text = f"<strong>{e(b.lead)}:</strong> {text}" if b.lead else text
         return [f'<p class="muted">{text}</p>' if b.note else f"<p>{text}</p>"]
     if isinstance(b, Items):
         return ["<ul>", *(f"<li>{e(line, PROSE)}</li>" for line in b.lines), "</ul>"]

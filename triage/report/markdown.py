@@ -41,7 +41,8 @@ def _block(b: Block) -> list[str]:
         return [f"## {text}" if b.level == 2 else f"**{text}**", ""]
     if isinstance(b, Para):
         text = b.text if b.own else prose(b.text)
-        return [f"**{text}**" if b.strong else text, ""]
+        text = f"**{text}**" if b.strong else text
+        return [f"**{b.lead}**: {text}" if b.lead else text, ""]
     if isinstance(b, Items):
         return [*(f"- {prose(line)}" for line in b.lines), ""]
     out = ["| " + " | ".join(cell(h) for h in b.head) + " |", "|" + "|".join("---" for _ in b.head) + "|"]

@@ -29,6 +29,7 @@ class Para:
     strong: bool = False
     note: bool = False  # a legend or footnote (the HTML greys it)
     own: bool = False  # triage's own words and figures, no data (`code` spans shown as code)
+    lead: str = ""  # a word in bold before the text ("Gate")
 
 
 @dataclass(frozen=True)
@@ -78,9 +79,9 @@ def gate(r: Report) -> Section:
     failed = g.broken
     empty = cells.nothing_evaluated(g)
     if empty is not None:
-        out.append(Para(f"Gate: {empty}.", strong=True))
+        out.append(Para(f"{empty}.", lead="Gate"))
     if g.floors:
-        out.append(Para(f"Gate: {len(failed)} of {len(g.floors)} floors broken by B.", strong=True, own=True))
+        out.append(Para(f"{len(failed)} of {len(g.floors)} floors broken by B.", own=True, lead="Gate"))
     shown = failed + [f for f in g.floors if f.holds and f.noisy]
     if shown:
         verdict = {True: "holds", False: "below"}
@@ -90,7 +91,7 @@ def gate(r: Report) -> Section:
         head = [*cells.FLOOR_HEAD, ""]
         out.append(Table(head, rows, frozenset({1, 2, 3, 5}), _but(head, 0)))
     if g.measures:
-        out.append(Para(f"Gate: {cells.measure_gate_line(g)}.", strong=True))
+        out.append(Para(f"{cells.measure_gate_line(g)}.", lead="Gate"))
         head = [*cells.MEASURE_GATE_HEAD, ""]
         rows = [[*cells.measure_gate_cells(m), cells.measure_verdict(m)] for m in g.measures]
         out.append(Table(head, rows, frozenset(range(1, len(head) - 1))))
