@@ -404,10 +404,7 @@ def unjudged_why(r: Report) -> str:
     if not (r.paired.regressions_with_unjudged and sparse_labels(r)):
         return ""
     a, b = rate(r.arms.a.judged_at_k), rate(r.arms.b.judged_at_k)
-    return (
-        f"sparse labels (judged@{r.k} A {a}, B {b}): a regression holding an unjudged passage may be "
-        "one nobody labelled"
-    )
+    return f"sparse labels, judged@{r.k} A {a}, B {b}: such a regression may be unlabelled"
 
 
 def regressions_and_wins(p: PairedSection) -> str:

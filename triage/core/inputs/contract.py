@@ -18,7 +18,7 @@ from triage.core.ids.codes import fingerprint
 from triage.core.inputs.readers import Parsed
 
 ID, IDS, FLOATS, STR, INT, FLOAT = "id", "list of ids", "list of numbers", "text", "integer", "number"
-GRADE = "grade"  # an integer, negative too (trec_eval's "pooled, unjudged"; TREC Web's −2 for junk)
+GRADE = "integer (a grade)"  # negative too: trec_eval's "pooled, unjudged", TREC Web's −2 for junk
 BOOL = "boolean (true/false, or 1/0)"
 
 # column -> (kind, required)
@@ -144,7 +144,7 @@ def _coerce(loaded: Parsed, name: str, kind: str, col: pa.Array) -> pa.Array:
         col, t = col.dictionary_decode(), t.value_type
     if pa.types.is_null(t):
         return pa.nulls(len(col), _ARROW[kind])
-    if kind in (INT, FLOAT) and name in loaded.oversize:  # an integer too large for Arrow
+    if kind in (INT, GRADE, FLOAT) and name in loaded.oversize:  # an integer too large for Arrow
         r, value = loaded.oversize[name]
         raise InputError(
             loaded.path, f"{name!r} is {value:.3g}, expected a number below 2^53", loaded.where(r)

@@ -53,7 +53,7 @@ def gold_rank(hits: GoldHits, n: int) -> np.ndarray:
 
 def hits_at(hits: GoldHits, k: int | np.ndarray, n: int) -> np.ndarray:
     """Number of distinct gold ids among the first k (an int, or one per query), per query (int64)."""
-    top = hits.rank <= (k if np.isscalar(k) else np.asarray(k)[hits.query])
+    top = hits.rank <= (k[hits.query] if isinstance(k, np.ndarray) and k.ndim else k)
     return np.bincount(hits.query[top], minlength=n).astype(np.int64)
 
 
