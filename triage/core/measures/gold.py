@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.ids import codes
-from triage.core.measures.metrics import GoldHits, GoldSets
+from triage.core.measures.hits import GoldHits, GoldSets
 
 KEY = np.int64(1 << 32)
 
@@ -317,14 +317,14 @@ def judged_in_top(
     list, none when it is empty."""
     if len(judged.keys) == 0:
         return np.zeros(n, np.int64)
-    cut = k if np.isscalar(k) else np.asarray(k)
-    top = pc.list_slice(lists, 0, int(cut) if np.isscalar(cut) else int(cut.max(initial=0)))
+    each = None if np.isscalar(k) else np.asarray(k)  # each query's own cut
+    top = pc.list_slice(lists, 0, int(k) if each is None else int(each.max(initial=0)))
     parents = pc.list_parent_indices(top).to_numpy()
     q = row_query[parents]
     flat = top.flatten()
-    if not np.isscalar(cut):  # each query's own cut: an id's place in its list below it
+    if each is not None:  # an id's place in its list below its query's cut
         starts = top.offsets.to_numpy()[:-1] - top.offsets[0].as_py()
-        keep = np.arange(len(parents)) - starts[parents] < cut[q]
+        keep = np.arange(len(parents)) - starts[parents] < each[q]
         q, flat = q[keep], flat.filter(pa.array(keep))
     hit, keys = _lookup(judged, q, flat)
     found = np.unique(keys[hit])  # an id listed twice counts once
