@@ -61,8 +61,8 @@ NDCG = Family(
 
 NDCG_AT_K = Metric(
     name="ndcg",
-    definition="mean of `nDCG@k` (below) over the gold, in the stored order: gain = relevance, discount "
-    "log2(rank + 1); the ideal ranks the query's gold grades high to low",
+    definition="mean of DCG / ideal DCG within k as `nDCG@k` below (the same kernel), over the gold in "
+    "the stored order: gain = relevance; the ideal ranks the query's gold grades high to low",
     kernel=_metric,
     trec_eval="`ndcg_cut_5`",
     ir_measures="`nDCG@5`",

@@ -33,11 +33,11 @@ def inconsistent_eligible(hits: GoldHits, k: int, n_eligible: np.ndarray) -> np.
 
 RECALL = Metric(
     name="recall",
-    definition="mean of \\|top ∩ gold\\| / min(k, \\|gold\\|); with `n_eligible`: min(k, \\|gold\\|, "
+    definition="mean of |top ∩ gold| / min(k, |gold|); with `n_eligible`: min(k, |gold|, "
     "n_eligible); a query with n_eligible = 0 is left out and counted; an n_eligible below the gold "
     "found in the top k contradicts itself, is not used (recall never exceeds 1) and is an error check",
     kernel=recall_at,
-    trec_eval="`recall_5` when \\|gold\\| ≤ k (it divides by \\|gold\\|)",
+    trec_eval="`recall_5` when |gold| ≤ k (it divides by |gold|)",
     ir_measures="`R@5`, likewise",
     ranx="`recall@5`, likewise",
 )
