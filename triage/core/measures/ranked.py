@@ -75,12 +75,12 @@ class Judgements:
     @cached_property
     def ideal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The ideal rankings: the positive grades by query then grade descending, as (query,
-        grade, 1-based rank in its query's ideal ranking)."""
+        1-based rank in its query's ideal ranking, grade)."""
         keep = self.grade > 0
         q, g = self.query[keep], self.grade[keep]
         order = np.lexsort((-g, q))
         q, g = q[order], g[order]
-        return q, g, positions_in_runs(q)
+        return q, positions_in_runs(q), g
 
 
 def judgements(

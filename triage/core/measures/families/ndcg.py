@@ -33,14 +33,15 @@ def ndcg(listed: Ranked, ideal: Ranked, k: int | None, n: int) -> np.ndarray:
 
 
 def _named(at: Positions, judged: Judgements, k: int | None, rel: int) -> np.ndarray:
+    """gain = grade, a grade ≤ 0 gaining nothing; 0 where the query has no positive grade."""
     gain = np.where(at.grade > 0, at.grade, 0).astype(np.float64)
-    q, g, rank = judged.ideal
-    out = ndcg((at.query, at.rank, gain), (q, rank, g), k, at.n)
+    out = ndcg((at.query, at.rank, gain), judged.ideal, k, at.n)
     out[np.isnan(out)] = 0.0
     return out
 
 
 def _metric(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None) -> np.ndarray:
+    """gain = the gold's grade; NaN where the query has no gold (not scored)."""
     ideal = (gold.query, gold.ideal_rank, gold.grade)
     return ndcg((hits.query, hits.rank, hits.grade), ideal, k, len(gold.n_gold))
 

@@ -22,11 +22,13 @@ def reciprocal_rank(query: np.ndarray, rank: np.ndarray, k: int | None, n: int) 
 
 
 def _named(at: Positions, judged: Judgements, k: int | None, rel: int) -> np.ndarray:
+    """Over the relevant ids (grade ≥ rel)."""
     relevant = at.grade >= rel
     return reciprocal_rank(at.query[relevant], at.rank[relevant], k, at.n)
 
 
 def _metric(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None) -> np.ndarray:
+    """Over the gold: 1 / the best gold rank, when it is within k."""
     return reciprocal_rank(hits.query, hits.rank, k, len(gold.n_gold))
 
 

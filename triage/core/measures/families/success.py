@@ -19,11 +19,13 @@ def success(query: np.ndarray, rank: np.ndarray, k: int | None, n: int) -> np.nd
 
 
 def _named(at: Positions, judged: Judgements, k: int | None, rel: int) -> np.ndarray:
+    """Over the relevant ids (grade ≥ rel): 1.0 or 0.0."""
     relevant = at.grade >= rel
     return success(at.query[relevant], at.rank[relevant], k, at.n).astype(np.float64)
 
 
 def _metric(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None) -> np.ndarray:
+    """Over the gold (bool: the query's hit at k)."""
     return success(hits.query, hits.rank, k, len(gold.n_gold))
 
 
