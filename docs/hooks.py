@@ -4,7 +4,10 @@ A page holds a marker line where a generated part goes:
 
 - `<!-- generated: json-schema -->`: `triage report --json-schema`, each object's keys as a table,
   then the whole schema (docs/report-schema.md);
-- `<!-- generated: cli-help -->`: every verb's `--help` (docs/cli.md).
+- `<!-- generated: cli-help -->`: every verb's `--help` (docs/cli.md);
+- `<!-- generated: metrics -->` and `<!-- generated: measures -->`: the tables of triage's four
+  metrics and of the measures by name, from the measure registry (triage/core/measures/families/;
+  docs/measures.md).
 
 The app's pictures are the snapshot tests' own SVGs (tests/__snapshots__/test_snapshots/), served
 as `snapshots/NAME.svg`: a page shows what the tests check the app draws.
@@ -19,8 +22,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-
-from mkdocs.structure.files import File, Files
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "tests" / "__snapshots__" / "test_snapshots"
 
@@ -96,10 +97,39 @@ def cli_markdown() -> str:
     return "\n".join(parts)
 
 
-GENERATORS = {"json-schema": schema_markdown, "cli-help": cli_markdown}
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table, each `|` within a cell escaped."""
+    lines = [head, ["---"] * len(head), *([c.replace("|", "\\|") for c in row] for row in rows)]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
 
-def on_files(files: Files, config) -> Files:
+def metrics_markdown() -> str:
+    """triage's four metrics, as the registry declares them (triage/core/measures/families/)."""
+    from triage.core.measures.families import METRICS
+
+    rows = [[f"`{m.name}@k`", m.definition, m.trec_eval, m.ir_measures, m.ranx] for m in METRICS.values()]
+    return markdown_table(["metric", "definition", "trec_eval", "ir_measures", "ranx"], rows)
+
+
+def measures_markdown() -> str:
+    """The measures by name, as the registry declares them: canonical names, aliases, definition."""
+    from triage.core.measures.names import table_rows
+
+    rows = [[f"`{canon}`", aliases or "—", definition] for canon, aliases, definition in table_rows()]
+    return markdown_table(["measure", "also read as (ranx, trec_eval)", "definition, per query"], rows)
+
+
+GENERATORS = {
+    "json-schema": schema_markdown,
+    "cli-help": cli_markdown,
+    "metrics": metrics_markdown,
+    "measures": measures_markdown,
+}
+
+
+def on_files(files, config):
+    from mkdocs.structure.files import File  # here: the tables above are made without mkdocs too
+
     for svg in sorted(SNAPSHOTS.glob("*.svg")):
         files.append(File.generated(config, f"snapshots/{svg.name}", abs_src_path=str(svg)))
     return files

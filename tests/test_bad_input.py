@@ -414,7 +414,7 @@ def test_the_app_takes_measures_by_name_and_refuses_an_unknown_one_before_it_ope
     monkeypatch.setattr("triage.ui.app.run", lambda make, *a: handed.append(make) or 0)
     assert main(["--measures", "ndcg_cut_10,AP", "--tests", "t,wilcoxon"]) == 0
     spec = handed[0]()
-    assert spec.measures == ("nDCG@10", "AP") and spec.tests[:2] == ("t", "wilcoxon")
+    assert [str(m) for m in spec.measures] == ["nDCG@10", "AP"] and spec.tests[:2] == ("t", "wilcoxon")
     handed.clear()
     assert main(["--measures", "nDCG@10,APP"]) == 2
     assert handed == [] and "unknown measure 'APP' (close: AP" in capsys.readouterr().err

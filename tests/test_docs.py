@@ -206,6 +206,8 @@ def test_every_page_is_in_the_nav_and_every_generated_part_has_its_marker() -> N
     assert [p.name for p in PAGES if f" {p.name}\n" not in config] == []
     assert "<!-- generated: json-schema -->" in (DOCS / "report-schema.md").read_text("utf-8")
     assert "<!-- generated: cli-help -->" in (DOCS / "cli.md").read_text("utf-8")
+    measures = (DOCS / "measures.md").read_text("utf-8")
+    assert "<!-- generated: metrics -->" in measures and "<!-- generated: measures -->" in measures
 
 
 def mkdocs() -> list[str]:
@@ -234,3 +236,9 @@ def test_the_site_builds_strictly_with_its_generated_pages(tmp_path: Path) -> No
     assert "tenants" in schema and "wilson_low_b" in schema
     cli = (site / "cli" / "index.html").read_text("utf-8")
     assert "generated:" not in cli and "--tenants-by" in cli and "--resolves" in cli
+    measures = (site / "measures" / "index.html").read_text("utf-8")
+    assert (
+        "generated:" not in measures
+        and "ndcg_cut_k" in measures
+        and "<td><code>hit_rate@k</code></td>" in measures
+    )

@@ -3,12 +3,20 @@ an unknown name refused with the close matches."""
 
 from __future__ import annotations
 
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
 import ir_measures
 import pytest
 
 from triage.core.errors import InputError
 from triage.core.measures import names
+from triage.core.measures.families import METRICS
 from triage.core.measures.names import FAMILIES, Measure, parse, parse_all
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CANONICAL = [
     "AP", "AP@100", "AP(rel=2)@100", "P@5", "P(rel=2)@10", "R@100", "RR", "RR@10", "RR(rel=3)",
@@ -85,12 +93,41 @@ def test_every_family_is_documented_and_every_alias_is_accepted() -> None:
             parse(alias[:-1] + "7" if alias.endswith(("@k", "_k")) else alias)
 
 
-def test_the_docs_document_every_measure_as_the_code_defines_it() -> None:
-    from pathlib import Path
+def docs_hooks() -> ModuleType:
+    """docs/hooks.py, the mkdocs hook that generates the docs' tables (importable without mkdocs)."""
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    readme = (Path(__file__).parent.parent / "docs" / "measures.md").read_text("utf-8")
+
+def test_the_docs_tables_are_generated_from_the_registry() -> None:
+    """docs/measures.md holds the markers, not the tables: the site's tables are the registry's
+    rows, every family and every metric, each `|` in a cell escaped."""
+    page = (ROOT / "docs" / "measures.md").read_text("utf-8")
+    assert "<!-- generated: metrics -->" in page and "<!-- generated: measures -->" in page
+    assert "| `nDCG, nDCG@k` |" not in page and "| `ndcg@k` |" not in page  # no copy by hand
+    hooks = docs_hooks()
+    measures, metrics = hooks.GENERATORS["measures"](), hooks.GENERATORS["metrics"]()
     for canon, aliases, definition in names.table_rows():
-        assert f"| `{canon}` | {aliases or '—'} | {definition} |" in readme
+        assert f"| `{canon}` | {aliases or '—'} | {definition} |" in measures.splitlines()
+    assert len(measures.splitlines()) == 2 + len(FAMILIES)
+    rows = metrics.splitlines()[2:]
+    assert [r.split(" | ")[0] for r in rows] == [f"| `{m}@k`" for m in ("hit_rate", "recall", "mrr", "ndcg")]
+    assert "| mean of \\|top ∩ gold\\| / min(k, \\|gold\\|);" in metrics
+    assert all(len(r.replace("\\|", "").split("|")) == 7 for r in rows)  # 5 cells: no stray `|`
+
+
+def test_each_metric_names_measures_the_tools_know() -> None:
+    """The names a metric's row gives the same number in trec_eval, ir_measures and ranx are ones
+    triage reads (at k = 5), and its kernel is the one its module's family runs."""
+    for metric in METRICS.values():
+        assert metric.definition
+        for cell in (metric.trec_eval, metric.ir_measures, metric.ranx):
+            (name, *_) = re.findall(r"`([^`]+)`", cell)
+            assert parse(name)
+    assert str(parse("ndcg@5")) == "nDCG@5" and str(parse("hit_rate@5")) == "Success@5"
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_measures_oracle import measure_names
 
 from triage.core.measures import names, ranked
-from triage.core.measures.names import Order
+from triage.core.measures.ranked import Order
 from triage.workspace.snapshot import open_snapshot
 from triage.workspace.spec import evaluation_spec, with_measures
 
@@ -123,4 +123,4 @@ def test_the_evaluations_measures_equal_those_over_the_whole_lists(
         at = ranked.positions(lists, row_query, judged)
         got = ev.named(arm)
         for m in (names.parse(t) for t in measure_names()):
-            assert got[str(m)].tolist() == ranked.compute(m, at, judged).tolist(), str(m)
+            assert got[str(m)].tolist() == m.per_query(at, judged).tolist(), str(m)

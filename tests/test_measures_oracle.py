@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from triage.core.measures import names, ranked
-from triage.core.measures.names import Order
+from triage.core.measures.ranked import Order
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -60,7 +60,7 @@ def ours(qrels: Qrels, run: Run, order: Order = Order.TREC_EVAL) -> tuple[list[s
     scores = pa.array([list(run[q].values()) for q in rq], pa.list_(pa.float64()))
     lists, _ = ranked.reorder(lists, scores, order)
     at = ranked.positions(lists, np.array([index[q] for q in rq], np.int64), judged)
-    values = {str(m): ranked.compute(m, at, judged) for m in MEASURES}
+    values = {str(m): m.per_query(at, judged) for m in MEASURES}
     return qids, values, lists.to_pylist()
 
 
@@ -170,7 +170,7 @@ def test_an_id_listed_twice_counts_once_at_its_first_rank() -> None:
     judged = ranked.judgements(np.zeros(2, np.int64), pa.array(["a", "b"]), np.ones(2, np.int64), 1)
     lists = pa.array([["a", "a", "b"]], pa.list_(pa.string()))
     at = ranked.positions(lists, np.zeros(1, np.int64), judged)
-    assert ranked.compute(names.parse("P@2"), at, judged)[0] == 0.5
-    assert ranked.compute(names.parse("R@3"), at, judged)[0] == 1.0
-    assert ranked.compute(names.parse("Judged@2"), at, judged)[0] == 0.5
+    assert names.parse("P@2").per_query(at, judged)[0] == 0.5
+    assert names.parse("R@3").per_query(at, judged)[0] == 1.0
+    assert names.parse("Judged@2").per_query(at, judged)[0] == 0.5
     assert qrels  # the labels the arrays above encode

@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import ir_measures
+import numpy as np
 import pytest
 
 import triage
@@ -152,3 +153,45 @@ def test_a_trec_run_is_read_in_trec_evals_order_unless_told_otherwise(tmp_path: 
     assert trec["a"]["measures"]["RR"] == 0.5 and given["a"]["measures"]["RR"] == 1.0  # type: ignore[index]
     assert trec["b"]["measures"]["RR"] == 1.0  # no tie: one order
     assert trec["a"]["mrr"] == 1.0  # the four metrics read the stored order
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+@pytest.mark.parametrize("k", [1, 5, 10, 40])
+def test_each_metric_equals_the_family_sharing_its_kernel(tmp_path: Path, seed: int, k: int) -> None:
+    """One kernel each: on runs read in their stored order (no id twice), the four metrics at k
+    are, query for query and to the bit, Success@k, RR@k and nDCG@k over every judgement at rel 1
+    (a label graded 0 gains nothing, and a query with no gold is not scored); recall@k is not
+    R@k, which divides by every relevant id, not min(k, |gold|)."""
+    toml, qrels, _ = evaluation(tmp_path, seed)
+    ev = triage.open(toml, measures=[f"Success@{k}", f"RR@{k}", f"nDCG@{k}", f"R@{k}"], k=k).ev
+    scored = ev.scored
+    assert scored.sum() == sum(max(ds.values()) >= 1 for ds in qrels.values()) > 0
+    for arm in ev.arms:
+        named, at_k = ev.named(arm), arm.judged
+        assert (named[f"Success@{k}"][scored] == at_k.hit[scored]).all()
+        assert (named[f"RR@{k}"][scored] == at_k.mrr[scored]).all()
+        assert (named[f"nDCG@{k}"][scored] == at_k.ndcg[scored]).all()
+        big = np.array([sum(g >= 1 for g in ds.values()) for ds in qrels.values()])[scored]
+        recall, r = at_k.recall[scored], named[f"R@{k}"][scored]
+        assert (recall[big <= k] == r[big <= k]).all()  # min(k, |gold|) is |gold|: alike
+        beyond = (big > k) & (r > 0)  # more gold than k, some found: recall divides by k, R by |gold|
+        assert (recall[beyond] > r[beyond]).all() and (k >= big.max() or beyond.any())
+
+
+def test_a_manifests_unknown_measure_is_refused_as_the_manifest_is_read(tmp_path: Path) -> None:
+    """Names are parsed where they enter: reading the manifest refuses an unknown one, naming the
+    file and the close names, and the spec holds the parsed measures."""
+    from triage.core.inputs.manifest import from_manifest
+
+    toml, _, _ = evaluation(tmp_path)
+    body = toml.read_text("utf-8")
+    toml.write_text('measures = ["ndcg_cut_10", "map"]\n' + body, "utf-8")
+    assert [str(m) for m in from_manifest(toml).measures] == ["nDCG@10", "AP"]
+    toml.write_text('measures = ["nDGC@10"]\n' + body, "utf-8")
+    with pytest.raises(InputError) as e:
+        from_manifest(toml)
+    assert (
+        e.value.path == str(toml)
+        and "unknown measure 'nDGC@10'" in e.value.problem
+        and "close" in e.value.problem
+    )

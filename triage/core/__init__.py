@@ -5,8 +5,10 @@
     views       slices, rank movements, cause hints, origin, cost, answers
     checks      what was held still between the arms and the labels
     evaluation  one evaluation for one label state (and `bundled`, the sample's spec)
-    measures    gold encoded, per-query metrics at k, the paired view, intervals
-    inputs      every input file, from bytes to contract-shaped Arrow tables
+    inputs      every input file, from bytes to contract-shaped Arrow tables (a manifest's
+                measures parsed by name)
+    measures    the measure registry and its kernels, gold encoded, the per-query metrics at k,
+                the paired view, intervals, the paired tests
     ids         strings encoded to integers once; membership in a large id column
     text        untrusted text made safe, words, fuzzy search, near-duplicates
     files       safe writes; removal: a folder of triage's removed without leaving it; errors: the

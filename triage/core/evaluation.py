@@ -28,6 +28,7 @@ from triage.core.inputs.load import Inputs, Run
 from triage.core.inputs.manifest import ArmSpec, check_ks
 from triage.core.inputs.shapes import Format, Role, detect
 from triage.core.measures import ranked
+from triage.core.measures.families.recall import recall_at
 from triage.core.measures.gold import (
     KEY,
     Gold,
@@ -44,20 +45,12 @@ from triage.core.measures.gold import (
     with_judged,
     with_query,
 )
+from triage.core.measures.hits import GoldHits, GoldSets, hits_at
 from triage.core.measures.intervals import wilson_one
-from triage.core.measures.metrics import (
-    GoldHits,
-    GoldSets,
-    Means,
-    PerQuery,
-    hits_at,
-    judge,
-    judge_at,
-    means,
-    recall_at,
-)
-from triage.core.measures.names import DEFAULT_K, Measure, Order, parse_all
+from triage.core.measures.metrics import Means, PerQuery, judge, judge_at, means
+from triage.core.measures.names import DEFAULT_K, Measure
 from triage.core.measures.paired import Paired, flip_order, noise_band, outcome_codes, paired
+from triage.core.measures.ranked import Order
 
 
 @dataclass(frozen=True)
@@ -437,7 +430,7 @@ class Evaluation:
         out = []
         for arm, order in zip(self.arms, self.orders, strict=True):
             at = self._judged_positions(arm, order)
-            out.append({str(m): ranked.compute(m, at, judged) for m in self.measures})
+            out.append({str(m): m.per_query(at, judged) for m in self.measures})
         return out[0], out[1]
 
     def _judged_positions(self, arm: Arm, order: Order) -> ranked.Positions:
@@ -458,7 +451,7 @@ class Evaluation:
             return ranked.positions(lists, row_query, self.judgements, repeats)
         hits = arm.hits
         q, rank, grade = hits.query, hits.rank, hits.grade
-        if any(ranked.reads_non_relevant(m) for m in self.measures) and len(self.not_relevant.keys):
+        if any(m.reads_non_relevant for m in self.measures) and len(self.not_relevant.keys):
             zero = gold_hits(run.retrieved, row_query, self._not_relevant_gold, run.fingerprints, repeats)
             code = self._not_relevant_in_gold[zero.code]
             # a pair both gold and judged not relevant keeps its gold grade
@@ -631,7 +624,6 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     rows, one per pair, holding at least the frozen file's gold pairs. `judged`: every judged pair
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
     spec = inputs.spec
-    measures = parse_all(spec.measures, spec.manifest or "measures") if spec.measures else ()
     ks = choose_ks(inputs, k)
     k_default = _no_k(inputs, k)
     judged_k = ks[0]
@@ -662,7 +654,7 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
         not_relevant=not_relevant,
         pooled=pooled,
         ks=ks,
-        measures=measures,
+        measures=spec.measures,
         orders=(run_order(spec.order, spec.a, inputs.a), run_order(spec.order, spec.b, inputs.b)),
         k_default=k_default,
     )

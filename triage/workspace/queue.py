@@ -38,7 +38,7 @@ from triage.core.evaluation import Arm, Evaluation
 from triage.core.ids import codes
 from triage.core.inputs.corpus import Chunk, Corpus
 from triage.core.measures.gold import KEY, contains, pairs_of
-from triage.core.measures.metrics import positions_in_runs
+from triage.core.measures.hits import positions_in_runs
 from triage.core.measures.paired import Outcome
 from triage.core.text.suggest import near_duplicates
 from triage.workspace.review import Change

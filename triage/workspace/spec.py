@@ -74,7 +74,7 @@ def with_measures(spec: Spec, measures: str | Sequence[str] | None, order: str |
     """`spec` with measures by name (parsed now: an unknown name raises InputError naming `where`
     and the close matches, before any file is read) and the order the measures read runs in."""
     if measures is not None:
-        spec = replace(spec, measures=tuple(str(m) for m in parse_all(measures, where)))
+        spec = replace(spec, measures=parse_all(measures, where))
     if order is not None:
         spec = replace(spec, order=order)
     return spec

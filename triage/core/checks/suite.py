@@ -14,7 +14,7 @@ from triage.core.checks.rag import check_rag
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.inputs.contract import single
 from triage.core.inputs.load import Inputs
-from triage.core.measures.metrics import inconsistent_eligible
+from triage.core.measures.families.recall import inconsistent_eligible
 
 
 def check_k(ev: Evaluation) -> list[Check]:

@@ -85,8 +85,10 @@ class Floor:
 
 @dataclass(frozen=True)
 class Limit:
-    """One `[measures."NAME"]` table: None where the key is not given."""
+    """One `[measures."NAME"]` table: the measure it names, parsed, and its limits (None where the
+    key is not given)."""
 
+    measure: Measure
     floor: float | None = None
     max_drop: float | None = None
 
@@ -132,7 +134,7 @@ def _measures(path: Path, tables: object) -> dict[str, Limit]:
         if canonical in out:
             raise InputError(path, f"{shown(name)} names {canonical}, which another table names too", where)
         floor, cap = (_limit(path, where, measure, key, table.get(key)) for key in LIMITS)
-        out[canonical] = Limit(floor, cap)
+        out[canonical] = Limit(measure, floor, cap)
     return out
 
 
@@ -334,10 +336,13 @@ class MeasureVerdict:
         return self.floor_holds and self.drop_holds
 
 
-def gated_values(ev: Evaluation, names: list[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Each named measure per query for A and B: the evaluation's own when it has them, else
-    computed here from the same runs, judgements and order."""
-    missing = tuple(parse(n) for n in names if n not in ev.named(ev.a))
+def gated_values(
+    ev: Evaluation, measures: list[Measure]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each measure per query for A and B, keyed by its canonical name: the evaluation's own when
+    it has them, else computed here from the same runs, judgements and order."""
+    names = [str(m) for m in measures]
+    missing = tuple(m for m in measures if str(m) not in ev.named(ev.a))
     extra = replace(ev, measures=missing) if missing else ev
     a, b = ({**extra.named(x), **ev.named(y)} for x, y in ((extra.a, ev.a), (extra.b, ev.b)))
     return {n: a[n] for n in names}, {n: b[n] for n in names}
@@ -349,7 +354,7 @@ def judge_measures(ev: Evaluation, limits: dict[str, Limit]) -> list[MeasureVerd
     if not limits:
         return []
     names = list(limits)
-    a, b = gated_values(ev, names)
+    a, b = gated_values(ev, [limit.measure for limit in limits.values()])
     scored = ev.scored
     a = {n: v[scored] for n, v in a.items()}
     b = {n: v[scored] for n, v in b.items()}

@@ -16,6 +16,7 @@ from triage.core.inputs.rag.from_runs import LABELS as FROM_RUNS
 from triage.core.inputs.readers import kind, linked, read_toml, regular_file, shown
 from triage.core.inputs.shapes import FORMATS, Format, Role, detect, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
+from triage.core.measures.names import Measure, parse_all
 from triage.core.text.sanitize import bytes_shown
 
 MANIFEST = "triage.toml"
@@ -55,9 +56,10 @@ class Spec:
     corpus_format: str | None = None
     queries_format: str | None = None
     holdout: Holdout | None = None  # the tuning split ([holdout]; core/inputs/split.py); None: not named
-    # Measures by name (`measures = ["nDCG@10", "AP"]`, parsed by core/measures/names.py) and the
-    # order the measures read each run in ("trec_eval" | "as_given"; None: trec_eval's for TREC runs)
-    measures: tuple[str, ...] = ()
+    # Measures by name (`measures = ["nDCG@10", "AP"]`, parsed where they enter by
+    # core/measures/names.py) and the order the measures read each run in ("trec_eval" |
+    # "as_given"; None: trec_eval's for TREC runs)
+    measures: tuple[Measure, ...] = ()
     order: str | None = None
     # A BEIR folder given as the labels (`beir`): `labels` is its qrels/SPLIT.tsv, and only the
     # split's queries are evaluated (core/inputs/load.py); None: labels given as a file
@@ -297,8 +299,8 @@ def _tests(path: Path, doc: dict[str, object], spec: Spec) -> Spec:
     return replace(spec, tests=tuple(tests), correction=correction, rounds=rounds, seed=seed)  # type: ignore[arg-type]
 
 
-def _measures(path: Path, doc: dict[str, object]) -> tuple[tuple[str, ...], str | None]:
-    """`measures = [...]` (names, parsed later by core/measures/names.py) and `order`."""
+def _measures(path: Path, doc: dict[str, object]) -> tuple[tuple[Measure, ...], str | None]:
+    """`measures = [...]` (names, parsed here: an unknown one names the manifest) and `order`."""
     measures = doc.get("measures", [])
     if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
         raise InputError(
@@ -307,7 +309,7 @@ def _measures(path: Path, doc: dict[str, object]) -> tuple[tuple[str, ...], str 
     order = doc.get("order")
     if order is not None and order not in ("trec_eval", "as_given"):
         raise InputError(path, f'order must be "trec_eval" or "as_given", found {shown(order)}')
-    return tuple(measures), order  # type: ignore[return-value]
+    return (parse_all(measures, path) if measures else ()), order
 
 
 def _read_manifest(path: Path) -> tuple[Path, dict[str, object]]:

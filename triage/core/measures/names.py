@@ -1,155 +1,29 @@
 """Measures by the names IR teams use: ir_measures' syntax, with ranx's and trec_eval's names as
 aliases, parsed in this one place (docs/measures.md "Measures by name").
 
-Each family is data (`FAMILIES`): its canonical name, the parameters it takes, whether it takes a
-cut-off, its definition, and its trec_eval and ranx names. `parse` turns any accepted spelling into
-a `Measure`, whose `str` is the canonical ir_measures name (`nDCG@10`, `AP(rel=2)@100`); the
-kernels that compute each family are in `ranked`.
+Each family is declared in the registry (core/measures/families/): its canonical name, the
+parameters it takes, whether it takes a cut-off, its definition, its trec_eval and ranx names and
+its kernel. `parse` turns any accepted spelling into a `Measure`, whose `str` is the canonical
+ir_measures name (`nDCG@10`, `AP(rel=2)@100`) and which computes itself (`Measure.per_query`).
+Names are parsed once, where they enter: the command line and the API (workspace/spec.py), the
+manifest (core/inputs/manifest.py) and a gate file (core/gate/apply.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
+import numpy as np
+
 from triage.core.errors import InputError
-
-
-class Cut(Enum):
-    """Whether a family takes a cut-off @k."""
-
-    NONE = "none"
-    OPTIONAL = "optional"
-    REQUIRED = "required"
-
-
-@dataclass(frozen=True)
-class Family:
-    """One measure family. `trec_eval` / `ranx`: the names those tools give it, `{k}` standing for
-    the cut-off (empty: the tool has no such measure); `uncut_*`: the name without a cut-off.
-    `reach`: the least and the greatest value it takes on a query, so its mean's too (every family
-    here is a share, a rate or a ratio to the ideal: [0, 1]; an unbounded one would say math.inf)."""
-
-    name: str
-    cut: Cut
-    params: tuple[str, ...]
-    definition: str
-    trec_eval: str
-    ranx: str
-    uncut_trec_eval: str = ""
-    uncut_ranx: str = ""
-    reach: tuple[float, float] = (0.0, 1.0)
-
-
-FAMILIES: dict[str, Family] = {
-    f.name: f
-    for f in (
-        Family(
-            "AP",
-            Cut.OPTIONAL,
-            ("rel", "judged_only"),
-            "average precision: the sum, over the relevant ids retrieved within k (no k: the whole "
-            "list), of the precision at each one's rank, divided by R (every relevant id of the "
-            "query, retrieved or not)",
-            "map_cut_{k}",
-            "map@{k}",
-            "map",
-            "map",
-        ),
-        Family(
-            "P",
-            Cut.REQUIRED,
-            ("rel", "judged_only"),
-            "precision: relevant ids within the first k, divided by k (even when fewer were retrieved)",
-            "P_{k}",
-            "precision@{k}",
-        ),
-        Family(
-            "R",
-            Cut.REQUIRED,
-            ("rel", "judged_only"),
-            "recall: relevant ids within the first k, divided by R (every relevant id of the query)",
-            "recall_{k}",
-            "recall@{k}",
-        ),
-        Family(
-            "RR",
-            Cut.OPTIONAL,
-            ("rel", "judged_only"),
-            "reciprocal rank: 1 / the rank of the first relevant id within k, else 0",
-            "",
-            "mrr@{k}",
-            "recip_rank",
-            "mrr",
-        ),
-        Family(
-            "nDCG",
-            Cut.OPTIONAL,
-            ("judged_only",),
-            "DCG / ideal DCG within k: gain = grade (grades ≤ 0 gain 0), discount log2(rank + 1); "
-            "the ideal ranks every positive grade of the query high to low. judged_only=True: unjudged "
-            "ids are removed from the ranking first (trec_eval -J)",
-            "ndcg_cut_{k}",
-            "ndcg@{k}",
-            "ndcg",
-            "ndcg",
-        ),
-        Family(
-            "Success",
-            Cut.REQUIRED,
-            ("rel", "judged_only"),
-            "1 when a relevant id is within the first k, else 0",
-            "success_{k}",
-            "hit_rate@{k}",
-        ),
-        Family(
-            "Rprec",
-            Cut.NONE,
-            ("rel", "judged_only"),
-            "precision within the first R, R the query's number of relevant ids",
-            "",
-            "",
-            "Rprec",
-            "r-precision",
-        ),
-        Family(
-            "Bpref",
-            Cut.NONE,
-            ("rel",),
-            "over the relevant ids retrieved: 1 − min(n, R) / min(R, N), n the judged non-relevant "
-            "ids ranked above it (1 when n = 0), summed and divided by R; N the query's judged "
-            "non-relevant ids (as trec_eval computes it)",
-            "",
-            "",
-            "bpref",
-            "bpref",
-        ),
-        Family(
-            "Judged",
-            Cut.REQUIRED,
-            (),
-            "the share of the first k retrieved that has a judgement of any grade: judged ids "
-            "within k / min(k, ids retrieved), 0 for an empty list (as ir_measures)",
-            "",
-            "",
-        ),
-    )
-}
+from triage.core.measures.families import FAMILIES
+from triage.core.measures.families.family import Cut, Family
+from triage.core.measures.ranked import Judgements, Positions
 
 DEFAULT_K = 10  # the cut-off when no measure names one and no k is given anywhere
-
-
-class Order(Enum):
-    """How a run's ranked list is ordered before the measures read it.
-
-    TREC_EVAL: by score descending, ties by id descending — trec_eval's own order, whatever the
-    rank column says (so do ir_measures and pytrec_eval); AS_GIVEN: the stored order."""
-
-    TREC_EVAL = "trec_eval"
-    AS_GIVEN = "as_given"
 
 
 @dataclass(frozen=True)
@@ -176,12 +50,27 @@ class Measure:
         return str(self)
 
     @property
+    def declared(self) -> Family:
+        """Its family, as the registry declares it."""
+        return FAMILIES[self.family]
+
+    @property
     def reach(self) -> tuple[float, float]:
         """The least and the greatest value the measure takes (its family's `reach`)."""
-        return FAMILIES[self.family].reach
+        return self.declared.reach
 
-    def with_cutoff(self, k: int) -> Measure:
-        return Measure(self.family, k, self.rel, self.judged_only)
+    @property
+    def reads_non_relevant(self) -> bool:
+        """Whether it reads where ids judged not relevant sit (Judged@k's judged, Bpref's
+        non-relevant above, judged_only's closing up); the others read the relevant ids alone."""
+        return self.judged_only or self.declared.reads_non_relevant
+
+    def per_query(self, at: Positions, judged: Judgements) -> np.ndarray:
+        """The measure on every query of `at` (float64, one entry per query index; 0 where the
+        query has no relevant id or no list), by its family's kernel."""
+        if self.judged_only:
+            at = at.judged_only()
+        return self.declared.kernel(at, judged, self.cutoff, self.rel)
 
 
 _IR = re.compile(r"(?P<name>[A-Za-z_]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[0-9]+))?")
@@ -359,11 +248,6 @@ def _split(text: str) -> list[str]:
             current += ch
     parts.append(current)
     return [p.strip() for p in parts if p.strip()]
-
-
-def cutoffs(measures: Sequence[Measure]) -> tuple[int, ...]:
-    """The distinct cut-offs the measures name, in order."""
-    return tuple(dict.fromkeys(m.cutoff for m in measures if m.cutoff is not None))
 
 
 def table_rows() -> list[tuple[str, str, str]]:

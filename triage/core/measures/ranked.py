@@ -1,10 +1,12 @@
-"""The measures of `names` computed from whole ranked lists and every judgement in force, numpy
-over all queries at once (docs/measures.md "Measures by name").
+"""What the measures by name read (docs/measures.md "Measures by name"): every judgement in force
+(`Judgements`) and where an arm lists its judged ids (`Positions`), in the order the measures read
+its lists (`Order`), numpy over all queries at once.
 
 An arm enters as `Positions`: every listed id that has a label, with its query, its 1-based rank
-and its grade, and each list's length (the other ids count for no measure). Each kernel is a few
-masks, cumulative sums and bincounts over those arrays; no Python loop runs per query or per rank.
-The conventions are trec_eval's (and so ir_measures' and pytrec_eval's):
+and its grade, and each list's length (the other ids count for no measure). Each kernel
+(core/measures/families/) is a few masks, cumulative sums and bincounts over those arrays; no
+Python loop runs per query or per rank. The conventions are trec_eval's (and so ir_measures' and
+pytrec_eval's):
 
 - relevant: grade ≥ rel (rel ≥ 1); an id absent from the labels is not relevant;
 - a negative grade is what trec_eval calls "in the pool, unjudged": never relevant, not counted as
@@ -19,6 +21,7 @@ The conventions are trec_eval's (and so ir_measures' and pytrec_eval's):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from functools import cached_property
 
 import numpy as np
@@ -26,11 +29,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.ids import codes
-from triage.core.measures.metrics import positions_in_runs
-from triage.core.measures.names import Measure, Order
+from triage.core.measures.hits import positions_in_runs
 
 KEY = np.int64(1 << 32)
 NO_LABEL = np.iinfo(np.int64).min  # the grade of a listed id absent from the labels
+
+
+class Order(Enum):
+    """How a run's ranked list is ordered before the measures read it.
+
+    TREC_EVAL: by score descending, ties by id descending — trec_eval's own order, whatever the
+    rank column says (so do ir_measures and pytrec_eval); AS_GIVEN: the stored order."""
+
+    TREC_EVAL = "trec_eval"
+    AS_GIVEN = "as_given"
 
 
 @dataclass(frozen=True)
@@ -61,20 +73,14 @@ class Judgements:
         return self.count((self.grade >= 0) & (self.grade < rel))
 
     @cached_property
-    def _ideal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The positive grades, by query then grade descending, and each one's 1-based position
-        in its query's ideal ranking."""
+    def ideal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ideal rankings: the positive grades by query then grade descending, as (query,
+        1-based rank in its query's ideal ranking, grade)."""
         keep = self.grade > 0
         q, g = self.query[keep], self.grade[keep]
         order = np.lexsort((-g, q))
         q, g = q[order], g[order]
-        return q, g, positions_in_runs(q)
-
-    def ideal_dcg(self, k: int | None) -> np.ndarray:
-        """Per query, the DCG of its ideal ranking within k (None: all of it)."""
-        q, g, pos = self._ideal
-        inside = pos <= k if k is not None else np.ones(len(q), bool)
-        return np.bincount(q[inside], weights=g[inside] / np.log2(pos[inside] + 1.0), minlength=self.n)
+        return q, positions_in_runs(q), g
 
 
 def judgements(
@@ -131,6 +137,15 @@ class Positions:
             q, positions_in_runs(q), self.grade[keep], np.bincount(q, minlength=self.n).astype(np.int64)
         )
 
+    def within(self, k: int | None) -> np.ndarray:
+        """Whether each entry is within the first k (k None: the whole list; bool)."""
+        return self.rank <= k if k is not None else np.ones(len(self.rank), bool)
+
+    def found(self, k: int | None, rel: int) -> np.ndarray:
+        """Per query, its relevant ids (grade ≥ rel) within the first k (int64)."""
+        hits = self.within(k) & (self.grade >= rel)
+        return np.bincount(self.query[hits], minlength=self.n).astype(np.int64)
+
 
 def judged_positions(query: np.ndarray, rank: np.ndarray, grade: np.ndarray, depth: np.ndarray) -> Positions:
     """`Positions` from labelled entries in any order (query index, 1-based rank, grade), one per
@@ -139,12 +154,6 @@ def judged_positions(query: np.ndarray, rank: np.ndarray, grade: np.ndarray, dep
     return Positions(
         query[order].astype(np.int64), rank[order].astype(np.int64), grade[order].astype(np.int64), depth
     )
-
-
-def reads_non_relevant(measure: Measure) -> bool:
-    """Whether `measure` reads where ids judged not relevant sit (Judged@k's judged, Bpref's
-    non-relevant above, judged_only's closing up); the others read the relevant ids alone."""
-    return measure.judged_only or measure.family in ("Judged", "Bpref")
 
 
 def positions(
@@ -312,78 +321,3 @@ def reorder(
         pa.ListArray.from_arrays(base, lists.flatten().take(take)),
         pa.ListArray.from_arrays(base, scores.flatten().take(take)),
     )
-
-
-def compute(measure: Measure, at: Positions, judged: Judgements) -> np.ndarray:
-    """`measure` per query (float64, one entry per query index; 0 where the query has no relevant
-    id or no list)."""
-    if measure.judged_only:
-        at = at.judged_only()
-    n, rel, k = at.n, measure.rel, measure.cutoff
-    family = measure.family
-    if family == "Judged":
-        assert k is not None
-        top = at.rank <= k
-        shown = np.minimum(at.depth, k)
-        return _ratio(np.bincount(at.query[top & at.labelled], minlength=n), shown)
-    if family == "nDCG":
-        top = at.rank <= k if k is not None else np.ones(len(at.rank), bool)
-        gain = np.where(at.grade > 0, at.grade, 0).astype(np.float64)
-        dcg = np.bincount(at.query[top], weights=gain[top] / np.log2(at.rank[top] + 1.0), minlength=n)
-        return _ratio(dcg, judged.ideal_dcg(k))
-    relevant = at.grade >= rel
-    big_r = judged.n_relevant(rel)
-    if family == "Rprec":
-        top = at.rank <= big_r[at.query]
-        return _ratio(np.bincount(at.query[top & relevant], minlength=n), big_r)
-    if family == "Bpref":
-        return _bpref(at, relevant, rel, judged, big_r)
-    top = at.rank <= k if k is not None else np.ones(len(at.rank), bool)
-    hits = top & relevant
-    found = np.bincount(at.query[hits], minlength=n)
-    if family == "P":
-        assert k is not None
-        return found / float(k)
-    if family == "R":
-        return _ratio(found, big_r)
-    if family == "Success":
-        return (found > 0).astype(np.float64)
-    if family == "RR":
-        q, r = at.query[hits], at.rank[hits]
-        first = np.r_[True, q[1:] != q[:-1]] if len(q) else np.zeros(0, bool)
-        out = np.zeros(n, np.float64)
-        out[q[first]] = 1.0 / r[first]
-        return out
-    if family == "AP":
-        q, r = at.query[hits], at.rank[hits]
-        precision = positions_in_runs(q) / r  # the i-th relevant id of its query, at rank r
-        return _ratio(np.bincount(q, weights=precision, minlength=n), big_r)
-    raise AssertionError(family)
-
-
-def _bpref(
-    at: Positions, relevant: np.ndarray, rel: int, judged: Judgements, big_r: np.ndarray
-) -> np.ndarray:
-    """trec_eval's bpref: each relevant id retrieved adds 1 − min(n, R) / min(N, R), n the judged
-    non-relevant ids above it (1 when n = 0); the sum divided by R."""
-    n = at.n
-    nonrel = (at.grade >= 0) & (at.grade < rel)
-    # judged non-relevant ids strictly above each position, within its query
-    before: np.ndarray = np.cumsum(nonrel, dtype=np.int64) - nonrel
-    start = np.searchsorted(at.query, at.query)  # each query's first position (sorted by query)
-    above: np.ndarray = before - before[start]
-    q = at.query[relevant]
-    n_above: np.ndarray = above[relevant]
-    big_n = judged.n_nonrelevant(rel)
-    r_q, n_q = big_r[q], big_n[q]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        part = np.where(n_above > 0, 1.0 - np.minimum(n_above, r_q) / np.minimum(n_q, r_q), 1.0)
-    return _ratio(np.bincount(q, weights=part, minlength=n), big_r)
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den, 0 where den is 0 (float64)."""
-    out = np.zeros(len(den), np.float64)
-    ok = den > 0
-    out[ok] = num[ok] / den[ok]
-    return out
