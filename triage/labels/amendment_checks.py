@@ -4,6 +4,7 @@ they were taken from, files written against other frozen labels, damaged lines, 
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from pathlib import Path
 
 import pyarrow as pa
@@ -13,6 +14,8 @@ from triage.core.evaluation import Evaluation
 from triage.core.ids import codes
 from triage.labels.records import ProblemKind
 from triage.labels.state import LabelState
+
+_QUERY, _CHUNK = attrgetter("query_id"), attrgetter("chunk_id")
 
 
 def _moved(ev: Evaluation) -> dict[str, float | None]:
@@ -82,18 +85,19 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                     facts,
                 )
             )
-    if state.conflicts:
+    conflicts = state.conflicts
+    if conflicts:
         first = [
             f"{c.query_id}/{c.chunk_id} ({', '.join(f'{r}: {g}' for r, g in c.grades.items())})"
-            for c in state.conflicts
+            for c in conflicts[:SHOW]  # the ones named
         ]
         out.append(
             Check(
                 WARNING,
                 "labels.conflicts",
-                f"{len(first)} (query, chunk) pairs judged differently by different reviewers, kept "
-                f"unjudged until resolved (triage labels conflicts): {some(first)}",
-                {"count": len(first)},
+                f"{len(conflicts)} (query, chunk) pairs judged differently by different reviewers, kept "
+                f"unjudged until resolved (triage labels conflicts): {some(first, len(conflicts))}",
+                {"count": len(conflicts)},
             )
         )
     folder = log.folder
@@ -138,7 +142,7 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
                 {"count": len(damaged)},
             )
         )
-    named = pa.array(sorted({r.query_id for r in adds}), pa.string())
+    named = pa.array(sorted(set(map(_QUERY, adds))), pa.string())
     unknown = named.filter(pa.array(codes.positions(named.to_pylist(), ev.query_ids) < 0)).to_pylist()
     if unknown:
         out.append(
@@ -151,7 +155,7 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
         )
     corpus = ev.inputs.corpus
     if corpus is not None and adds:
-        missing = corpus.absent(sorted({r.chunk_id for r in adds}))
+        missing = corpus.absent(sorted(set(map(_CHUNK, adds))))
         if missing:
             out.append(
                 Check(

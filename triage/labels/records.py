@@ -137,6 +137,7 @@ class ProblemKind(StrEnum):
     DUPLICATE = "duplicate"  # one id with two different contents (copies with the same content merge)
     SPECIAL = "special"  # not a regular file (a FIFO, a device, a socket): not read
     BASE = "base"  # a file written against another frozen label file
+    GONE = "gone"  # records read earlier (the open app reads on) that their file no longer holds
 
 
 @dataclass(frozen=True)
@@ -342,10 +343,15 @@ def _lines(data: bytes) -> tuple[list[tuple[int, bytes]], int | None]:
 
 @dataclass(frozen=True)
 class Scan:
-    """What a file holds: good records, problems, and where its chain ends for the next writer.
+    """What a file holds: good records, problems, and where its chain ends for the next writer (or
+    for a later scan of what is appended: `scan(..., after=)`).
 
     last_line: the last complete non-blank line; last_seq: the highest seq read (0: none);
-    torn_at: the offset of an unterminated tail (None: the file ends with a newline)."""
+    torn_at: the offset of an unterminated tail (None: the file ends with a newline); end: the
+    bytes read through the last complete line (a torn tail is read again by the next scan);
+    last_bad: the last complete line was not a good record; last_offset: the byte offset of the
+    last record read that was not quarantined (-1: none); repaired: the offsets the records name
+    in `repairs`; found: the problems as found, before a repair renamed any and without the tail."""
 
     records: list[Record]
     problems: list[Problem]
@@ -353,21 +359,32 @@ class Scan:
     last_seq: int
     torn_at: int | None
     torn: bytes = b""
+    end: int = 0
+    last_bad: bool = False
+    last_offset: int = -1
+    repaired: tuple[int, ...] = ()
+    found: tuple[Problem, ...] = ()
 
 
-def scan(data: bytes, name: str) -> Scan:
+EMPTY_SCAN = Scan([], [], None, 0, None)  # the scan of no bytes
+
+
+def scan(data: bytes, name: str, after: Scan | None = None) -> Scan:
     """Read one session file's bytes. The chain runs over every complete line: a line that is not a
     valid record (or is an edited one) is quarantined alone and the next record is checked against
     it; where a record's `prev` does not follow a good record, both are disowned (not applied) and
-    the break is reported naming both."""
-    records: list[Record] = []
-    problems: list[Problem] = []
-    last: bytes | None = None
-    last_bad = False  # the line before was quarantined: a mismatch at the next one is explained
-    last_seq = 0
-    last_offset = -1  # byte offset of the last good record kept
+    the break is reported naming both.
+
+    With `after` (the scan of the file's bytes before `data`, which starts at `after.end`), the
+    chain goes on from there: the result is the scan of the whole file read at once."""
+    after = after or EMPTY_SCAN
+    start, records, problems = after.end, list(after.records), list(after.found)
+    last, last_seq, repaired = after.last_line, after.last_seq, list(after.repaired)
+    last_bad = after.last_bad  # the line before was quarantined: a mismatch at the next one is explained
+    last_offset = after.last_offset  # byte offset of the last good record kept
     lines, torn_at = _lines(data)
-    for offset, raw in lines:
+    for at, raw in lines:
+        offset = start + at
         want = line_hash(last) if last is not None else None
         last, was_bad, last_bad = raw, last_bad, True
         try:
@@ -399,6 +416,8 @@ def scan(data: bytes, name: str) -> Scan:
             # The line before is as suspect as this one (it may be the one rewritten, its own hash
             # recomputed): neither is applied; a reviewer re-affirms them with a new judgement.
             before = records.pop() if records and records[-1].file_offset == last_offset else None
+            if before is not None and before.repairs is not None:
+                repaired.remove(before.repairs)
             both = (
                 f"between {_place(before.seq, last_offset)} and {_place(rec.seq, offset)}"
                 if before is not None
@@ -423,7 +442,9 @@ def scan(data: bytes, name: str) -> Scan:
         last_seq = max(last_seq, rec.seq)
         last_offset = offset
         records.append(replace(rec, file=name, file_offset=offset))
-    repaired = {r.repairs for r in records if r.repairs is not None}
+        if rec.repairs is not None:
+            repaired.append(rec.repairs)
+    found, fixed = tuple(problems), set(repaired)
     problems = [
         replace(
             p,
@@ -431,17 +452,36 @@ def scan(data: bytes, name: str) -> Scan:
             message="a write cut short (a crash or a full disk), completed by the next writer's newline: "
             "never acknowledged, nothing lost",
         )
-        if p.kind is ProblemKind.QUARANTINED and p.offset in repaired
+        if p.kind is ProblemKind.QUARANTINED and p.offset in fixed
         else p
-        for p in problems
+        for p in found
     ]
     torn = b""
     if torn_at is not None:
         torn = data[torn_at:]
         problems.append(
-            Problem(name, torn_at, ProblemKind.TORN, "unterminated last line (a write cut short); skipped")
+            Problem(
+                name,
+                start + torn_at,
+                ProblemKind.TORN,
+                "unterminated last line (a write cut short); skipped",
+            )
         )
-    return Scan(records, problems, last, last_seq, torn_at, torn)
+    end = start + (torn_at if torn_at is not None else len(data))
+    torn_offset = start + torn_at if torn_at is not None else None
+    return Scan(
+        records,
+        problems,
+        last,
+        last_seq,
+        torn_offset,
+        torn,
+        end,
+        last_bad,
+        last_offset,
+        tuple(repaired),
+        found,
+    )
 
 
 def read_file(path: Path) -> tuple[list[Record], list[Problem]]:

@@ -11,10 +11,13 @@ the head and every label are the judgements' alone.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
+from itertools import chain
+from operator import attrgetter
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -51,6 +54,10 @@ class GradeDifference(Split):
 
 
 GRADE_RULE = "the lowest grade any agreeing reviewer gave"
+_ID = attrgetter("id")
+
+
+Pair = tuple[str, str]
 
 
 @dataclass
@@ -65,17 +72,21 @@ class _Index:
     all say relevant and differ in grade, the lowest grade decides (of those, the latest record),
     and the pair is listed in `differences`."""
 
-    in_force: tuple[Record, ...]
-    by_pair: dict[tuple[str, str], list[Record]]
-    decided: dict[tuple[str, str], Record]
-    conflicts: dict[tuple[str, str], Conflict]
-    differences: dict[tuple[str, str], GradeDifference] = field(default_factory=dict)
+    by_pair: dict[Pair, list[Record]]  # adds in force on the pairs the frozen file leaves unjudged, in order
+    decided: dict[Pair, Record]
+    conflicts: dict[Pair, Conflict]
+    differences: dict[Pair, GradeDifference] = field(default_factory=dict)
+    retracted: set[str] = field(default_factory=set)  # the ids retracts name
+    by_query: dict[str, dict[str, Record]] = field(default_factory=dict)  # `decided`, query → chunk → record
+    in_force: tuple[Record, ...] | None = None  # adds not retracted, in merge order (None: not listed yet)
 
-    def settle(self, pair: tuple[str, str]) -> None:
-        """Decide `pair` again from its judgements in force."""
+    def settle(self, pair: Pair) -> None:
+        """Decide `pair` again from its judgements in force (`by_query[pair[0]]` is this index's own)."""
         self.decided.pop(pair, None)
         self.conflicts.pop(pair, None)
         self.differences.pop(pair, None)
+        chunks = self.by_query.setdefault(pair[0], {})
+        chunks.pop(pair[1], None)
         records = self.by_pair.get(pair, [])
         settled = {i for r in records for i in (r.resolves or ())}
         latest: dict[str, Record] = {}
@@ -91,34 +102,125 @@ class _Index:
         if len({r.relevance for r in judgements}) > 1:
             self.differences[pair] = GradeDifference(pair[0], pair[1], judgements)
         order = {r.id: i for i, r in enumerate(records)}
-        self.decided[pair] = min(judgements, key=lambda r: (r.relevance, -order[r.id]))
+        chunks[pair[1]] = self.decided[pair] = min(judgements, key=lambda r: (r.relevance, -order[r.id]))
 
-    def plus(self, record: Record, frozen_pairs: frozenset[tuple[str, str]]) -> _Index:
-        """A new index with `record` applied (this one is left as it is)."""
-        if record.op == ADD:
-            in_force = (*self.in_force, record)
-            target = record
-        else:
-            gone = next((r for r in self.in_force if r.id == record.retracts), None)
-            if gone is None:
-                return self
-            in_force = tuple(r for r in self.in_force if r.id != record.retracts)
-            target = gone
-        pair = (target.query_id, target.chunk_id)
-        out = _Index(
-            in_force, dict(self.by_pair), dict(self.decided), dict(self.conflicts), dict(self.differences)
+    def _copy(self) -> _Index:
+        """A copy to change: its dicts are its own (a query's chunks are copied when it settles one)."""
+        return _Index(
+            dict(self.by_pair),
+            dict(self.decided),
+            dict(self.conflicts),
+            dict(self.differences),
+            set(self.retracted),
+            dict(self.by_query),
+            self.in_force,
         )
-        if pair in frozen_pairs:
-            return out
-        now = [r for r in self.by_pair.get(pair, []) if r.id != target.id]
+
+    def _settled(self, pairs: set[Pair]) -> _Index:
+        for query_id in {q for q, _ in pairs}:
+            self.by_query[query_id] = dict(self.by_query.get(query_id, {}))
+        for pair in pairs:
+            self.settle(pair)
+        return self
+
+    def plus(self, record: Record, frozen_pairs: frozenset[Pair]) -> _Index:
+        """A new index with `record` applied after every record applied so far (this one is left as
+        it is)."""
+        out = self._copy()
         if record.op == ADD:
-            now.append(record)
+            if record.id in self.retracted:
+                return out
+            if self.in_force is not None:
+                out.in_force = (*self.in_force, record)
+            pair = (record.query_id, record.chunk_id)
+            if pair in frozen_pairs:
+                return out
+            now = [r for r in self.by_pair.get(pair, []) if r.id != record.id] + [record]
+        else:
+            out.retracted.add(record.retracts or "")
+            if self.in_force is not None:
+                out.in_force = tuple(r for r in self.in_force if r.id != record.retracts)
+            gone = self._find(record)
+            if gone is None:
+                return out
+            pair = (gone.query_id, gone.chunk_id)
+            now = [r for r in self.by_pair[pair] if r.id != gone.id]
         if now:
             out.by_pair[pair] = now
         else:
             out.by_pair.pop(pair, None)
-        out.settle(pair)
-        return out
+        return out._settled({pair})
+
+    def inserted(self, records: tuple[Record, ...], frozen_pairs: frozenset[Pair]) -> _Index:
+        """A new index with `records` applied, each at its place in merge order (file name, then
+        byte offset: the order of a log read whole); this one is left as it is. Every record
+        applied so far was read from a file."""
+        out = self._copy()
+        touched: set[Pair] = set()
+        came: list[Record] = []  # adds in force now, placed into `in_force`
+        went: list[Record] = []  # adds in force before, retracted now
+        known = True  # every retracted add was found: `in_force` is spliced, not listed again
+        for record in records:
+            if record.op == ADD:
+                if record.id in out.retracted:
+                    continue
+                came.append(record)
+                pair = (record.query_id, record.chunk_id)
+                if pair in frozen_pairs:
+                    continue
+                now = sorted([*out.by_pair.get(pair, []), record], key=_place)
+            elif record.op == RETRACT:
+                out.retracted.add(record.retracts or "")
+                gone = out._find(record)
+                if gone is None:  # an add of a pair the frozen file judges, or none in force
+                    known = False
+                    continue
+                if any(r is gone for r in came):  # added and retracted in one look
+                    came.remove(gone)
+                else:
+                    went.append(gone)
+                pair = (gone.query_id, gone.chunk_id)
+                now = [r for r in out.by_pair[pair] if r.id != gone.id]
+            else:
+                continue
+            if now:
+                out.by_pair[pair] = now
+            else:
+                del out.by_pair[pair]
+            touched.add(pair)
+        out.in_force = spliced(self.in_force, came, went) if known and self.in_force is not None else None
+        return out._settled(touched)
+
+    def _find(self, retract: Record) -> Record | None:
+        """The add in force (on a pair the frozen file leaves unjudged) that `retract` names."""
+        named = self.by_pair.get((retract.query_id, retract.chunk_id), [])
+        found = next((r for r in named if r.id == retract.retracts), None)
+        if found is None:  # a retract names its add's pair; another record could name another
+            found = next((r for rs in self.by_pair.values() for r in rs if r.id == retract.retracts), None)
+        return found
+
+
+def _place(record: Record) -> tuple[str, int]:
+    """Where a record stands in merge order: its file's name, then its byte offset there."""
+    return record.file, record.file_offset
+
+
+def spliced(records: tuple[Record, ...], came: list[Record], went: list[Record]) -> tuple[Record, ...] | None:
+    """`records` (read from files, in merge order) with `came` placed and `went` taken out, found by
+    bisection on their places; None when one of `went` is not at its place."""
+    cuts: list[tuple[int, int, tuple[str, int], Record]] = []  # (where, 0: insert | 1: skip, ...)
+    for r in went:
+        at = bisect_left(records, _place(r), key=_place)
+        if at == len(records) or records[at] is not r:
+            return None
+        cuts.append((at, 1, _place(r), r))
+    cuts += [(bisect_right(records, _place(r), key=_place), 0, _place(r), r) for r in came]
+    parts, at = [], 0
+    for where, skip, _, r in sorted(cuts, key=lambda cut: cut[:3]):
+        parts += [records[at:where], () if skip else (r,)]
+        at = where + skip
+    parts.append(records[at:])
+    return tuple(chain.from_iterable(parts))
 
 
 class LabelMode(StrEnum):
@@ -126,13 +228,16 @@ class LabelMode(StrEnum):
     FROZEN = "frozen"  # the frozen file alone; amendments are read and counted, not applied
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # it holds every record: a repr counts them
 class LabelState:
     frozen: FrozenLabels
     log: Log  # as read from disk: its problems, stale files; `saved` grows past its records
     mode: LabelMode = LabelMode.AMENDED
     saved: tuple[Record, ...] = ()  # every record on disk (judgements and verdicts), in merge order
     unsaved: tuple[Record, ...] = field(default=())  # applied, but the disk refused them (yet)
+
+    def __repr__(self) -> str:
+        return f"LabelState({self.mode}, {len(self.saved)} saved, {len(self.unsaved)} unsaved)"
 
     @staticmethod
     def read(frozen: FrozenLabels, log: Log, mode: LabelMode = LabelMode.AMENDED) -> LabelState:
@@ -171,6 +276,22 @@ class LabelState:
         """This state and one more record, applied but held in memory."""
         return self._grown(replace(self, unsaved=self.unsaved + (record,)), record)
 
+    def with_log(self, log: Log) -> LabelState:
+        """The state of `log` (saved: its records), in this state's mode, nothing held in memory.
+        When `log` only adds records to this state's log (`Log.adds_to`) and this state holds that
+        log's records alone, its index is carried over with the added ones applied in their places:
+        the cost is the records added, not every record again."""
+        fresh = LabelState(self.frozen, log, self.mode, log.records)
+        if self.saved is not self.log.records or self.unsaved or not log.adds_to(self.log):
+            return fresh
+        index, records = self.__dict__.get("_index"), self.__dict__.get("records")
+        if index is not None and self.amended:
+            fresh.__dict__["_index"] = index.inserted(log.added, self._frozen_pairs)
+        if records is not None:
+            judgements = [r for r in log.added if r.op in JUDGEMENT_OPS]
+            fresh.__dict__["records"] = spliced(records, judgements, []) or fresh.records
+        return fresh
+
     def _grown(self, new: LabelState, record: Record) -> LabelState:
         """`new` (this state plus `record`) with its index derived from this one's when that is
         built: a decision then costs the pair it touches, not every record again."""
@@ -190,15 +311,15 @@ class LabelState:
     @cached_property
     def _index(self) -> _Index:
         if not self.amended:
-            return _Index((), {}, {}, {})
-        retracted = {r.retracts for r in self.records if r.op == RETRACT}
+            return _Index({}, {}, {}, in_force=())
+        retracted = {r.retracts or "" for r in self.records if r.op == RETRACT}
         in_force = tuple(r for r in self.records if r.op == ADD and r.id not in retracted)
         by_pair: dict[tuple[str, str], list[Record]] = {}
         for r in in_force:
             pair = (r.query_id, r.chunk_id)
             if pair not in self._frozen_pairs:
                 by_pair.setdefault(pair, []).append(r)
-        index = _Index(in_force, by_pair, {}, {})
+        index = _Index(by_pair, {}, {}, retracted=retracted, in_force=in_force)
         for pair in by_pair:
             index.settle(pair)
         return index
@@ -207,7 +328,10 @@ class LabelState:
     def in_force(self) -> tuple[Record, ...]:
         """Adds not retracted, in merge order (none in frozen mode); for one pair the latest add
         sets the grade."""
-        return self._index.in_force
+        index = self._index
+        if index.in_force is None:  # records were inserted (`with_log`): listed once, when asked
+            index.in_force = tuple(r for r in self.records if r.op == ADD and r.id not in index.retracted)
+        return index.in_force
 
     @property
     def _frozen_pairs(self) -> frozenset[tuple[str, str]]:
@@ -225,13 +349,14 @@ class LabelState:
 
     @property
     def conflicts(self) -> list[Conflict]:
-        """Pairs one reviewer judges relevant and another not relevant, unresolved."""
-        return list(self._judged[1].values())
+        """Pairs one reviewer judges relevant and another not relevant, unresolved; by pair."""
+        return [c for _, c in sorted(self._judged[1].items())]  # the pairs compared, in C
 
     @property
     def grade_differences(self) -> list[GradeDifference]:
-        """Pairs every reviewer judges relevant, at different grades: gold at the lowest grade."""
-        return list(self._index.differences.values())
+        """Pairs every reviewer judges relevant, at different grades: gold at the lowest grade; by
+        pair."""
+        return [d for _, d in sorted(self._index.differences.items())]
 
     @cached_property
     def added(self) -> dict[tuple[str, str], Record]:
@@ -271,16 +396,20 @@ class LabelState:
             zip(rows.column("chunk_id").to_pylist(), rows.column("relevance").to_pylist(), strict=True)
         )
 
+    def decided_for(self, query_id: str) -> dict[str, Record]:
+        """`decided` for one query: chunk id → the judgement that decides it (a look-up)."""
+        return self._index.by_query.get(query_id, {})
+
     def gold_for(self, query_id: str) -> list[tuple[str, int]]:
         """One query's effective gold: (chunk id, grade ≥ 1)."""
         out = self._frozen_for(self.frozen.table, query_id)
-        out.update({c: r.relevance for (q, c), r in self.added.items() if q == query_id})
+        out.update({c: r.relevance for c, r in self.decided_for(query_id).items() if r.relevance >= 1})
         return list(out.items())
 
     def judged_for(self, query_id: str) -> dict[str, int]:
         """One query's judged chunks in force: chunk id → grade (0: judged not relevant)."""
         out = self._frozen_for(self.frozen.judgements, query_id)
-        out.update({c: r.relevance for (q, c), r in self.decided.items() if q == query_id})
+        out.update({c: r.relevance for c, r in self.decided_for(query_id).items()})
         return out
 
     def reviewers(self) -> dict[str, int]:
@@ -292,10 +421,7 @@ class LabelState:
         """sha256 over the merged record ids in order; None without records."""
         if not self.records:
             return None
-        h = hashlib.sha256()
-        for r in self.records:
-            h.update(r.id.encode() + b"\n")
-        return h.hexdigest()
+        return hashlib.sha256(("\n".join(map(_ID, self.records)) + "\n").encode()).hexdigest()
 
     @property
     def version(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -11,11 +12,12 @@ from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.timer import Timer
 
 from triage.core.bundled import bundled
 from triage.core.errors import InputError
 from triage.core.evaluation import Cutoffs
-from triage.core.text.sanitize import visible
+from triage.core.text.sanitize import counted, visible
 from triage.core.views.slices import DEFAULT_FLOOR
 from triage.ui.collect import RestingCollector
 from triage.ui.internals import freeze_garbage, prompt_frames
@@ -26,6 +28,7 @@ from triage.ui.messages import (
     CorpusReady,
     DetailClosed,
     LoadFailed,
+    Looked,
     OpenQuery,
     SessionReady,
 )
@@ -34,7 +37,11 @@ from triage.ui.screens.overview import OverviewScreen
 from triage.workspace.session import Session, Source, flip_label, open_session
 from triage.workspace.snapshot import Snapshot
 
-SYNC_EVERY = 1.0  # seconds between looks at the review folder for other sessions' records
+# Looks at the review folder for other sessions' records: every SYNC_EVERY seconds while the keys
+# rest (no key for KEYS_REST s), and at least every SYNC_AT_MOST s while they do not (a look's work,
+# off the UI thread, still shares the interpreter with it).
+SYNC_EVERY, KEYS_REST, SYNC_AT_MOST = 1.0, 0.5, 3.0
+NOTICE = 4.0  # seconds a notice of other sessions' records shows; at most one that often
 
 # the keys that open a screen of the loaded evaluation: action -> what the notice calls it
 SCREENS = {
@@ -88,6 +95,10 @@ class TriageApp(App[None]):
         self.load_failed = False  # then only the keys that still work are offered (q, ?)
         self.pending: str | None = None  # a screen's key pressed while loading: opened once loaded
         self.collector = RestingCollector()  # full garbage collections while the keys rest
+        self._unsaid = (0, 0)  # records other sessions wrote, and took away, not noticed yet
+        self._notice: Timer | None = None  # the next notice of them, due
+        self._said_at = -NOTICE  # time.monotonic() of the last one
+        self._looked_at = 0.0  # time.monotonic() of the last look at the review folder
 
     async def action_quit(self) -> None:
         """Quit; with decisions held in memory, first ask what to do with them."""
@@ -125,7 +136,7 @@ class TriageApp(App[None]):
         prompt_frames(self.screen)
         self.screen_change_signal.subscribe(self, prompt_frames, immediate=True)
         self.set_interval(self.collector.rest, self.collector.tick, name="rested collection")
-        self.set_interval(SYNC_EVERY, self.sync_reviews, name="review folder")
+        self.set_interval(KEYS_REST / 2, self.sync_reviews, name="review folder")
         # After the first refresh: the overview is composed by then, even when the session is ready
         # at once (a snapshot opened already, from the Python API).
         self.call_after_refresh(self.load)
@@ -171,17 +182,38 @@ class TriageApp(App[None]):
             self.prepare_soon()  # tenants and slices, once the keys rest
 
     def sync_reviews(self) -> None:
-        """What other processes wrote to the review folder (the CLI, a second app), applied: the
-        numbers and the screen on view drawn again, and a notice says how many records came."""
-        session = self.session
-        if session is None:
+        """A look at the review folder for what other processes wrote (the CLI, a second app), in a
+        worker, when one is due: SYNC_EVERY s after the last while the keys rest, SYNC_AT_MOST s
+        after it while they do not."""
+        now = time.monotonic()
+        since = now - self._looked_at
+        rested = now - self.collector.last_key >= KEYS_REST
+        if self.session is not None and (since >= SYNC_AT_MOST or (rested and since >= SYNC_EVERY)):
+            self._looked_at = now
+            self.look(self.session)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sync")
+    def look(self, session: Session) -> None:
+        """Read what was appended to the review folder since the last look and build the snapshot
+        it gives, off the UI thread (its keys never wait for it): the UI thread only swaps it in."""
+        found = session.look()
+        if found is not None:
+            self.post_message(Looked(session, found))
+
+    def on_looked(self, message: Looked) -> None:
+        """Another session's records applied: the numbers and the screen on view drawn again, and a
+        notice says how many records came (or went). A look built on a snapshot a decision has
+        replaced meanwhile is dropped; the next look builds it again."""
+        session, found = self.session, message.found
+        if session is not message.session or not session.take(found):
             return
-        new = session.sync()
-        if not new:
-            return
-        self.notify(
-            f"{new} record{'s' if new != 1 else ''} from another session applied", timeout=4, markup=False
-        )
+        self._unsaid = (self._unsaid[0] + found.new, self._unsaid[1] + found.gone)
+        wait = self._said_at + NOTICE - time.monotonic()
+        if self._notice is None and any(self._unsaid):  # one notice at a time, counting all since
+            if wait > 0:
+                self._notice = self.set_timer(wait, self._say)
+            else:
+                self._say()
         self.prepare_soon()
         from triage.ui.screens.detail import DetailScreen
         from triage.ui.screens.live import LiveScreen
@@ -192,8 +224,20 @@ class TriageApp(App[None]):
             self.redraw_overview(session)
         elif isinstance(screen, LiveScreen):
             screen.draw()
-        elif isinstance(screen, (DetailScreen, QueueScreen)):
+        elif isinstance(screen, DetailScreen):
+            if screen.detail is None or screen.detail.query_id in found.touched:  # else as it was
+                screen.show()
+        elif isinstance(screen, QueueScreen):
             screen.show()
+
+    def _say(self) -> None:
+        """The notice of the records other sessions wrote (or took away) since the last one."""
+        (new, gone), self._unsaid, self._notice = self._unsaid, (0, 0), None
+        said = [f"{counted(new, 'record')} from another session applied"] if new else []
+        if gone:
+            said.append(f"{counted(gone, 'record')} no longer in the review folder (see the amendments, L)")
+        self.notify("; ".join(said), timeout=NOTICE, markup=False)
+        self._said_at = time.monotonic()
 
     def prepare_soon(self, delay: float = 1.5) -> None:
         """Recompute tenants and slices after amendments, once no key came for `delay` seconds
@@ -203,7 +247,15 @@ class TriageApp(App[None]):
             timer.stop()
         if self.session is not None:
             session = self.session
-            self._prepare_timer = self.set_timer(delay, lambda: self.prepare(session, session.snapshot))
+
+            def rested() -> None:  # a key came meanwhile: wait until none came for `delay` s
+                wait = self.collector.last_key + delay - time.monotonic()
+                if wait > 0:
+                    self._prepare_timer = self.set_timer(wait, rested)
+                else:
+                    self.prepare(session, session.snapshot)
+
+            self._prepare_timer = self.set_timer(delay, rested)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="prepare")
     def prepare(self, session: Session, snapshot: Snapshot) -> None:

@@ -14,7 +14,7 @@ from triage.core.inputs.corpus import Corpus
 from triage.core.text.sanitize import visible
 from triage.ui.literal import line
 from triage.workspace.review import Change
-from triage.workspace.session import Session
+from triage.workspace.session import Session, Synced
 
 
 @dataclass
@@ -51,6 +51,15 @@ class Amended(Message):
     slices once the keys rest."""
 
     change: Change
+
+
+@dataclass
+class Looked(Message):
+    """A look at the review folder (a thread worker) found other sessions' records and built the
+    snapshot they give: the app swaps it in if the session is still where the look began."""
+
+    session: Session
+    found: Synced
 
 
 @dataclass

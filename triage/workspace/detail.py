@@ -212,7 +212,7 @@ def build_detail(snapshot: Snapshot, q: int, corpus: Corpus | None) -> QueryDeta
     ev = snapshot.ev
     query_id = ev.query_ids[q].as_py()
     gold = dict(ev.gold_of(q))
-    labels = snapshot.labels
+    decided = snapshot.labels.decided_for(query_id)  # its amendments in force
     judged = judged_grades(ev, q)
     list_a, list_b = ev.a.retrieved(q), ev.b.retrieved(q)
     show = max(ev.k, MIN_ROWS)
@@ -245,6 +245,6 @@ def build_detail(snapshot: Snapshot, q: int, corpus: Corpus | None) -> QueryDeta
         golds=[GoldView(c, g, chunks.get(c), rank_a.get(c), rank_b.get(c)) for c, g in gold.items()],
         fields=fields,
         suggestions=suggestions,
-        amended={c: r.reviewer for (qid, c), r in labels.added.items() if qid == query_id},
-        not_relevant={c: r.reviewer for (qid, c), r in labels.not_relevant.items() if qid == query_id},
+        amended={c: r.reviewer for c, r in decided.items() if r.relevance >= 1},
+        not_relevant={c: r.reviewer for c, r in decided.items() if r.relevance == 0},
     )

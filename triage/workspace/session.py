@@ -9,10 +9,9 @@ current: a stale result never reaches a screen.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,10 +26,11 @@ from triage.core.measures.paired import Outcome
 from triage.core.text.search import Searcher
 from triage.core.views.hints import FlipHints, Hint, flip_hint_table, hints_for
 from triage.core.views.slices import DEFAULT_FLOOR, Slice, Tenants, all_slices, tenants
-from triage.labels.log import read_log
-from triage.labels.state import LabelState
+from triage.labels.records import JUDGEMENT_OPS, Record
+from triage.labels.state import LabelState, Pair
 from triage.labels.verdicts import Cause, Verdicts
 from triage.workspace.detail import QueryDetail, build_detail
+from triage.workspace.folder import Folder
 from triage.workspace.review import QUEUED, Change, Review
 from triage.workspace.snapshot import Snapshot, open_snapshot
 
@@ -65,8 +65,9 @@ class Session:
         self._cache: dict[str, tuple[str, Any]] = {}  # name -> (version, value)
         self._lock = threading.Lock()
         self._computing: dict[str, threading.Lock] = {}  # name -> held while one computes it
-        folder = snapshot.labels.log.folder
-        self._listing = _listing(folder) if folder != Path() else None  # the review folder as read
+        self._folder = Folder(snapshot.labels)  # the review folder as last read (`look`)
+        self._looking = threading.Lock()  # one look at a time
+        self._offered: Synced | None = None  # the last look's result, until a look finds it shown
 
     # -- the current snapshot --------------------------------------------------------------------
     @property
@@ -156,32 +157,64 @@ class Session:
         self.offer("tenants", snapshot, self.tenants_of(snapshot))
 
     # -- changes ---------------------------------------------------------------------------------
-    def sync(self) -> int:
-        """Apply what other processes (the CLI, a second app, another reviewer) wrote to the review
-        folder since this session last read it: a new snapshot, the queries whose judgements in
-        force changed judged again. Returns how many records were new (0: nothing changed). A
-        listing of the folder (each file's name, size and mtime) decides whether to read at all."""
-        labels = self.labels
-        folder = labels.log.folder
-        listing = _listing(folder) if folder != Path() else None
-        if listing is None or listing == self._listing:
-            return 0
-        self._listing = listing
-        log = read_log(folder, labels.frozen.sha256, labels.log.applied_stale)
-        known = {r.id for r in labels.saved}
-        new = [r for r in log.records if r.id not in known]
-        if not new:
-            return 0
-        fresh = replace(LabelState.read(labels.frozen, log, labels.mode), unsaved=labels.unsaved)
-        before, after = labels.decided, fresh.decided
-        moved = {pair for pair in before.keys() ^ after.keys()} | {
-            pair for pair in before.keys() & after.keys() if before[pair].relevance != after[pair].relevance
-        }
-        if moved or fresh.records != labels.records:
-            self._snapshot = self._snapshot.with_labels(fresh, sorted({q for q, _ in moved}))
+    def look(self) -> Synced | None:
+        """What other processes (the CLI, a second app, another reviewer) wrote to the review folder
+        since the last look, read and applied to a new snapshot without changing the session (a
+        worker's job: `take` swaps it in). Only the bytes appended since are read (`read_log(...,
+        since=)`); the queries whose judgements in force moved are judged again. None: nothing
+        changed, or a look is under way."""
+        if self._folder.labels.log.folder == Path() or not self._looking.acquire(blocking=False):
+            return None
+        try:
+            return self._look()
+        finally:
+            self._looking.release()
+
+    def _look(self) -> Synced | None:
+        base, folder = self._snapshot, self._folder  # the snapshot first: what is read is at least as new
+        if not folder.read() and self._offered is None:  # else: perhaps dropped, or never taken
+            return None
+        disk, labels = folder.labels, base.labels
+        came, went = folder.changes(labels.saved)
+        if not came and not went and disk.log.problems == labels.log.problems:
+            self._offered = None
+            return None
+        fresh = disk
+        for r in labels.unsaved:  # held in memory: applied after every saved record, as before
+            fresh = fresh.with_unsaved(r)
+        moved, decided = _moved(labels.decided, fresh.decided)
+        judged = any(r.op in JUDGEMENT_OPS for r in came + went)
+        if moved or judged or disk.log.problems != labels.log.problems:
+            snapshot = base.with_labels(fresh, sorted(moved))
         else:
-            self._snapshot = self._snapshot.with_verdicts(fresh)
-        return len(new)
+            snapshot = base.with_verdicts(fresh)
+        # What the UI thread reads first of a new snapshot, computed here: its version (the head
+        # hashes every record id), the verdicts (every record read), the flips and their order.
+        _ = snapshot.version, snapshot.verdicts, snapshot.ev.flip_positions, snapshot.ev.outcomes
+        touched = frozenset({r.query_id for r in came + went} | decided)
+        self._offered = Synced(base, snapshot, len(came), len(went), touched)
+        return self._offered
+
+    def take(self, synced: Synced) -> bool:
+        """Swap in what a look built, unless the session moved on from the snapshot it was built on
+        meanwhile (a decision, the corpus check): then it is dropped, and the next look builds it
+        again on the session as it is then. Whether it was taken. A detail built ahead is kept when
+        its query is not one the look touched (its numbers and labels are as they were)."""
+        if self._snapshot is not synced.base:
+            return False
+        with self._lock:
+            hit = self._cache.get("detail")
+            self._snapshot = synced.snapshot
+            if hit is not None and hit[0] == self._version("detail", synced.base):
+                if hit[1][1].query_id not in synced.touched:
+                    self._cache["detail"] = (self._version("detail", synced.snapshot), hit[1])
+        return True
+
+    def sync(self) -> int:
+        """`look` and `take` at once, on this thread: how many records other sessions wrote since
+        the last look (0: nothing new)."""
+        found = self.look()
+        return found.new if found is not None and self.take(found) else 0
 
     def corpus_checked(self, checks: list[Check]) -> None:
         """The deferred corpus check finished (it does not depend on the labels)."""
@@ -335,6 +368,33 @@ class Session:
         self.offer("detail", snapshot, (key, build_detail(snapshot, q, corpus)))
 
 
+@dataclass(frozen=True)
+class Synced:
+    """What a look at the review folder built on `base`, the session's snapshot then: `snapshot`,
+    with `new` records other sessions wrote and without `gone` ones no file holds any more;
+    `touched`: the queries whose records or decided judgements changed (the others' details stand)."""
+
+    base: Snapshot
+    snapshot: Snapshot
+    new: int
+    gone: int
+    touched: frozenset[str] = frozenset()
+
+
+def _moved(before: dict[Pair, Record], after: dict[Pair, Record]) -> tuple[set[str], set[str]]:
+    """The queries with a pair whose grade in force moved (judged again), and those with a pair
+    decided by another record (its reviewer may be another)."""
+    other = before.keys() ^ after.keys()
+    grades = set(other)
+    for pair, r in after.items():
+        was = before.get(pair)
+        if was is not None and was is not r:
+            other.add(pair)
+            if was.relevance != r.relevance:
+                grades.add(pair)
+    return {q for q, _ in grades}, {q for q, _ in other}
+
+
 def flip_label(position: int, n_regressions: int, n_flips: int) -> str:
     if position < n_regressions:
         return f"regression {position + 1} of {n_regressions}"
@@ -358,21 +418,3 @@ def open_session(
         return Session(source, reviewer=reviewer, floor=floor)
     spec = source if isinstance(source, Spec) else evaluation_spec(source or None)
     return Session(open_snapshot(spec, k, corpus_check=False), reviewer=reviewer, floor=floor)
-
-
-def _listing(folder: Path) -> frozenset[tuple[str, int, int]] | None:
-    """Each review file of `folder` as (name, size, mtime in ns; -1, -1 when it cannot be
-    stat'ed); None when the folder cannot be listed."""
-    out = set()
-    try:
-        with os.scandir(folder) as entries:
-            for e in entries:
-                if e.name.endswith(".jsonl"):
-                    try:
-                        st = e.stat()
-                        out.add((e.name, st.st_size, st.st_mtime_ns))
-                    except OSError:
-                        out.add((e.name, -1, -1))
-    except OSError:
-        return None
-    return frozenset(out)

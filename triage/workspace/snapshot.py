@@ -25,7 +25,7 @@ from triage.labels.state import LabelMode, LabelState
 from triage.labels.verdicts import Verdicts
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # its labels hold every record: a repr names it by version
 class Snapshot:
     labels: LabelState
     ev: Evaluation
@@ -64,6 +64,9 @@ class Snapshot:
     def version(self) -> str:
         """Names what this snapshot shows; results cached for another version are stale."""
         return f"{self.labels.version}|{'corpus' if self.corpus_run is not None else 'pending'}"
+
+    def __repr__(self) -> str:
+        return f"Snapshot({self.version!r})"
 
     def with_labels(self, labels: LabelState, query_ids: Iterable[str]) -> Snapshot:
         """The snapshot for `labels`, which differs from this one's only for `query_ids`."""
