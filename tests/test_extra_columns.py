@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import triage
@@ -425,6 +425,7 @@ def test_plain_keeps_every_value_in_plain_types(data: st.DataObject, plan: Any, 
 @given(data=st.data(), plan=PLANS, n=st.integers(0, 6))
 def test_same_says_which_rows_hold_the_same_value(data: st.DataObject, plan: Any, n: int) -> None:
     (a, pa_), (b, pb) = data.draw(sliced(plan, n)), data.draw(sliced(plan, n))
+    assume(a.type == b.type)  # `same` compares one column's rows: one type (two draws may differ)
     rows = min(len(a), len(b))
     a, b, pa_, pb = a.slice(0, rows), b.slice(0, rows), pa_[:rows], pb[:rows]
     assert same(a, b).tolist() == [canon(x) == canon(y) for x, y in zip(pa_, pb, strict=True)]
@@ -601,12 +602,12 @@ REFUSED = {
     "an object, then text": (
         [{"m": {"a": 1}}, {"m": "a"}, {}],
         "line 2",
-        "column 'm' holds a string here but a object",
+        "column 'm' holds a string here but an object",
     ),
     "a list, then an object": (
         [{"m": [1]}, {}, {"m": {"a": 1}}],
         "line 3",
-        "column 'm' holds a object here but a list",
+        "column 'm' holds an object here but a list",
     ),
     "a contract column changing within a query": (
         [{"plan": "ann"}, {"plan": "scan"}, {"plan": "ann"}],
@@ -616,7 +617,7 @@ REFUSED = {
     "a bool, then a number": (
         [{"m": True}, {"m": 1}, {}],
         "line 2",
-        "column 'm' holds a int here but a bool",
+        "column 'm' holds an integer here but a boolean",
     ),
     "nulls as scores": ([{"score": None}, {"score": 1.0}, {"score": 2.0}], "line 1", "score is empty (null)"),
 }

@@ -157,7 +157,7 @@ def test_a_cr_inside_a_jsonl_line(tmp_path: Path) -> None:
         ('{"query_id": "q2", "x": "\\udc00"}', ("line 3", "lone surrogate")),
         ('{"query_id": "q2", "x": 1} {"query_id": "q3"}', ("line 3", "not valid JSON", "Extra data")),
         ('{"query_id": "q2", "x": ', ("line 3", "not valid JSON")),  # a torn last line
-        ('{"query_id": 7, "x": 1}', ("line 3", "'query_id' holds a int here but a string")),
+        ('{"query_id": 7, "x": 1}', ("line 3", "'query_id' holds an integer here but a string")),
         ('{"query_id": "q2", "x": ["a", 1.5]}', ("line 3", "'x' holds lists mixing float and string")),
         ('{"query_id": "q2", "x": 1}\n{"query_id": "q3"', ("line 4", "not valid JSON")),
     ],

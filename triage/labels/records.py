@@ -211,7 +211,10 @@ def session_file_name(reviewer: str) -> str:
 
 def parse(raw: bytes) -> Record:
     """One complete line to a Record, or ValueError naming what is wrong."""
-    obj = json.loads(raw.decode("utf-8"))
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except RecursionError:  # a line of 3,000 `[`: damaged, like any other unreadable line
+        raise ValueError("JSON nested too deeply to read") from None
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     _check_fields(obj)
@@ -316,7 +319,7 @@ def _seq_of(raw: bytes) -> int | None:
     """The seq an edited line claims (for the report), if it says one."""
     try:
         seq = json.loads(raw).get("seq")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
     return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 

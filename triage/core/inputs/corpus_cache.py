@@ -170,7 +170,7 @@ def _manifest_object(folder: Path) -> tuple[dict, os.stat_result] | None:
         data = mapped[:]
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not a manifest this cache wrote
         return None
     return (obj, got[1]) if isinstance(obj, dict) else None
 

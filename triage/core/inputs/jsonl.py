@@ -280,10 +280,16 @@ def _scan(path: Path, data: bytes) -> tuple[list[dict[str, object]], list[int]]:
             bad = next(i for i, k in enumerate(kinds) if k not in ("null", first))
             raise InputError(
                 path,
-                f"column {name!r} holds a {kinds[bad]} here but a {first} on earlier lines",
+                f"column {name!r} holds {a_kind(kinds[bad])} here but {a_kind(first)} on earlier lines",
                 f"line {lines[bad]}",
             )
     return records, lines
+
+
+def a_kind(kind: str) -> str:
+    """A JSON value's kind (`_kind`'s word) as a message reads it: "an integer", "a string"."""
+    word = {"int": "integer", "float": "number", "bool": "boolean"}.get(kind, kind)
+    return ("an " if word[0] in "aeiou" else "a ") + word
 
 
 def _kind(v: object) -> str:

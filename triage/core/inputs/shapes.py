@@ -168,11 +168,21 @@ def _json_form(text: str, lines: bool = False) -> Format:
     pandas' object of columns; ranx JSON (`{"id": {`); else JSON Lines."""
     if text.lstrip().startswith("["):
         return Format.JSONL if lines else Format.JSON
+    if lines and _whole_object(_first_line(text)):  # one object a line, as the name says
+        return Format.JSONL
     if json_rows.is_dataset(text):
         return Format.LLAMAINDEX_DATASET
     if json_rows.is_columns(text):
         return Format.JSON
     return Format.RANX if _is_ranx(text) else Format.JSONL
+
+
+def _whole_object(line: str) -> bool:
+    """Whether `line` alone is one JSON object (a JSON Lines record, not the start of a document)."""
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _ranked(line: str) -> bool:

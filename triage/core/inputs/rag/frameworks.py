@@ -136,7 +136,7 @@ def _unquoted(value: object) -> object:
         return value
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         try:
             return ast.literal_eval(value.strip())
         except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -271,7 +271,7 @@ def _span_metadata(flat: dict[str, object]) -> dict[str, object]:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raw = None
     meta = dict(raw) if isinstance(raw, dict) else {}
     meta.update({k.removeprefix("metadata."): v for k, v in flat.items() if k.startswith("metadata.")})

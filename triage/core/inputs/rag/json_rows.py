@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from triage.core.errors import InputError
+from triage.core.inputs.jsonl import a_kind
 from triage.core.inputs.rag import frameworks
 from triage.core.inputs.readers import (
     Parsed,
@@ -107,7 +108,7 @@ def _first_record(path: Path) -> dict[str, object] | None:
     line = data.removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
 
@@ -188,7 +189,7 @@ def _table(source: Parsed, records: list[dict[str, object]], names: list[str]) -
                 raise InputError(source.path, f"column {name!r} cannot be read: {e}") from None
             raise InputError(
                 source.path,
-                f"column {name!r} holds a {kinds[bad]} here but a {first} in earlier rows",
+                f"column {name!r} holds {a_kind(kinds[bad])} here but {a_kind(first)} in earlier rows",
                 source.where(bad),
             ) from None
     return pa.table(columns)
