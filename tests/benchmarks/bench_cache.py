@@ -89,7 +89,7 @@ def main() -> int:
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from triage.core import corpus_cache as c; "
+            "import sys; from pathlib import Path; from triage.core.inputs import corpus_cache as c; "
             "print(c.folder_of(c.corpus_key(Path(sys.argv[1]))))",
             str(corpus),
         ],
