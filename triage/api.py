@@ -33,11 +33,11 @@ from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
 from triage.core.inputs.load import FILES, Tables
 from triage.core.inputs.readers import Parsed, from_table
+from triage.core.views.per_query import query_table
 from triage.core.views.slices import DEFAULT_FLOOR
 from triage.labels.state import LabelMode
 from triage.report.build import build, report_corpus
 from triage.report.model import Report
-from triage.report.per_query import query_table
 from triage.workspace.snapshot import Snapshot, open_snapshot
 from triage.workspace.spec import evaluation_spec, with_measures, with_tests
 

@@ -21,6 +21,7 @@ from triage.core.measures.metrics import Means, means
 from triage.core.measures.paired import Outcome, Paired, noise_band, outcome_codes, paired
 from triage.core.measures.significance import SliceComparisons, compare_all
 from triage.core.views.hints import flip_hint_table
+from triage.core.views.per_query import query_table
 from triage.core.views.ranks import WinTieLoss, ranks
 from triage.core.views.slices import (
     DEFAULT_FLOOR,
@@ -64,7 +65,6 @@ from triage.report.model import (
     WinTieLossRow,
 )
 from triage.report.origins import origin_sections, overlap_section
-from triage.report.per_query import query_table
 from triage.report.rows import Drops, Flips
 from triage.workspace.snapshot import Snapshot
 
@@ -375,7 +375,7 @@ def build(
     flip rows out (the app's screens list flips from the session, not from the report).
     `overlap_corpus`: the chunks the lexical overlap and its checks read ("same": `corpus`'s, when
     one is asked for; "skip": not measured, no check: the app's corpus is still loading).
-    `per_query`: with the per-query table (`queries`, report/per_query.py)."""
+    `per_query`: with the per-query table (`queries`, core/views/per_query.py)."""
     ev = snapshot.ev
     chunks = report_corpus(snapshot) if corpus == "open" else corpus
     cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
