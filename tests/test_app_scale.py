@@ -157,13 +157,13 @@ def builds_on_the_ui_thread(monkeypatch) -> list[bool]:  # type: ignore[no-untyp
     from triage.ui.screens import live
 
     where: list[bool] = []
-    build = live.build
+    build = live.report_of
 
     def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
         where.append(threading.current_thread() is threading.main_thread())
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(live, "build", recorded)
+    monkeypatch.setattr(live, "report_of", recorded)
     return where
 
 

@@ -9,6 +9,9 @@ it may import every layer, and only the package root imports it (lazily, for `tr
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 from pathlib import Path
 
 import grimp
@@ -132,3 +135,55 @@ def test_no_folder_of_the_package_holds_more_than_15_modules() -> None:
     }
     assert len(counts) >= 10 and counts["triage/core/inputs"] >= 10  # the walk found the rooms
     assert {room: n for room, n in counts.items() if n > 15} == {}
+
+
+MAPPERS = ("triage/report/build.py", "triage/report/costs.py")
+
+
+def _run_time_imports(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every `from M import name` in `path` outside `if TYPE_CHECKING:` blocks,
+    in functions too."""
+    tree = ast.parse(path.read_text("utf-8"))
+    hidden = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for stmt in block.body
+        for node in ast.walk(stmt)
+    }
+    return [
+        (node.module or "", alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and id(node) not in hidden
+        for alias in node.names
+    ]
+
+
+def test_the_reports_builders_map_and_compute_nothing() -> None:
+    """report/build.py and report/costs.py fill the model from what the workspace computed
+    (workspace/results.py): from the core, the label store and the workspace they take, at run
+    time, types and constants only, no function and no module to call one through; the one
+    exception is `compute`, the workspace's call `build` maps."""
+    seen = 0
+    for path in MAPPERS:
+        for module, name in _run_time_imports(ROOT / path):
+            if not module.startswith(("triage.core", "triage.labels", "triage.workspace")):
+                continue
+            seen += 1
+            value = getattr(importlib.import_module(module), name)
+            if (module, name) == ("triage.workspace.results", "compute"):
+                continue
+            assert isinstance(value, type) or not (callable(value) or inspect.ismodule(value)), (
+                f"{path} imports {module}.{name}, which computes"
+            )
+    assert seen >= 3  # the walk found the imports (Outcome, DEFAULT_FLOOR, compute, …)
+
+
+def test_the_import_finder_sees_past_type_checking_only(tmp_path: Path) -> None:
+    source = (
+        "from typing import TYPE_CHECKING\nfrom a import b\nif TYPE_CHECKING:\n    from c import d\n"
+        "def f():\n    from e import g\n"
+    )
+    path = tmp_path / "m.py"
+    path.write_text(source, "utf-8")
+    assert _run_time_imports(path) == [("typing", "TYPE_CHECKING"), ("a", "b"), ("e", "g")]

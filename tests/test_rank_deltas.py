@@ -18,8 +18,8 @@ from test_oracle import generated
 
 from triage.core.evaluation import Evaluation
 from triage.core.views.deltas import GOLD_RANK, choices, deltas
+from triage.core.views.per_query import query_table
 from triage.core.views.ranks import TIE, ranks
-from triage.report.per_query import query_table
 from triage.ui.app import TriageApp
 from triage.ui.screens.detail import DetailScreen
 from triage.ui.screens.ranks import RankDropsScreen

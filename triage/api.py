@@ -33,11 +33,12 @@ from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
 from triage.core.inputs.load import FILES, Tables
 from triage.core.inputs.readers import Parsed, from_table
+from triage.core.views.per_query import query_table
 from triage.core.views.slices import DEFAULT_FLOOR
 from triage.labels.state import LabelMode
-from triage.report.build import build, report_corpus
+from triage.report.build import build
 from triage.report.model import Report
-from triage.report.per_query import query_table
+from triage.workspace.results import report_corpus
 from triage.workspace.snapshot import Snapshot, open_snapshot
 from triage.workspace.spec import evaluation_spec, with_measures, with_tests
 
@@ -336,9 +337,14 @@ class Comparison:
     def names(self) -> tuple[str, str]:
         return self.ev.a.name, self.ev.b.name
 
-    def report(self, floor: float = DEFAULT_FLOOR) -> Report:
-        """The report `triage report` prints (the same typed model; `.to_json()` is its JSON)."""
-        return build(self.snapshot, floor)
+    def report(self, floor: float = DEFAULT_FLOOR, gate: PathLike | None = None) -> Report:
+        """The report `triage report` prints (the same typed model; `.to_json()` is its JSON).
+        `floor`: the tenants' hit-rate floor, as `--floor`. `gate`: a gate file (FLOORS.toml), as
+        `--gate`: its verdicts are the report's `gate` (`.gate.holds`: whether every floor and
+        measure limit holds) and its checks join `checks`; a bad file raises InputError naming it."""
+        if gate is not None and not _is_path(gate):
+            raise TypeError(f"gate must be a path (str or os.PathLike), not {type(gate).__name__}")
+        return build(self.snapshot, floor, gate=None if gate is None else Path(gate))
 
     def queries(self, hints: bool = False) -> pa.Table:
         """One row per query (every query any input names, in first-seen order).

@@ -15,10 +15,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from triage import __version__
 from triage.cli.exits import Exit
+
+if TYPE_CHECKING:
+    from triage.core.inputs.manifest import Spec
 
 VERSION = f"triage {__version__}"
 
@@ -445,45 +448,23 @@ def report(args: argparse.Namespace) -> int:
         return Exit.OK
     from triage.core.checks.model import Level
     from triage.labels.state import LabelMode
-    from triage.report.build import build, gate_section
-    from triage.report.model import dumps, write_json
-    from triage.workspace.snapshot import open_snapshot
+    from triage.report.build import report_of
+    from triage.report.model import TenantOrder, dumps, write_json
+    from triage.workspace.results import open_results
 
-    gate = None
-    if args.gate is not None:
-        from triage.core.gate.apply import read_gate
-
-        gate = read_gate(args.gate)  # a bad gate file fails before any loading
     spec = with_measures(spec_from(args), args)
-    # The scores are read only by measures by name (their order), the ids' fingerprints after the
-    # judging only by them and the corpus: without any, the report lets them go once checked and
-    # once judged (docs/benchmarks.md "Memory at a million queries").
-    named = bool(spec.measures) or (gate is not None and bool(gate.measures))
-    snapshot = open_snapshot(
-        spec,
-        args.k,
-        LabelMode(args.label_state),
-        args.apply_stale,
-        corpus_check=not args.suggest_floors,  # floors are suggested from the numbers alone
-        scores=named,
-        fingerprints=named,
-    )
     if args.suggest_floors:
-        return _suggest_floors(snapshot, args.floor_se, args.floor_min_n)
-    result = build(snapshot, args.floor, per_query=args.per_query and args.format == "json")
-    if args.tenants_by == "lower":
-        from triage.report.model import TenantOrder
-
-        result = result.with_tenant_order(TenantOrder.LOWER_BOUND)
-    if gate is not None:
-        from triage.core.gate import apply
-
-        judged = apply.judge_floors(snapshot.ev, gate.floors, args.gate)
-        measured = apply.judge_measures(snapshot.ev, gate.measures)
-        checks = (apply.noise_checks(judged) if gate.floors else []) + apply.mde_checks(measured)
-        why = apply.nothing_evaluated(snapshot.ev, judged, measured)
-        result = result.with_gate(gate_section(judged, args.gate, measured, why), tuple(checks))
-    del snapshot  # the report holds what it prints: the runs are let go before it is written
+        return _suggest_floors(spec, args)
+    per_query = args.per_query and args.format == "json"
+    order = TenantOrder.LOWER_BOUND if args.tenants_by == "lower" else TenantOrder.HIT_RATE
+    # One call computes every result, the gate's too (workspace/results.py); the report holds what
+    # it prints, so the results and the runs they hold are let go before it is written.
+    result = report_of(
+        open_results(
+            spec, args.k, LabelMode(args.label_state), args.apply_stale, args.floor, per_query, args.gate
+        ),
+        order,
+    )
     for notice in dict.fromkeys(result.notices):
         from triage.core.text.sanitize import visible
 
@@ -515,13 +496,16 @@ def report(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def _suggest_floors(snapshot, se: float, min_n: int) -> int:  # snapshot: workspace Snapshot
+def _suggest_floors(spec: Spec, args: argparse.Namespace) -> int:
     """Print the proposed FLOORS.toml on standard output (names escaped as TOML strings)."""
-    from triage.core.gate.propose import floors_toml, suggest_floors
+    from triage.labels.state import LabelMode
+    from triage.workspace.results import suggested_floors
 
-    ev = snapshot.ev
-    what = f"k = {ev.k}, labels {snapshot.labels.describe()}"
-    sys.stdout.write(floors_toml(suggest_floors(ev, se, min_n), se, min_n, what))
+    mode = LabelMode(args.label_state)
+    floors = suggested_floors(
+        spec, args.k, mode, args.apply_stale, args.floor_se, args.floor_min_n, args.gate
+    )
+    sys.stdout.write(floors)
     return Exit.OK
 
 

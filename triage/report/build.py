@@ -1,39 +1,21 @@
-"""The report built from a snapshot: every section of `model.Report`, computed from the core's
-arrays (metrics, paired table, flips, slices, tenants) and the label state."""
+"""The report's model filled from computed results: `report_of` maps what the workspace computed
+from a snapshot (workspace/results.py `Results`, the gate's verdicts included) into every section
+of `model.Report`, and computes nothing (undefined numbers become None). `build` is the one call
+for a snapshot: the workspace's results, mapped."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pyarrow as pa
 
 from triage import __version__
-from triage.core.checks.holdout import held_out_means, query_split
-from triage.core.checks.model import Check, worst_first
-from triage.core.errors import InputError
-from triage.core.evaluation import Arm, Evaluation
-from triage.core.gate.apply import Floor, MeasureVerdict
-from triage.core.inputs.corpus import Corpus, open_corpus
-from triage.core.measures.metrics import Means, means
-from triage.core.measures.paired import Outcome, Paired, noise_band, outcome_codes, paired
-from triage.core.measures.significance import SliceComparisons, compare_all
-from triage.core.views.hints import flip_hint_table
-from triage.core.views.ranks import WinTieLoss, ranks
-from triage.core.views.slices import (
-    DEFAULT_FLOOR,
-    ArmSlice,
-    Decision,
-    Slice,
-    Tenant,
-    all_slices,
-    decision,
-    slice_comparisons,
-    tenants,
-)
-from triage.labels.state import LabelState
+from triage.core.checks.overlap import GENERATED_LIKE
+from triage.core.measures.paired import Outcome
+from triage.core.views.slices import DEFAULT_FLOOR
 from triage.report.costs import answers_section, cost_section
 from triage.report.model import (
     ArmMeans,
@@ -50,6 +32,9 @@ from triage.report.model import (
     LabelsSection,
     MeasureComparison,
     MeasureGateRow,
+    OriginQuote,
+    OriginRow,
+    OverlapGroup,
     OverlapSection,
     PairedSection,
     Partition,
@@ -59,23 +44,43 @@ from triage.report.model import (
     Report,
     SliceComparison,
     SliceRow,
+    Spread,
+    TenantOrder,
     TenantRow,
     TenantsSection,
     WinTieLossRow,
 )
-from triage.report.origins import origin_sections, overlap_section
-from triage.report.per_query import query_table
 from triage.report.rows import Drops, Flips
-from triage.workspace.snapshot import Snapshot
+from triage.workspace.results import compute
+
+if TYPE_CHECKING:
+    from triage.core.checks.overlap import Quartiles
+    from triage.core.evaluation import Arm, Evaluation
+    from triage.core.gate.apply import Floor, MeasureVerdict
+    from triage.core.inputs.corpus import Corpus
+    from triage.core.measures.metrics import Means
+    from triage.core.measures.significance import SliceComparisons
+    from triage.core.views.hints import FlipHints
+    from triage.core.views.origin import Quote
+    from triage.core.views.ranks import Ranks, WinTieLoss
+    from triage.core.views.slices import ArmSlice, Slice, Tenant, Tenants
+    from triage.labels.state import LabelState
+    from triage.workspace.results import (
+        ArmFigures,
+        FrozenFigures,
+        GateVerdicts,
+        HoldoutFigures,
+        OriginFigures,
+        OverlapFigures,
+        OverlapGroupFigures,
+        PairedFigures,
+        Results,
+    )
+    from triage.workspace.snapshot import Snapshot
 
 
 def _num(x: float | None) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
-
-
-def cutoffs(ev: Evaluation) -> list[int]:
-    """The cut-offs each arm is shown at: every k asked for and each arm's own k, ascending."""
-    return sorted(set(ev.cutoffs) | {arm.run.k for arm in ev.arms if arm.run.k is not None})
 
 
 def _at_k(m: Means | None) -> AtK:
@@ -84,9 +89,9 @@ def _at_k(m: Means | None) -> AtK:
     return AtK(_num(m.hit_rate), _num(m.recall), _num(m.mrr), _num(m.ndcg), within_depth=True)
 
 
-def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
-    m = ev.means(arm)
-    low, high = ev.wilson(arm)
+def _arm(arm: Arm, f: ArmFigures) -> ArmSection:
+    m = f.means
+    low, high = f.wilson
     return ArmSection(
         name=arm.name,
         path=arm.run.path,
@@ -96,40 +101,43 @@ def _arm(ev: Evaluation, arm: Arm) -> ArmSection:
         recall=_num(m.recall),
         mrr=_num(m.mrr),
         ndcg=_num(m.ndcg),
-        noise_band=_num(ev.noise_band(arm)),
+        noise_band=_num(f.noise_band),
         wilson_low=_num(low),
         wilson_high=_num(high),
-        judged_at_k=_num(ev.judged_at_k(arm)),
-        unjudged_in_top_k=ev.unjudged_in_top_k(arm),
-        hit_rate_upper=_num(ev.hit_rate_upper(arm)),
+        judged_at_k=_num(f.judged_at_k),
+        unjudged_in_top_k=f.unjudged_in_top_k,
+        hit_rate_upper=_num(f.hit_rate_upper),
         n_recall_unscored=m.n - m.n_recall,
-        n_missing_scored=int((ev.scored & ~arm.present).sum()),
+        n_missing_scored=f.missing_scored,
         meta=dict(arm.run.meta),
-        at_k={k: _at_k(m) for k, m in ev.at_k(arm, cutoffs(ev)).items()},
-        depth=ev.depth(arm),
-        recall_at_depth=_num(ev.recall_at_depth(arm)),
-        measures={name: _num(v) for name, v in ev.named_means(arm).items()},
+        at_k={k: _at_k(m) for k, m in f.at_k.items()},
+        depth=f.depth,
+        recall_at_depth=_num(f.recall_at_depth),
+        measures={name: _num(v) for name, v in f.named_means.items()},
     )
 
 
-def _arm_means(m: Means) -> ArmMeans:
+def arm_means(m: Means) -> ArmMeans:
     return ArmMeans(m.n, _num(m.hit_rate), _num(m.recall), _num(m.mrr), _num(m.ndcg))
 
 
-def _paired(p: Paired, a: Means, b: Means, regressions_with_unjudged: int) -> PairedSection:
+def paired_section(f: PairedFigures) -> PairedSection:
+    p = f.paired
     return PairedSection(
         p.n,
         p.both_hit,
         p.both_miss,
         p.a_hit_b_miss,
         p.a_miss_b_hit,
-        _num(p.mcnemar_p),
-        p.reconciles(a.hit_rate, b.hit_rate),
-        regressions_with_unjudged,
+        _num(f.mcnemar_p),
+        f.reconciles,
+        f.regressions_with_unjudged,
     )
 
 
-def _flips(ev: Evaluation, corpus: Corpus | None) -> Flips:
+def _flips(ev: Evaluation, hints: FlipHints | None) -> Flips:
+    if hints is None:
+        return Flips.none()
     order = ev.flips
     a, b = ev.a, ev.b
     at = pa.array(order)
@@ -154,17 +162,16 @@ def _flips(ev: Evaluation, corpus: Corpus | None) -> Flips:
         "unjudged_in_top_k_b": pa.array(b.unjudged_top[order], pa.int64()),
         "text": ev.query_column("text", order),
     }
-    return Flips(columns, flip_hint_table(ev, order, corpus))
+    return Flips(columns, hints)
 
 
 def _win_tie_loss(w: WinTieLoss) -> WinTieLossRow:
     return WinTieLossRow(w.wins, w.ties, w.losses)
 
 
-def _ranks(ev: Evaluation) -> RanksSection:
+def _ranks(ev: Evaluation, x: Ranks) -> RanksSection:
     """Wins, ties and losses on mrr@k and ndcg@k, the both-hit queries whose gold fell, and the
     histogram of gold-rank changes (core/views/ranks.py)."""
-    x = ranks(ev)
     order, c = x.drops, x.changes
     at = pa.array(order)
     rank_a, rank_b = ev.a.judged.gold_rank[order], ev.b.judged.gold_rank[order]
@@ -196,37 +203,15 @@ def _ranks(ev: Evaluation) -> RanksSection:
     )
 
 
-def _frozen_regressions_with_unjudged(ev: Evaluation, labels: LabelState, regressions: np.ndarray) -> int:
-    """Of the frozen view's regressions, those with an id in B's top k the frozen labels leave
-    unjudged: the ones unjudged now, and those whose top k holds a pair judged since."""
-    unjudged = regressions & (ev.b.unjudged_top > 0)
-    rest = set(ev.ids_where(regressions & ~unjudged))
-    judged_since: dict[str, set[str]] = {}
-    for qid, chunk in labels.decided:
-        if qid in rest:
-            judged_since.setdefault(qid, set()).add(chunk)
-    b, k = ev.b, ev.k
-    found = sum(
-        1 for qid, chunks in judged_since.items() if chunks & set(b.retrieved(ev.query_index(qid))[:k])
-    )
-    return int(unjudged.sum()) + found
-
-
-def _frozen(ev: Evaluation, labels: LabelState) -> FrozenView:
+def _frozen(ev: Evaluation, f: FrozenFigures) -> FrozenView:
     """The same numbers on the frozen labels alone (docs/labels.md "Label amendments")."""
-    ja, jb, scored = ev.frozen_view()
-    ma, mb = means(ja, scored), means(jb, scored)
-    before, now = outcome_codes(ja.hit, jb.hit, scored), ev.outcomes
-    changed = np.flatnonzero(before != now)
+    changed, now = f.changed, ev.outcomes
     ids = ev.query_ids.take(pa.array(changed)).to_pylist()
-    regressions = scored & ja.hit & ~jb.hit
     return FrozenView(
-        ByArm(_arm_means(ma), _arm_means(mb)),
-        _paired(
-            paired(ja.hit, jb.hit, scored), ma, mb, _frozen_regressions_with_unjudged(ev, labels, regressions)
-        ),
+        ByArm(arm_means(f.paired.a), arm_means(f.paired.b)),
+        paired_section(f.paired),
         tuple(
-            Changed(qid, Outcome(int(before[q])), Outcome(int(now[q])))
+            Changed(qid, Outcome(int(f.before[q])), Outcome(int(now[q])))
             for q, qid in zip(changed.tolist(), ids, strict=True)
         ),
     )
@@ -265,15 +250,11 @@ def slice_row(s: Slice, compared: dict[str, SliceComparison] | None = None) -> S
     )
 
 
-def _slices(
-    ev: Evaluation, measure: Decision | None = None
-) -> tuple[dict[str, tuple[SliceRow, ...]], dict[str, Partition]]:
+def _slices(r: Results, n_scored: int) -> tuple[dict[str, tuple[SliceRow, ...]], dict[str, Partition]]:
     out, partition = {}, {}
-    n_scored = int(ev.scored.sum())
-    m = decision(ev) if measure is None else measure
-    for key, rows in all_slices(ev).items():
-        c = slice_comparisons(ev, rows, m)
-        out[key] = tuple(slice_row(s, {m.name: slice_compare(c, i)}) for i, s in enumerate(rows))
+    for key, rows in r.slices.items():
+        c = r.slice_tests[key]
+        out[key] = tuple(slice_row(s, {r.decision: slice_compare(c, i)}) for i, s in enumerate(rows))
         total = sum(s.n for s in rows)
         partition[key] = Partition(total, n_scored, total == n_scored)
     return out, partition
@@ -300,15 +281,12 @@ def tenant_row(x: Tenant, compared: dict[str, SliceComparison] | None = None) ->
     )
 
 
-def _tenants(ev: Evaluation, floor: float, measure: Decision | None = None) -> TenantsSection | None:
-    t = tenants(ev, floor)
-    if t is None:
+def _tenants(t: Tenants | None, c: SliceComparisons | None, name: str) -> TenantsSection | None:
+    if t is None or c is None:
         return None
-    m = decision(ev) if measure is None else measure
-    c = slice_comparisons(ev, [x.slice for x in t.rows], m)  # BH across the tenants, as the slices
-    rows = tuple(tenant_row(x, {m.name: slice_compare(c, i)}) for i, x in enumerate(t.rows))
+    rows = tuple(tenant_row(x, {name: slice_compare(c, i)}) for i, x in enumerate(t.rows))
     return TenantsSection(
-        floor=floor,
+        floor=t.floor,
         below_floor=ByArm(t.below_floor["a"], t.below_floor["b"]),
         p5=ByArm(_num(t.p5["a"]), _num(t.p5["b"])),
         worst=rows[: len(t.worst)],
@@ -327,8 +305,7 @@ def _moved(labels: LabelState, arms: ByArm[ArmSection], frozen: FrozenView) -> B
     return ByArm(a, b)
 
 
-def _labels(snapshot: Snapshot, arms: ByArm[ArmSection], frozen: FrozenView) -> LabelsSection:
-    labels = snapshot.labels
+def _labels(labels: LabelState, arms: ByArm[ArmSection], frozen: FrozenView) -> LabelsSection:
     return LabelsSection(
         path=labels.frozen.path,
         frozen_sha256=labels.frozen.sha256,
@@ -344,105 +321,6 @@ def _labels(snapshot: Snapshot, arms: ByArm[ArmSection], frozen: FrozenView) -> 
         reviewers=labels.reviewers(),
         moved=_moved(labels, arms, frozen),
     )
-
-
-def report_corpus(snapshot: Snapshot) -> Corpus | None:
-    """The corpus the spec names, opened for the flips' text hints (None: none named, or it cannot
-    be opened: the hints that need no text are still given)."""
-    if snapshot.inputs.chunks is not None:  # given as a table
-        return snapshot.inputs.chunks
-    path = snapshot.spec.corpus
-    if path is None:
-        return None
-    try:  # the evaluation's corpus ids index the look-ups too (when they are the cache's)
-        return open_corpus(path, fmt=snapshot.spec.corpus_format, known=snapshot.inputs.corpus)
-    except (InputError, OSError):
-        return None
-
-
-def build(
-    snapshot: Snapshot,
-    floor: float = DEFAULT_FLOOR,
-    corpus: Corpus | None | Literal["open"] = "open",
-    cost_corpus: Corpus | None | Literal["same"] = "same",
-    flips: bool = True,
-    overlap_corpus: Corpus | None | Literal["same", "skip"] = "same",
-    per_query: bool = False,
-) -> Report:
-    """The report of `snapshot`. `corpus`: the chunks the flips' text hints read; "open" opens the
-    one the spec names; None gives only the hints that need no text. `cost_corpus`: the chunks
-    the cost section reads heading paths from ("same": `corpus`'s). `flips`: False leaves the
-    flip rows out (the app's screens list flips from the session, not from the report).
-    `overlap_corpus`: the chunks the lexical overlap and its checks read ("same": `corpus`'s, when
-    one is asked for; "skip": not measured, no check: the app's corpus is still loading).
-    `per_query`: with the per-query table (`queries`, report/per_query.py)."""
-    ev = snapshot.ev
-    chunks = report_corpus(snapshot) if corpus == "open" else corpus
-    cost, cost_checks = cost_section(ev, chunks if cost_corpus == "same" else cost_corpus)
-    scored = ev.scored
-    measure = decision(ev)
-    slice_rows, partition = _slices(ev, measure)
-    arms = ByArm(_arm(ev, ev.a), _arm(ev, ev.b))
-    frozen = _frozen(ev, snapshot.labels)
-    by_origin, origin_quote = origin_sections(ev)
-    overlap: OverlapSection | None = None
-    overlap_checks: list[Check] = []
-    if overlap_corpus == "same" and corpus is None:  # not asked for
-        overlap_corpus = "skip"
-    if overlap_corpus != "skip":
-        overlap, overlap_checks = overlap_section(ev, chunks if overlap_corpus == "same" else overlap_corpus)
-    flip_rows = _flips(ev, chunks) if flips else Flips.none()
-    # Read last: the corpus check may still be under way beside this work (`open_snapshot`).
-    checks = worst_first([*snapshot.checks, *overlap_checks, *cost_checks])
-    return Report(
-        triage=__version__,
-        k=ev.k,
-        n_queries=ev.n,
-        n_scored=int(scored.sum()),
-        n_unlabelled=int((~scored).sum()),
-        unlabelled=tuple(ev.ids_where(~scored)),
-        missing=ByArm(tuple(ev.ids_where(~ev.a.present)), tuple(ev.ids_where(~ev.b.present))),
-        labels=_labels(snapshot, arms, frozen),
-        arms=arms,
-        paired=_paired(ev.paired(), ev.means(ev.a), ev.means(ev.b), ev.regressions_with_unjudged()),
-        frozen=frozen,
-        k_cells=_k_cells(arms),
-        slices=slice_rows,
-        partition=partition,
-        tenants=_tenants(ev, floor, measure),
-        flips=flip_rows,
-        ranks=_ranks(ev),
-        checks=tuple(checks),
-        ks=ev.cutoffs,
-        holdout=_holdout(ev),
-        origins=by_origin,
-        origin_quote=origin_quote,
-        overlap=overlap,
-        cost=cost,
-        answers=answers_section(ev),
-        notices=(
-            *snapshot.inputs.notices,
-            *(c.notice for c in (chunks, cost_corpus) if isinstance(c, Corpus) and c.notice),
-        ),
-        compare=compare_measures(snapshot),
-        queries=QueryTable(query_table(ev)) if per_query else None,
-        unjudged_same_depth=ev.unjudged_same_depth(),
-    )
-
-
-def compare_measures(snapshot: Snapshot) -> dict[str, MeasureComparison]:
-    """Each named measure, B against A, over the scored queries paired by query id, with the spec's
-    tests, correction, rounds and seed (docs/measures.md "Paired tests per measure"); {} when none is named
-    (scipy is imported only then)."""
-    ev, spec = snapshot.ev, snapshot.spec
-    if not ev.measures:
-        return {}
-    scored = ev.scored
-    ids = np.asarray(ev.query_ids.filter(pa.array(scored)).to_numpy(zero_copy_only=False))
-    a = {name: v[scored] for name, v in ev.named(ev.a).items()}
-    b = {name: v[scored] for name, v in ev.named(ev.b).items()}
-    compared = compare_all(a, b, spec.tests, spec.correction, spec.rounds, spec.seed, query_ids=ids)
-    return {name: MeasureComparison.of(c) for name, c in compared.items()}
 
 
 def measure_gate_row(v: MeasureVerdict) -> MeasureGateRow:
@@ -464,48 +342,42 @@ def measure_gate_row(v: MeasureVerdict) -> MeasureGateRow:
     )
 
 
-def gate_section(
-    floors: list[Floor],
-    path: Path,
-    measures: list[MeasureVerdict] | None = None,
-    nothing_evaluated: str | None = None,
-) -> GateSection:
-    """The gate's verdicts, broken floors first (and broken measures first); `nothing_evaluated`:
-    why it evaluated nothing (it then fails, core/gate/apply.py `nothing_evaluated`)."""
-    rows = sorted(floors, key=lambda f: f.holds)
-    gated = sorted(measures or [], key=lambda v: v.holds)
-    return GateSection(
-        path=path,
-        holds=nothing_evaluated is None and all(f.holds for f in rows) and all(v.holds for v in gated),
-        evaluated=nothing_evaluated is None,
-        nothing_evaluated=nothing_evaluated,
-        measures=tuple(measure_gate_row(v) for v in gated),
-        floors=tuple(
-            FloorRow(
-                f.name,
-                f.floor,
-                _num(f.hit_rate),
-                f.n,
-                _num(f.noise_band),
-                _num(f.wilson_low),
-                _num(f.wilson_high),
-                f.holds,
-                f.distance_se if math.isfinite(f.distance_se) else None,
-                f.noisy,
-            )
-            for f in rows
-        ),
+def _floor_row(f: Floor) -> FloorRow:
+    return FloorRow(
+        f.name,
+        f.floor,
+        _num(f.hit_rate),
+        f.n,
+        _num(f.noise_band),
+        _num(f.wilson_low),
+        _num(f.wilson_high),
+        f.holds,
+        f.distance_se if math.isfinite(f.distance_se) else None,
+        f.noisy,
     )
 
 
-def _holdout(ev: Evaluation) -> HoldoutSection | None:
+def gate_section(g: GateVerdicts) -> GateSection:
+    """The gate's verdicts, broken floors first (and broken measures first); a gate that evaluated
+    nothing fails (core/gate/apply.py `nothing_evaluated`)."""
+    rows = sorted(g.floors, key=lambda f: f.holds)
+    gated = sorted(g.measures, key=lambda v: v.holds)
+    why = g.nothing_evaluated
+    return GateSection(
+        path=g.path,
+        holds=why is None and all(f.holds for f in rows) and all(v.holds for v in gated),
+        evaluated=why is None,
+        nothing_evaluated=why,
+        measures=tuple(measure_gate_row(v) for v in gated),
+        floors=tuple(_floor_row(f) for f in rows),
+    )
+
+
+def _holdout(f: HoldoutFigures | None) -> HoldoutSection | None:
     """The numbers on the held-out queries alone (core/checks/holdout.py); None without a split."""
-    qs = query_split(ev)
-    if qs is None:
+    if f is None:
         return None
-    ma, mb, p = held_out_means(ev, qs)
-    a, b = ev.a, ev.b
-    unjudged_regressions = a.judged.hit & ~b.judged.hit & (b.unjudged_top > 0)
+    qs = f.split
     spec = qs.split.holdout
     return HoldoutSection(
         rule=spec.rule.value,
@@ -518,7 +390,111 @@ def _holdout(ev: Evaluation) -> HoldoutSection | None:
         n_unknown=int(qs.unknown.sum()),
         docs=qs.split.n_docs,
         held_out_docs=qs.split.n_held_out_docs,
-        arms=ByArm(_arm_means(ma), _arm_means(mb)),
-        paired=_paired(p, ma, mb, int((unjudged_regressions & qs.held_out).sum())),
-        noise_band=ByArm(_num(noise_band(ma.hit_rate, ma.n)), _num(noise_band(mb.hit_rate, mb.n))),
+        arms=ByArm(arm_means(f.paired.a), arm_means(f.paired.b)),
+        paired=paired_section(f.paired),
+        noise_band=ByArm(_num(f.noise_band[0]), _num(f.noise_band[1])),
     )
+
+
+def _origin_row(f: OriginFigures) -> OriginRow:
+    return OriginRow(
+        f.part.origin, ByArm(arm_means(f.paired.a), arm_means(f.paired.b)), paired_section(f.paired)
+    )
+
+
+def _origins(
+    parts: tuple[OriginFigures, ...], q: Quote | None
+) -> tuple[tuple[OriginRow, ...], OriginQuote | None]:
+    rows = tuple(_origin_row(p) for p in parts)
+    if q is None:
+        return rows, None
+    return rows, OriginQuote(
+        q.real.origin,
+        q.real.n,
+        q.generated.n,
+        ByArm(_num(q.real.a.hit_rate), _num(q.real.b.hit_rate)),
+        ByArm(_num(q.generated.a.hit_rate), _num(q.generated.b.hit_rate)),
+        ByArm(_num(q.gap("a")), _num(q.gap("b"))),
+    )
+
+
+def _spread(s: Quartiles) -> Spread:
+    return Spread(s.n, _num(s.q1), _num(s.median), _num(s.q3))
+
+
+def _overlap_group(g: OverlapGroupFigures) -> OverlapGroup:
+    return OverlapGroup(g.name, _spread(g.body), _spread(g.header), g.header_above_body)
+
+
+def _overlap(o: OverlapFigures, threshold: float) -> OverlapSection:
+    """The overlap's distributions (all, per origin, per arm's hits and misses); `threshold`: where
+    `queries.generated_like` fires."""
+    if o.reason:
+        return OverlapSection(False, o.reason, threshold, (), ByArm((), ()))
+    a, b = o.by_arm
+    return OverlapSection(
+        True,
+        "",
+        threshold,
+        tuple(map(_overlap_group, o.groups)),
+        ByArm(tuple(map(_overlap_group, a)), tuple(map(_overlap_group, b))),
+    )
+
+
+def report_of(r: Results, tenant_order: TenantOrder = TenantOrder.HIT_RATE) -> Report:
+    """The report of computed results `r`; tenants listed in `tenant_order`."""
+    ev, labels = r.ev, r.labels
+    scored = ev.scored
+    n_scored = int(scored.sum())
+    slice_rows, partition = _slices(r, n_scored)
+    arms = ByArm(_arm(ev.a, r.arms[0]), _arm(ev.b, r.arms[1]))
+    frozen = _frozen(ev, r.frozen)
+    by_origin, origin_quote = _origins(r.origins, r.quote)
+    report = Report(
+        triage=__version__,
+        k=ev.k,
+        n_queries=ev.n,
+        n_scored=n_scored,
+        n_unlabelled=int((~scored).sum()),
+        unlabelled=tuple(ev.ids_where(~scored)),
+        missing=ByArm(tuple(ev.ids_where(~ev.a.present)), tuple(ev.ids_where(~ev.b.present))),
+        labels=_labels(labels, arms, frozen),
+        arms=arms,
+        paired=paired_section(r.paired),
+        frozen=frozen,
+        k_cells=_k_cells(arms),
+        slices=slice_rows,
+        partition=partition,
+        tenants=_tenants(r.tenants, r.tenant_tests, r.decision),
+        flips=_flips(ev, r.hints),
+        ranks=_ranks(ev, r.ranks),
+        checks=r.checks,
+        gate=None if r.gate is None else gate_section(r.gate),
+        ks=ev.cutoffs,
+        holdout=_holdout(r.holdout),
+        origins=by_origin,
+        origin_quote=origin_quote,
+        overlap=None if r.overlap is None else _overlap(r.overlap, GENERATED_LIKE),
+        cost=cost_section(r.cost),
+        answers=answers_section(r.answers),
+        notices=r.notices,
+        compare={name: MeasureComparison.of(c) for name, c in r.compare.items()},
+        queries=None if r.queries is None else QueryTable(r.queries),
+        unjudged_same_depth=r.unjudged_same_depth,
+    )
+    return report if tenant_order is TenantOrder.HIT_RATE else report.with_tenant_order(tenant_order)
+
+
+def build(
+    snapshot: Snapshot,
+    floor: float = DEFAULT_FLOOR,
+    corpus: Corpus | None | Literal["open"] = "open",
+    cost_corpus: Corpus | None | Literal["same"] = "same",
+    flips: bool = True,
+    overlap_corpus: Corpus | None | Literal["same", "skip"] = "same",
+    per_query: bool = False,
+    gate: Path | None = None,
+) -> Report:
+    """The report of `snapshot`: the workspace's results (workspace/results.py `compute`, which
+    says what each argument asks for), mapped."""
+    return report_of(compute(snapshot, floor, corpus, cost_corpus, flips, overlap_corpus, per_query, gate))

@@ -1,14 +1,11 @@
-"""The report's cost and answer-accuracy sections, from core/views/cost.py and core/views/answers.py."""
+"""The report's cost and answer-accuracy sections, mapped from core/views/cost.py's and
+core/views/answers.py's results."""
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from triage.core.checks.model import Check
-from triage.core.evaluation import Evaluation
-from triage.core.inputs.corpus import Corpus
-from triage.core.views.answers import AnswerCells, answers
-from triage.core.views.cost import ArmCost, Figure, cost, cost_checks
 from triage.report.model import (
     AnswerCellsRow,
     AnswersSection,
@@ -18,6 +15,10 @@ from triage.report.model import (
     SliceLatencyRow,
     Sourced,
 )
+
+if TYPE_CHECKING:
+    from triage.core.views.answers import AnswerCells, Answers
+    from triage.core.views.cost import ArmCost, Cost, Figure
 
 
 def _num(x: float | None) -> float | None:
@@ -52,10 +53,8 @@ def _arm(c: ArmCost) -> ArmCostSection:
     )
 
 
-def cost_section(ev: Evaluation, corpus: Corpus | None) -> tuple[CostSection, list[Check]]:
-    """The cost section and its checks (`cost.chunk_count`, `cost.closure`)."""
-    c = cost(ev, corpus)
-    section = CostSection(
+def cost_section(c: Cost) -> CostSection:
+    return CostSection(
         arms=ByArm(_arm(c.a), _arm(c.b)),
         corpus_header_tokens=_sourced(c.corpus_header_tokens),
         slices=tuple(
@@ -73,15 +72,13 @@ def cost_section(ev: Evaluation, corpus: Corpus | None) -> tuple[CostSection, li
             for s in c.slices
         ),
     )
-    return section, cost_checks(ev, c)
 
 
 def _cells(c: AnswerCells | None) -> AnswerCellsRow | None:
     return None if c is None else AnswerCellsRow(c.working, c.lucky, c.assembly, c.retrieval, c.n)
 
 
-def answers_section(ev: Evaluation) -> AnswersSection | None:
-    x = answers(ev)
+def answers_section(x: Answers | None) -> AnswersSection | None:
     if x is None:
         return None
     p = x.paired

@@ -658,13 +658,6 @@ class Report:
     # JSON, whose `unjudged_in_top_k` keeps its meaning.
     unjudged_same_depth: tuple[int, int, int] | None = field(default=None, metadata={"json": False})
 
-    def with_gate(self, gate: GateSection, checks: tuple[Check, ...] = ()) -> Report:
-        """With the gate's verdicts, and its own checks (floors that fire on noise) among the checks."""
-        if not checks:
-            return replace(self, gate=gate)
-        merged = sorted([*self.checks, *checks], key=lambda c: c.level.rank)
-        return replace(self, gate=gate, checks=tuple(merged))
-
     def with_tenant_order(self, order: TenantOrder) -> Report:
         return self if self.tenants is None else replace(self, tenants=self.tenants.ordered(order))
 

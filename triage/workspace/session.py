@@ -31,6 +31,7 @@ from triage.labels.state import LabelState, Pair
 from triage.labels.verdicts import Cause, Verdicts
 from triage.workspace.detail import QueryDetail, build_detail
 from triage.workspace.folder import Folder
+from triage.workspace.results import Results, compute
 from triage.workspace.review import QUEUED, Change, Review
 from triage.workspace.snapshot import Snapshot, open_snapshot
 
@@ -150,6 +151,22 @@ class Session:
     @property
     def tenants(self) -> Tenants | None:
         return self.cached("tenants", self.tenants_of)
+
+    def results_of(self, snapshot: Snapshot, corpus: Corpus | None) -> Results:
+        """What the app's screens of numbers show of `snapshot`: the call `triage report` and the
+        API's `report()` make (`workspace.results.compute`), with the app's choices: the session's
+        floor; no flip rows and so no hints (the screens list flips, and read their hints, from the
+        session); the cost section's heading paths from `corpus` (None: not loaded yet); the lexical
+        overlap and its checks once the corpus is settled (loaded, or none). The UI keeps the
+        report made of them per version and corpus state (`ui/screens/live.py` `report`)."""
+        return compute(
+            snapshot,
+            self.floor,
+            corpus=None,
+            cost_corpus=corpus,
+            flips=False,
+            overlap_corpus=corpus if snapshot.corpus_checks is not None else "skip",
+        )
 
     def prepare(self, snapshot: Snapshot) -> None:
         """Compute the slices and tenants of `snapshot` (a worker's job) and offer them."""

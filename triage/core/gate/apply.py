@@ -183,23 +183,29 @@ def _floors(path: Path, floors: object) -> dict[str, float]:
 
 
 def judge_floors(
-    ev: Evaluation, floors: dict[str, float], source: Path | str = "the gate file"
+    ev: Evaluation,
+    floors: dict[str, float],
+    source: Path | str = "the gate file",
+    sliced: dict[str, list[Slice]] | None = None,
 ) -> list[Floor]:
     """One Floor per slice a floor applies to; a named slice's floor wins over its key's "*". A
     floor naming a slice the evaluation does not have (a typo would otherwise "hold") is refused,
-    naming it and the slices there are; a selectivity band with no query holds with n 0."""
+    naming it and the slices there are; a selectivity band with no query holds with n 0. `sliced`:
+    the slices already computed, by key (`all_slices`); a key it lacks is sliced here."""
     out = []
     if "overall" in floors:
         m = ev.means(ev.b)
         out.append(
             Floor("overall", floors["overall"], m.hit_rate, m.n, ev.noise_band(ev.b), *ev.wilson(ev.b))
         )
-    by_key: dict[str, list[Slice]] = {}
+    by_key: dict[str, list[Slice]] = dict(sliced or {})
     for name in floors:
         if name == "overall":
             continue
         key, value = name.split(":", 1)
-        cut = by_key.setdefault(key, slices(ev, key))
+        if key not in by_key:
+            by_key[key] = slices(ev, key)
+        cut = by_key[key]
         for s in cut:
             named = f"{key}:{s.value}"
             if value == s.value or (value == "*" and named not in floors):

@@ -6,29 +6,18 @@ from textual import events
 from textual.screen import Screen
 
 from triage.labels.verdicts import Verdicts
-from triage.report.build import build
+from triage.report.build import report_of
 from triage.report.model import Report
 from triage.ui.table import VirtualTable
 from triage.workspace.session import Session
 
 
 def report(session: Session) -> Report:
-    """The report of the session's current snapshot, built once per version and corpus state, with
-    every check the report has (the lexical overlap's once the corpus is settled), without its flip
-    rows (the screens list flips, and read their hints, from the session); the cost section's
-    heading paths from the corpus once it is loaded."""
+    """The report of the session's current snapshot (`Session.results_of`, mapped), built once per
+    version and corpus state."""
     chunks = session.corpus  # read once: the name says what the report was built with
     return session.cached(
-        _name(chunks is not None),
-        lambda snapshot: build(
-            snapshot,
-            session.floor,
-            corpus=None,
-            cost_corpus=chunks,
-            flips=False,
-            # the report's overlap checks too, once the corpus is settled (loaded, or none)
-            overlap_corpus=chunks if snapshot.corpus_checks is not None else "skip",
-        ),
+        _name(chunks is not None), lambda snapshot: report_of(session.results_of(snapshot, chunks))
     )
 
 
