@@ -212,3 +212,14 @@ def test_beir_metadata_is_shown_as_fields_or_not_at_all(tmp_path: Path) -> None:
     other = build_detail(snapshot, ev.query_index(rows[1]["_id"]), None).fields
     assert not any(k.startswith("metadata") for k in other)
     assert flat_fields("m", [None, None]) == {} and flat_fields("m", {"a": {"b": None}}) == {}
+
+
+@pytest.mark.parametrize("split", ["../../other", "/abs/x", "..", "a/b", ""])
+def test_a_split_that_is_a_path_is_refused(tmp_path: Path, capsys, split: str) -> None:
+    """A split names qrels/NAME.tsv in the folder: a path never reads, nor writes, outside it."""
+    folder, run_a, run_b = beir(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    argv = ["report", str(run_a), str(run_b), "--labels", str(folder), "--split", split]
+    assert main(argv) == 2
+    assert "is not a split's name" in capsys.readouterr().err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before

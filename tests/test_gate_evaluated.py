@@ -217,3 +217,16 @@ def test_a_hit_rate_floor_out_of_0_1_exits_2_naming_the_file(tmp_path: Path, cap
         and "must be a number between 0 and 1 (a hit rate)" in err
     )
     assert "Traceback" not in err
+
+
+def test_a_wildcard_floor_on_a_column_the_evaluation_lacks_is_refused(tmp_path: Path, capsys) -> None:
+    """`"tenant:*" = 0.9` with no tenant column names no slice: exit 2, as `"tenant:acme"` is, never
+    a gate that holds on 0 of 0 floors."""
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 a\n", "utf-8")
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\n", "utf-8")
+    gate = tmp_path / "g.toml"
+    gate.write_text('[floors]\n"tenant:*" = 0.9\n', "utf-8")
+    run = str(tmp_path / "a.run")
+    assert main(["report", run, run, "--labels", str(tmp_path / "q.qrels"), "--gate", str(gate)]) == 2
+    err = capsys.readouterr().err
+    assert "g.toml" in err and "'tenant:*' names no slice" in err and "no such column" in err

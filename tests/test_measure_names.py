@@ -147,3 +147,8 @@ def test_a_name_in_another_case_is_read_where_it_names_one_measure(text: str, ca
 def test_a_name_in_another_case_that_names_nothing_is_still_refused() -> None:
     with pytest.raises(InputError, match="unknown measure 'NDGC@10'"):
         parse("NDGC@10")
+
+
+def test_a_parameter_given_twice_is_refused() -> None:
+    with pytest.raises(InputError, match="rel is given twice"):
+        parse("P(rel=1,rel=2)@10")

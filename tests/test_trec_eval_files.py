@@ -175,3 +175,12 @@ def test_a_randomisation_p_at_its_floor_prints_as_the_bound_it_is(tmp_path: Path
         assert main([*argv, "--format", fmt]) == 0
         out = capsys.readouterr().out
         assert "1/100" in out and "not one of 99 rounds" in out, fmt
+
+
+def test_a_pair_labelled_twice_at_any_grades_is_said(tmp_path: Path) -> None:
+    """Judged 0 and 1 (or −1 and 1): the highest grade is kept, and `labels.duplicates` says so."""
+    (tmp_path / "r.run").write_text("1 Q0 D26 1 1.0 r\n", "utf-8")
+    (tmp_path / "q.qrels").write_text("1 0 D26 0\n1 0 D26 1\n2 0 D1 1\n2 0 D9 -1\n2 0 D9 1\n", "utf-8")
+    r = triage.open(a=tmp_path / "r.run", b=tmp_path / "r.run", labels=tmp_path / "q.qrels", k=1).report()
+    found = [c for c in r.to_json()["checks"] if c["code"] == "labels.duplicates"]  # type: ignore[union-attr,index]
+    assert found and found[0]["facts"] == {"count": 2} and r.arms.a.hit_rate == 0.5

@@ -220,6 +220,12 @@ def judge_floors(
                         s.b.wilson_high,
                     )
                 )
+        if value == "*" and not cut:  # `tenant:*` with no tenant column: a floor on nothing
+            raise InputError(
+                source,
+                f"floor {name!r} names no slice of this evaluation ({key}: no such column)",
+                "[floors]",
+            )
         if value != "*" and not any(s.value == value for s in cut):
             if key == "selectivity" and value in BANDS:  # a band this evaluation has no query in
                 out.append(Floor(name, floors[name], math.nan, 0, math.nan))

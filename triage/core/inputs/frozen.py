@@ -99,26 +99,22 @@ def frozen_of(loaded: Parsed, sha256: str | None = None) -> FrozenLabels:
     pair_fp = np.sort(codes.fingerprint(judged) * _PAIR ^ codes.fingerprint(single(table.column("chunk_id"))))
     unique = not (pair_fp[1:] == pair_fp[:-1]).any()
     dups: list[tuple[str, str]] = []
+    every = table  # every pair once already, unless the fingerprints say otherwise
     if not unique:
-        # One grade per (query, chunk): a repeated pair keeps its highest grade and is reported.
-        pairs = gold.group_by(["query_id", "chunk_id"], use_threads=False).aggregate(
+        # One grade per (query, chunk): a pair given twice, at any grades (0 and 1 too), keeps its
+        # highest and is reported.
+        pairs = table.group_by(["query_id", "chunk_id"], use_threads=False).aggregate(
             [("relevance", "max"), ("relevance", "count")]
         )
         repeated = pairs.filter(pc.greater(pairs.column("relevance_count"), 1))
         dups = list(
             zip(repeated.column("query_id").to_pylist(), repeated.column("chunk_id").to_pylist(), strict=True)
         )
+        every = pairs.select(["query_id", "chunk_id", "relevance_max"]).rename_columns(
+            ["query_id", "chunk_id", "relevance"]
+        )
         if dups:
-            gold = pairs.select(["query_id", "chunk_id", "relevance_max"]).rename_columns(
-                ["query_id", "chunk_id", "relevance"]
-            )
-    if unique:
-        every = table  # every pair once already
-    elif (grades <= 0).any():  # grade-0 (and negative) rows: not relevant, kept once per pair
-        every = table.group_by(["query_id", "chunk_id"], use_threads=False).aggregate([("relevance", "max")])
-        every = every.rename_columns(["query_id", "chunk_id", "relevance"])
-    else:
-        every = gold  # nothing but gold: the judgements are the gold rows
+            gold = every.filter(pc.greater(every.column("relevance"), 0))
     return FrozenLabels(
         loaded=loaded,
         sha256=sha256 or sha256_table(table),

@@ -240,6 +240,8 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
             return Beir(labels, corpus or labels, queries or labels)
         return Beir(labels, corpus, queries)
     split = DEFAULT_SPLIT if split is None else split
+    if not split or split in (".", "..") or any(c in split for c in "/\\\0"):
+        raise InputError(labels, f"split {shown(split)} is not a split's name (test, dev, …): qrels/NAME.tsv")
     qrels = labels / "qrels" / f"{split}.tsv"
     if not os.path.lexists(qrels):
         present = sorted(p.name.removesuffix(".tsv") for p in (labels / "qrels").glob("*.tsv"))

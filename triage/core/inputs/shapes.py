@@ -229,9 +229,13 @@ def detect(path: Path, role: Role) -> Format:
         return Format.TREC
     if role is Role.RUN and n >= _TREC_RUN_MORE and _ranked(first):  # text after the tag
         return Format.TREC
-    shown = first[:60] + ("…" if len(first) > 60 else "")
     counts = " or ".join(map(str, want or ()))
     expect = f"; a TREC {'run' if role is Role.RUN else 'qrels'} line has {counts} fields" if want else ""
+    if any(c < " " and c != "\t" for c in first):  # not text (/proc/self/environ): never quoted
+        raise unrecognised(
+            path, f"not a shape triage reads (its first line holds control characters{expect})"
+        )
+    shown = first[:60] + ("…" if len(first) > 60 else "")
     raise unrecognised(path, f"not a shape triage reads (first line {shown!r}{expect})")
 
 

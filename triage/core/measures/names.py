@@ -141,27 +141,37 @@ def parse(text: str, where: Path | str = "--measures") -> Measure:
     return measure
 
 
+def _params(family: Family, text: str) -> tuple[int, bool]:
+    """(rel, judged_only) from ir_measures' parameters, `rel=2,judged_only=True`, each once."""
+    rel, judged_only = 1, False
+    given: set[str] = set()
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, _, value = (s.strip() for s in part.partition("="))
+        if key in given:
+            raise ValueError(f"{key} is given twice")
+        given.add(key)
+        if key not in family.params:
+            takes = ", ".join(family.params) or "no parameter"
+            raise ValueError(f"{family.name} takes {takes}, not {key!r}")
+        if key == "rel":
+            if not re.fullmatch(r"-?[0-9]+", value):
+                raise ValueError(f"rel must be a whole number, not {value!r}")
+            rel = int(value)
+            if rel < 1:
+                raise ValueError(f"rel must be 1 or more (relevant: grade ≥ rel), not {rel}")
+        else:
+            if value not in ("True", "False"):
+                raise ValueError(f"judged_only must be True or False, not {value!r}")
+            judged_only = value == "True"
+    return rel, judged_only
+
+
 def _parse(name: str) -> Measure | None:
     m = _IR.fullmatch(name)
     if m and m["name"] in FAMILIES:
         family = FAMILIES[m["name"]]
         k = _int(m["k"], "the cut-off") if m["k"] else None
-        rel, judged_only = 1, False
-        for part in (p.strip() for p in (m["params"] or "").split(",") if p.strip()):
-            key, _, value = (s.strip() for s in part.partition("="))
-            if key not in family.params:
-                takes = ", ".join(family.params) or "no parameter"
-                raise ValueError(f"{family.name} takes {takes}, not {key!r}")
-            if key == "rel":
-                if not re.fullmatch(r"-?[0-9]+", value):
-                    raise ValueError(f"rel must be a whole number, not {value!r}")
-                rel = int(value)
-                if rel < 1:
-                    raise ValueError(f"rel must be 1 or more (relevant: grade ≥ rel), not {rel}")
-            else:
-                if value not in ("True", "False"):
-                    raise ValueError(f"judged_only must be True or False, not {value!r}")
-                judged_only = value == "True"
+        rel, judged_only = _params(family, m["params"] or "")
         return _checked(Measure(family.name, k, rel, judged_only))
     m = _RANX.fullmatch(name)
     if m and m["name"] in _ALIASES:
