@@ -223,3 +223,26 @@ def test_a_split_that_is_a_path_is_refused(tmp_path: Path, capsys, split: str) -
     assert main(argv) == 2
     assert "is not a split's name" in capsys.readouterr().err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_beir_folder_of_compressed_files_is_read(tmp_path: Path, capsys) -> None:
+    """corpus.jsonl.gz, queries.jsonl.gz and qrels/test.tsv.gz, as the BEIR sets ship: read as the
+    plain files are, corpus included."""
+    import gzip
+
+    folder, run_a, run_b = beir(tmp_path)
+    argv = ["report", str(run_a), str(run_b), "--labels", str(folder), "--format", "json"]
+    assert main(argv) == 0
+    plain = json.loads(capsys.readouterr().out)
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        path = folder / name
+        path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes()))
+        path.unlink()
+    assert main(argv) == 0
+    packed = json.loads(capsys.readouterr().out)
+    for side in ("a", "b"):
+        assert {k: v for k, v in packed["arms"][side].items() if k != "path"} == {
+            k: v for k, v in plain["arms"][side].items() if k != "path"
+        }
+    codes = {c["code"]: c["message"] for c in packed["checks"]}
+    assert "no corpus given" not in codes.get("corpus.ids", "")

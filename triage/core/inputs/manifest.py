@@ -13,7 +13,7 @@ from pathlib import Path
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect
 from triage.core.inputs.rag.from_runs import LABELS as FROM_RUNS
-from triage.core.inputs.readers import kind, linked, read_toml, regular_file, shown
+from triage.core.inputs.readers import SUFFIX, kind, linked, read_toml, regular_file, shown
 from triage.core.inputs.shapes import FORMATS, Format, Role, detect, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 from triage.core.measures.names import Measure, parse_all
@@ -242,14 +242,15 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
     split = DEFAULT_SPLIT if split is None else split
     if not split or split in (".", "..") or any(c in split for c in "/\\\0"):
         raise InputError(labels, f"split {shown(split)} is not a split's name (test, dev, …): qrels/NAME.tsv")
-    qrels = labels / "qrels" / f"{split}.tsv"
+    qrels = _packed(labels / "qrels" / f"{split}.tsv")
     if not os.path.lexists(qrels):
-        present = sorted(p.name.removesuffix(".tsv") for p in (labels / "qrels").glob("*.tsv"))
+        names = [p.name for p in (labels / "qrels").iterdir()]
+        present = sorted({n.split(".tsv")[0] for n in names if ".tsv" in n and _packed_name(n)})
         raise InputError(
             qrels, f"no qrels for split {split!r} (splits present: {', '.join(present) or 'none'})"
         )
     regular_file(qrels)
-    beside = {name: labels / f"{name}.jsonl" for name in ("queries", "corpus")}
+    beside = {name: _packed(labels / f"{name}.jsonl") for name in ("queries", "corpus")}
     for name, given in (("queries", queries), ("corpus", corpus)):
         if given is None and os.path.lexists(beside[name]):
             regular_file(beside[name])
@@ -260,6 +261,19 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
         split,
         _amendments(labels, split),
     )
+
+
+def _packed(path: Path) -> Path:
+    """`path`, or the same compressed (`corpus.jsonl.gz`, as the BEIR sets ship) when only that is
+    there; `path` when neither is (the caller names it)."""
+    if os.path.lexists(path):
+        return path
+    return next((c for c in (path.with_name(path.name + e) for e in SUFFIX) if os.path.lexists(c)), path)
+
+
+def _packed_name(name: str) -> bool:
+    """A qrels file's name, plain (`test.tsv`) or compressed (`test.tsv.gz`)."""
+    return name.endswith(".tsv") or any(name.endswith(".tsv" + e) for e in SUFFIX)
 
 
 def _amendments(folder: Path, split: str) -> Path:
