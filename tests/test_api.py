@@ -326,3 +326,11 @@ def test_the_per_query_hints_are_the_reports_past_the_text_cap(from_tables: Comp
     assert [by_id[f.query_id] for f in flips] == [[h.kind.value for h in f.hints] for f in flips]
     text_kinds = {"header-dominates", "misleading-path", "likely-unlabelled", "window"}
     assert not any(set(by_id[f.query_id]) & text_kinds for f in flips[3:])
+
+
+def test_the_error_an_input_raises_is_importable_from_the_package() -> None:
+    from triage.core.errors import InputError as Inner
+
+    assert triage.InputError is Inner
+    with pytest.raises(triage.InputError, match="does not exist"):
+        triage.open(a="nowhere.run", b="nowhere.run", labels="nowhere.qrels")
