@@ -173,7 +173,7 @@ def test_a_removal_refused_is_named_and_exits_2(
     folder = built(corpus)
     corpus.unlink()
 
-    def refuse(f: cache.Folder) -> None:
+    def refuse(f: cache.CacheFolder) -> None:
         raise PermissionError(13, "Permission denied", str(f.path))
 
     monkeypatch.setattr("triage.workspace.cache.remove", refuse)

@@ -4,6 +4,7 @@ pyproject.toml sets for ruff's C901 (`[tool.ruff.lint.mccabe]`)."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -137,3 +138,52 @@ def test_the_bound_is_the_one_pyproject_sets() -> None:
         text=True,
     )
     assert out.returncode == 1 and f"too complex ({bound + 1} > {bound})" in out.stdout, out.stdout
+
+
+def _definitions() -> dict[str, list[str]]:
+    """Each class (private ones too) and public function the package defines at a module's top level,
+    and where: an import (a re-export) is not a definition."""
+    where: dict[str, list[str]] = {}
+    for f in sorted((ROOT / "triage").rglob("*.py")):
+        for node in ast.parse(f.read_text(encoding="utf-8")).body:
+            named = isinstance(node, ast.ClassDef) or (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_")
+            )
+            if named:
+                where.setdefault(node.name, []).append(f"{f.relative_to(ROOT)}:{node.lineno}")
+    return where
+
+
+# Public functions still defined in two modules, each meaning its module's own thing (a CLI verb and the
+# workspace call it makes, a section's builder in core and in report). The list only shrinks: a name
+# mended is taken off it, and no name joins it.
+STILL_TWICE = frozenset(
+    "agreement answers band bar build cell clip cost cost_checks dumps export from_table import_judgements"
+    " judge mark nothing_evaluated origins paired parse plain positions prune queries_of quote ranks rate"
+    " read_dataset render report run selectivity shown size slices suggest summary tenants verify".split()
+)
+
+
+def test_each_class_and_public_function_name_is_defined_once() -> None:
+    where = _definitions()
+    assert len(where) > 300 and "Comparison" in where  # the walk read the package
+    twice = {name: places for name, places in where.items() if len(places) > 1}
+    classes = {n: p for n, p in twice.items() if n[:1].isupper() or n.startswith("_")}
+    assert classes == {}, "a class name means one thing: rename one of them"
+    assert {n: p for n, p in twice.items() if n not in STILL_TWICE} == {}, "rename one of them"
+    assert STILL_TWICE - twice.keys() == set(), "defined once now: take it off STILL_TWICE"
+
+
+def test_the_name_check_finds_a_name_defined_twice(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for room in ("a", "b"):
+        (tmp_path / "triage" / room).mkdir(parents=True)
+        (tmp_path / "triage" / room / "m.py").write_text(
+            "class Row:\n    pass\n\n\ndef cutoffs():\n    pass\n"
+        )
+    reexport = "from triage.a.m import Row, cutoffs\n\n\ndef _private():\n    pass\n"
+    (tmp_path / "triage" / "c.py").write_text(reexport)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert _definitions() == {
+        "Row": ["triage/a/m.py:1", "triage/b/m.py:1"],
+        "cutoffs": ["triage/a/m.py:5", "triage/b/m.py:5"],
+    }

@@ -12,7 +12,7 @@ import triage
 from triage.report import cells
 from triage.ui import glossary
 from triage.ui.widgets import forest
-from triage.ui.widgets.forest import Row, Tone
+from triage.ui.widgets.forest import ForestRow, Tone
 
 from app_helpers import wait_loaded
 
@@ -28,12 +28,12 @@ def style_at(c: Content, line_no: int, column: int) -> str:
     return styles[-1] if styles else ""
 
 
-def delta_panel(rows: list[Row], width: int) -> Content:
+def delta_panel(rows: list[ForestRow], width: int) -> Content:
     return forest.panel(("Δ", ""), rows, width, zero=True, figure=cells.signed)
 
 
 def test_the_point_and_the_ends_land_on_their_columns() -> None:
-    rows = [Row("a", 0.0, -1.0, 1.0), Row("b", 0.5, 0.25, 0.75)]
+    rows = [ForestRow("a", 0.0, -1.0, 1.0), ForestRow("b", 0.5, 0.25, 0.75)]
     width = 60
     out = lines(delta_panel(rows, width))
     start = len("a +0.000 ")  # label, figure, a space each
@@ -48,7 +48,11 @@ def test_the_point_and_the_ends_land_on_their_columns() -> None:
 
 
 def test_an_interval_crossing_zero_is_muted_and_crossed() -> None:
-    rows = [Row("up", 0.2, 0.1, 0.3), Row("down", -0.2, -0.3, -0.1), Row("both", 0.05, -0.1, 0.2)]
+    rows = [
+        ForestRow("up", 0.2, 0.1, 0.3),
+        ForestRow("down", -0.2, -0.3, -0.1),
+        ForestRow("both", 0.05, -0.1, 0.2),
+    ]
     c = delta_panel(rows, 70)
     out = lines(c)
     point = [x.index("●") for x in out[1:4]]
@@ -64,7 +68,10 @@ def test_an_interval_crossing_zero_is_muted_and_crossed() -> None:
 
 @pytest.mark.parametrize("low", [None, math.nan])
 def test_a_missing_interval_shows_its_reason_instead_of_a_bar(low: float | None) -> None:
-    rows = [Row("P@5", 0.0, low, low, "no interval: B = A on every query"), Row("AP", 0.1, 0.05, 0.15)]
+    rows = [
+        ForestRow("P@5", 0.0, low, low, "no interval: B = A on every query"),
+        ForestRow("AP", 0.1, 0.05, 0.15),
+    ]
     out = lines(delta_panel(rows, 80))
     assert "no interval: B = A on every query" in out[1] and "●" not in out[1] and "├" not in out[1]
     assert "●" in out[2] and len(out) == 4  # the other row still drawn, on an axis

@@ -180,14 +180,14 @@ def test_verify_finds_every_file_intact_then_a_changed_byte(copy: Path) -> None:
     assert empty.files == 0 and empty.findings == () and not empty.failed
     judgements.judge(opened(copy), Q, CHUNK, 1, reviewer="ana")
     ok = store.verify(opened(copy))
-    assert ok.files == 1 and [f.level for f in ok.findings] == [store.Level.OK] and not ok.failed
+    assert ok.files == 1 and [f.level for f in ok.findings] == [store.FindingLevel.OK] and not ok.failed
     assert "1 record, hashes and chain intact" in ok.findings[0].text
     (path,) = (copy / "labels.amendments").glob("*.jsonl")
     text = path.read_text()
     assert f'"{Q}"' in text
     path.write_text(text.replace(f'"{Q}"', '"q151"'))
     bad = store.verify(opened(copy))
-    assert bad.failed and store.Level.OK not in [f.level for f in bad.findings]
+    assert bad.failed and store.FindingLevel.OK not in [f.level for f in bad.findings]
 
 
 def test_verify_fails_an_amendments_path_that_is_not_a_folder(copy: Path) -> None:

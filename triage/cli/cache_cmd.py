@@ -29,7 +29,7 @@ def shown(text: object) -> str:
     return visible(str(text).replace("\n", "␊").replace("\t", "␉"), cap=None)
 
 
-def _lines(f: cache.Folder) -> list[str]:
+def _lines(f: cache.CacheFolder) -> list[str]:
     """Two lines a folder, within 80 columns: size, state, folder; then what it holds."""
     state = f.state.value + (f" ({f.format})" if f.state is cache.State.OTHER_FORMAT and f.format else "")
     held = [f"{f.rows:,} chunks" if f.rows is not None else "", f"of {f.source}" if f.source else ""]

@@ -58,7 +58,7 @@ def _evaluation_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--k",
-        type=cutoffs,
+        type=cutoff_list,
         help="judge both arms at this cut-off (a positive integer); several, as 1,5,10: the flips at "
         "the first, each arm's metrics at every one",
     )
@@ -94,7 +94,7 @@ def positive_int(text: str) -> int:
     return whole(text, 1, 2**63, "positive: k counts the ids judged")
 
 
-def cutoffs(text: str) -> tuple[int, ...]:
+def cutoff_list(text: str) -> tuple[int, ...]:
     """--k: one cut-off or several separated by commas ("1,5,10"), each a positive whole number,
     none twice; the first is the decision k."""
     values = tuple(positive_int(part.strip()) for part in text.split(","))
@@ -416,7 +416,7 @@ def spec_from(args: argparse.Namespace):  # -> Spec
     return evaluation_spec(paths[0] if paths else None, holdout=holdout)
 
 
-def with_measures(spec, args: argparse.Namespace):  # (Spec, ...) -> Spec
+def with_measure_flags(spec, args: argparse.Namespace):  # (Spec, ...) -> Spec
     """`spec` with --measures (checked here: a bad name exits 2 before any file is read), --order,
     and the paired tests' --tests, --correction, --rounds and --seed (checked the same way)."""
     from triage.workspace.spec import with_measures, with_tests
@@ -452,7 +452,7 @@ def report(args: argparse.Namespace) -> int:
     from triage.report.model import TenantOrder, dumps, write_json
     from triage.workspace.results import open_results
 
-    spec = with_measures(spec_from(args), args)
+    spec = with_measure_flags(spec_from(args), args)
     if args.suggest_floors:
         return _suggest_floors(spec, args)
     per_query = args.per_query and args.format == "json"
@@ -523,8 +523,9 @@ def app(args: argparse.Namespace) -> int:
     ):
         from triage.workspace.spec import evaluation_spec
 
-        with_measures(evaluation_spec(None), args)  # the flags checked on the sample's spec, before loading
-    return run(lambda: with_measures(spec_from(args), args), args.k, args.reviewer, args.floor)
+        # the flags checked on the sample's spec, before loading
+        with_measure_flags(evaluation_spec(None), args)
+    return run(lambda: with_measure_flags(spec_from(args), args), args.k, args.reviewer, args.floor)
 
 
 def _exists(args: argparse.Namespace) -> None:

@@ -32,7 +32,7 @@ from triage.core.measures.families.recall import recall_at
 from triage.core.measures.gold import (
     KEY,
     Gold,
-    Judged,
+    JudgedPairs,
     contains,
     encode_gold,
     encode_judged,
@@ -148,10 +148,10 @@ class Evaluation:
     gold: Gold
     a: Arm
     b: Arm
-    not_relevant: Judged  # every pair judged not relevant (gold pairs are in `gold`)
+    not_relevant: JudgedPairs  # every pair judged not relevant (gold pairs are in `gold`)
     # Of those, the pairs the label file grades below 0: trec_eval's "pooled, unjudged", which the
     # measures by name read as trec_eval does (not judged by Bpref and judged_only).
-    pooled: Judged | None = None
+    pooled: JudgedPairs | None = None
     ks: tuple[int, ...] = ()  # every cut-off asked for, `k` first (empty: `k` alone)
     measures: tuple[Measure, ...] = ()  # measures by name (core/measures/names.py), as asked for
     orders: tuple[Order, Order] = (Order.AS_GIVEN, Order.AS_GIVEN)  # the order each arm is read in for them
@@ -375,13 +375,13 @@ class Evaluation:
             self, gold=gold, not_relevant=zero, a=arm(self.a), b=arm(self.b), pooled=self._pooled_in(zero)
         )
 
-    def _pooled_in(self, zero: Judged) -> Judged | None:
+    def _pooled_in(self, zero: JudgedPairs) -> JudgedPairs | None:
         """The pooled pairs still judged not relevant in `zero` (one judged gold is pooled no more)."""
         if self.pooled is None or not len(self.pooled.keys):
             return self.pooled
         q = self.pooled.keys // KEY
         still = contains(zero, q, self.pooled.vocabulary.take(pa.array(self.pooled.keys % KEY)))
-        return Judged(self.pooled.vocabulary, self.pooled.keys[still])
+        return JudgedPairs(self.pooled.vocabulary, self.pooled.keys[still])
 
     def frozen_view(self) -> tuple[PerQuery, PerQuery, np.ndarray]:
         """Both arms judged on the frozen labels alone, and the queries those labels score."""
@@ -548,7 +548,7 @@ def build_arm(
     run: Run,
     query_ids: pa.Array,
     gold: Gold,
-    not_relevant: Judged,
+    not_relevant: JudgedPairs,
     k: int,
     row_query: np.ndarray | None = None,
 ) -> Arm:

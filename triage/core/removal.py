@@ -89,7 +89,7 @@ class _Level:
         return cls((st.st_dev, st.st_ino), name, (st.st_atime_ns, st.st_mtime_ns))
 
 
-class _Walk:
+class _Removal:
     """One removal: the folder's path (for messages), the device it may not leave, the mounts."""
 
     def __init__(self, path: Path, device: int, mounts: frozenset[Identity]) -> None:
@@ -242,7 +242,7 @@ def remove_tree(parent: Path, name: str) -> list[Path]:
         home = os.fstat(top)
         mounts = mount_points(os.path.join(os.path.realpath(parent), name))
         for _ in range(_PASSES):
-            walk = _Walk(path, home.st_dev, mounts)
+            walk = _Removal(path, home.st_dev, mounts)
             fd = _open_top(walk, top, name)
             if fd is None:
                 return walk.left
@@ -253,7 +253,7 @@ def remove_tree(parent: Path, name: str) -> list[Path]:
         os.close(top)
 
 
-def _open_top(walk: _Walk, top: int, name: str) -> int | None:
+def _open_top(walk: _Removal, top: int, name: str) -> int | None:
     """The folder `name` in `top`, opened as the walk's first level; None when there is nothing to
     walk: gone (another removal), or on another device (then in `walk.left`)."""
     not_a_folder = NotADirectoryError(errno.ENOTDIR, "not a real folder", str(walk.path))

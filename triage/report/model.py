@@ -21,7 +21,7 @@ import pyarrow as pa
 from triage.core.checks.model import Check
 from triage.core.measures.corrections import Correction
 from triage.core.measures.paired import Outcome
-from triage.core.measures.significance import Comparison, NoTest, PairedTest
+from triage.core.measures.significance import MeasureTest, NoTest, PairedTest
 from triage.core.text.sanitize import bytes_shown
 from triage.labels import jsontext
 from triage.report.rows import Drops, Flips, Rows
@@ -532,7 +532,7 @@ class Randomization:
 @dataclass(frozen=True, slots=True)
 class MeasureComparison:
     """One named measure, B against A, over the scored queries paired by query id (`significance.
-    Comparison.json()` spelled as a type): the fields and their order are that contract's."""
+    MeasureTest.json()` spelled as a type): the fields and their order are that contract's."""
 
     n: int  # scored queries compared
     delta: float | None  # mean(B − A)
@@ -547,7 +547,7 @@ class MeasureComparison:
     reason: NoTest | None  # why there is no p; None when tested
 
     @classmethod
-    def of(cls, c: Comparison) -> MeasureComparison:
+    def of(cls, c: MeasureTest) -> MeasureComparison:
         return cls(
             c.n,
             c.delta,

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from triage.core.inputs.corpus_cache import Folder, State, cache_dir, folders, remove
+from triage.core.inputs.corpus_cache import CacheFolder, State, cache_dir, folders, remove
 
-__all__ = ["MOUNTED", "STALE", "Folder", "Pruned", "State", "listing", "prune"]
+__all__ = ["MOUNTED", "STALE", "CacheFolder", "Pruned", "State", "listing", "prune"]
 
 STALE = frozenset({State.OTHER_FORMAT, State.CHANGED, State.GONE, State.INCOMPLETE})
 MOUNTED = "left as it was, on another device (a mount)"  # why a folder was not removed, before its paths
@@ -25,12 +25,12 @@ MOUNTED = "left as it was, on another device (a mount)"  # why a folder was not 
 @dataclass
 class Pruned:
     root: Path
-    removed: list[Folder] = field(default_factory=list)
-    kept: list[Folder] = field(default_factory=list)
-    failed: list[tuple[Folder, str]] = field(default_factory=list)  # (folder, why not removed)
+    removed: list[CacheFolder] = field(default_factory=list)
+    kept: list[CacheFolder] = field(default_factory=list)
+    failed: list[tuple[CacheFolder, str]] = field(default_factory=list)  # (folder, why not removed)
 
 
-def listing() -> tuple[Path, list[Folder]]:
+def listing() -> tuple[Path, list[CacheFolder]]:
     """The cache folder and every corpus cache in it, largest first."""
     root = cache_dir()
     return root, folders(root)

@@ -29,7 +29,7 @@ from triage.core.inputs.corpus import Corpus, open_corpus
 from triage.core.inputs.manifest import Spec
 from triage.core.measures.metrics import Means, means
 from triage.core.measures.paired import Paired, mcnemar_exact, noise_band, outcome_codes, paired
-from triage.core.measures.significance import Comparison, SliceComparisons, compare_all
+from triage.core.measures.significance import MeasureTest, SliceComparisons, compare_all
 from triage.core.views.answers import Answers, answers
 from triage.core.views.cost import Cost, cost, cost_checks
 from triage.core.views.hints import FlipHints, flip_hint_table
@@ -150,7 +150,7 @@ class Results:
     overlap: OverlapFigures | None  # None: not asked for
     cost: Cost
     answers: Answers | None
-    compare: dict[str, Comparison]  # each named measure, B against A
+    compare: dict[str, MeasureTest]  # each named measure, B against A
     queries: pa.Table | None  # the per-query table, when asked for
     unjudged_same_depth: tuple[int, int, int] | None
     gate: GateVerdicts | None
@@ -166,7 +166,7 @@ class Results:
         return self.snapshot.labels
 
 
-def cutoffs(ev: Evaluation) -> list[int]:
+def shown_cutoffs(ev: Evaluation) -> list[int]:
     """The cut-offs each arm is shown at: every k asked for and each arm's own k, ascending."""
     return sorted(set(ev.cutoffs) | {arm.run.k for arm in ev.arms if arm.run.k is not None})
 
@@ -293,7 +293,7 @@ def _overlap(
     return figures, overlap_checks(o, labelled)
 
 
-def _compare(snapshot: Snapshot) -> dict[str, Comparison]:
+def _compare(snapshot: Snapshot) -> dict[str, MeasureTest]:
     """Each named measure, B against A, over the scored queries paired by query id, with the spec's
     tests, correction, rounds and seed (docs/measures.md "Paired tests per measure"); {} when none is
     named (scipy is imported only then)."""
@@ -402,7 +402,7 @@ def _results(
     t = tenants(ev, floor)
     # Benjamini–Hochberg across the tenants, as across a key's slices
     tenant_tests = None if t is None else slice_comparisons(ev, [x.slice for x in t.rows], measure)
-    ks = cutoffs(ev)
+    ks = shown_cutoffs(ev)
     parts = origins(ev)
     overlap_figures: OverlapFigures | None = None
     overlap_found: list[Check] = []

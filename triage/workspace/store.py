@@ -48,7 +48,7 @@ def log_entries(snapshot: Snapshot) -> list[Entry]:
     return out
 
 
-class Level(StrEnum):
+class FindingLevel(StrEnum):
     OK = "ok"
     NOTE = "note"  # a tear a later write repaired: nothing acknowledged was lost
     FAIL = "FAIL"
@@ -56,7 +56,7 @@ class Level(StrEnum):
 
 @dataclass(frozen=True)
 class Finding:
-    level: Level
+    level: FindingLevel
     text: str
 
 
@@ -68,7 +68,7 @@ class Verified:
 
     @property
     def failed(self) -> bool:
-        return any(f.level is Level.FAIL for f in self.findings)
+        return any(f.level is FindingLevel.FAIL for f in self.findings)
 
 
 def verify(snapshot: Snapshot) -> Verified:
@@ -80,22 +80,23 @@ def verify(snapshot: Snapshot) -> Verified:
     files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     found: list[Finding] = []
     if folder != Path() and (folder.exists() or folder.is_symlink()) and not folder.is_dir():
-        found.append(Finding(Level.FAIL, f"{folder}: not a folder; no amendment can be saved there"))
+        found.append(Finding(FindingLevel.FAIL, f"{folder}: not a folder; no amendment can be saved there"))
     for path in files:
         special = [p for p in log.problems if p.file == path.name and p.kind is ProblemKind.SPECIAL]
         if special:
-            found.append(Finding(Level.FAIL, str(special[0])))
+            found.append(Finding(FindingLevel.FAIL, str(special[0])))
             continue
         records, problems = read_file(path)
         wrong_base = [r for r in records if r.base != frozen.sha256]
         found.extend(
-            Finding(Level.NOTE if p.kind is ProblemKind.REPAIRED else Level.FAIL, str(p)) for p in problems
+            Finding(FindingLevel.NOTE if p.kind is ProblemKind.REPAIRED else FindingLevel.FAIL, str(p))
+            for p in problems
         )
         if wrong_base:
             base = wrong_base[0].base
             found.append(
                 Finding(
-                    Level.FAIL,
+                    FindingLevel.FAIL,
                     f"{path.name}: base {base[:12]} is not the frozen file's {frozen.sha256[:12]} "
                     f"({counted(len(wrong_base), 'record')})",
                 )
@@ -103,12 +104,12 @@ def verify(snapshot: Snapshot) -> Verified:
         elif not any(p.kind is not ProblemKind.REPAIRED for p in problems):
             found.append(
                 Finding(
-                    Level.OK,
+                    FindingLevel.OK,
                     f"{path.name}: {counted(len(records), 'record')}{_verdicts_among(records)}, "
                     "hashes and chain intact",
                 )
             )
-    found.extend(Finding(Level.FAIL, str(p)) for p in log.problems if p.kind is ProblemKind.DUPLICATE)
+    found.extend(Finding(FindingLevel.FAIL, str(p)) for p in log.problems if p.kind is ProblemKind.DUPLICATE)
     return Verified(folder, len(files), tuple(found))
 
 

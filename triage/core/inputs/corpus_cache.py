@@ -419,7 +419,7 @@ class State(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Folder:
+class CacheFolder:
     path: Path
     bytes: int  # the regular files directly in it
     state: State
@@ -428,7 +428,7 @@ class Folder:
     format: int | None  # the cache format its manifest names
 
 
-def folders(root: Path | None = None) -> list[Folder]:
+def folders(root: Path | None = None) -> list[CacheFolder]:
     """Every cache folder under `root` (default: `cache_dir()`), largest first; none when there is
     no such folder. InputError when it cannot be read."""
     root = cache_dir() if root is None else root
@@ -444,7 +444,7 @@ def folders(root: Path | None = None) -> list[Folder]:
     return sorted((f for f in found if f is not None), key=lambda f: (-f.bytes, f.path.name))
 
 
-def remove(folder: Folder) -> list[Path]:
+def remove(folder: CacheFolder) -> list[Path]:
     """Delete `folder` and everything in it, never leaving it (`core.removal`: no link followed, a
     link inside removed and never its target; no mount crossed; no recursion, at any depth); it
     must still be a real folder of the cache's name. The paths left as they were, on another
@@ -460,7 +460,7 @@ def remove(folder: Folder) -> list[Path]:
         raise OSError(f"{folder.path}: not a cache folder") from None
 
 
-def _folder(path: Path) -> Folder | None:
+def _folder(path: Path) -> CacheFolder | None:
     size = 0
     try:
         newest = os.lstat(path).st_mtime  # a folder just made, nothing in it yet
@@ -472,11 +472,11 @@ def _folder(path: Path) -> Folder | None:
     except FileNotFoundError:  # removed meanwhile (a prune elsewhere): not listed
         return None
     except OSError:
-        return Folder(path, size, State.UNREADABLE, None, None, None)
+        return CacheFolder(path, size, State.UNREADABLE, None, None, None)
     got = _manifest_object(path)
     if got is None:
         recent = time.time() - newest < BUILDING_SECONDS
-        return Folder(path, size, State.BUILDING if recent else State.INCOMPLETE, None, None, None)
+        return CacheFolder(path, size, State.BUILDING if recent else State.INCOMPLETE, None, None, None)
     manifest = got[0]
     fmt, rows, source = manifest.get("format"), manifest.get("rows"), manifest.get("source")
     fmt = fmt if type(fmt) is int else None
@@ -488,7 +488,7 @@ def _folder(path: Path) -> Folder | None:
         state = State.UNKNOWN
     else:
         state = _state_of(path, Path(source))
-    return Folder(path, size, state, source, rows, fmt)
+    return CacheFolder(path, size, state, source, rows, fmt)
 
 
 def _state_of(path: Path, source: Path) -> State:

@@ -267,7 +267,7 @@ def frozen_only(hits: GoldHits, gold: Gold) -> tuple[GoldHits, GoldSets]:
 
 
 @dataclass(frozen=True)
-class Judged:
+class JudgedPairs:
     """Every judged (query, chunk) pair, gold or judged not relevant: sorted int64 keys
     `query * KEY + code`, `code` indexing `vocabulary` (the judged chunk ids)."""
 
@@ -280,21 +280,21 @@ class Judged:
         return [] if hi <= lo else list(self.vocabulary.take(pa.array(self.keys[lo:hi] % KEY)).to_pylist())
 
 
-def encode_judged(table: pa.Table, query_ids: pa.Array) -> Judged:
+def encode_judged(table: pa.Table, query_ids: pa.Array) -> JudgedPairs:
     """`table`: (query_id, chunk_id) rows of every judgement in force, any grade."""
     q = codes.encode(table.column("query_id"), query_ids).astype(np.int64)
     keep = q >= 0
     chunks = table.column("chunk_id").filter(pa.array(keep)) if not keep.all() else table.column("chunk_id")
     vocabulary, code = codes.coded_distinct(chunks)
-    return Judged(vocabulary, np.unique(q[keep] * KEY + code))
+    return JudgedPairs(vocabulary, np.unique(q[keep] * KEY + code))
 
 
-def pairs_of(gold: Gold) -> Judged:
-    """The gold pairs in the shape of `Judged` (the same sorted keys over the gold vocabulary)."""
-    return Judged(gold.vocabulary, gold.keys)
+def pairs_of(gold: Gold) -> JudgedPairs:
+    """The gold pairs in the shape of `JudgedPairs` (the same sorted keys over the gold vocabulary)."""
+    return JudgedPairs(gold.vocabulary, gold.keys)
 
 
-def _lookup(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def _lookup(pairs: JudgedPairs, q: np.ndarray, chunks: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """For each (q[i], chunks[i]): whether it is one of `pairs` (bool) and its pair key."""
     if len(pairs.keys) == 0 or len(q) == 0:
         return np.zeros(len(q), bool), np.zeros(len(q), np.int64)
@@ -304,13 +304,13 @@ def _lookup(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> tuple[np.ndarray,
     return (code >= 0) & (pairs.keys[j] == keys), keys
 
 
-def contains(pairs: Judged, q: np.ndarray, chunks: pa.Array) -> np.ndarray:
+def contains(pairs: JudgedPairs, q: np.ndarray, chunks: pa.Array) -> np.ndarray:
     """Whether each (q[i], chunks[i]) is one of `pairs` (bool), vectorised."""
     return _lookup(pairs, q, chunks)[0]
 
 
 def judged_in_top(
-    lists: pa.ListArray, row_query: np.ndarray, judged: Judged, k: int | np.ndarray, n: int
+    lists: pa.ListArray, row_query: np.ndarray, judged: JudgedPairs, k: int | np.ndarray, n: int
 ) -> np.ndarray:
     """Per query (of n), how many distinct ids of `judged` pairs of that query sit among the first
     k retrieved (k: an int, or one per query; int64); one vectorised pass over the top k of every
@@ -331,7 +331,7 @@ def judged_in_top(
     return np.bincount((found // KEY).astype(np.int64), minlength=n).astype(np.int64)
 
 
-def judged_in_list(ranked: list[str], q: int, judged: Judged, k: int) -> int:
+def judged_in_list(ranked: list[str], q: int, judged: JudgedPairs, k: int) -> int:
     """The same count for one query's list (after a judgement changed that query)."""
     lo, hi = np.searchsorted(judged.keys, [q * KEY, (q + 1) * KEY])
     codes = (judged.keys[lo:hi] % KEY).tolist()
@@ -339,9 +339,9 @@ def judged_in_list(ranked: list[str], q: int, judged: Judged, k: int) -> int:
     return len(names & set(ranked[:k]))
 
 
-def with_judged(judged: Judged, q: int, chunk_ids: list[str]) -> Judged:
+def with_judged(judged: JudgedPairs, q: int, chunk_ids: list[str]) -> JudgedPairs:
     """`judged` with query `q`'s judged chunks replaced by `chunk_ids`."""
     vocabulary, codes = coded(chunk_ids, judged.vocabulary)
     lo, hi = np.searchsorted(judged.keys, [q * KEY, (q + 1) * KEY])
     mine = np.unique(q * KEY + codes.astype(np.int64))
-    return Judged(vocabulary, np.concatenate([judged.keys[:lo], mine, judged.keys[hi:]]))
+    return JudgedPairs(vocabulary, np.concatenate([judged.keys[:lo], mine, judged.keys[hi:]]))

@@ -56,7 +56,7 @@ class NoTest(StrEnum):
 
 
 @dataclass(frozen=True)
-class Comparison:
+class MeasureTest:
     """One measure, B against A. A figure not computed is None (null in JSON), never NaN."""
 
     n: int  # scored queries
@@ -328,7 +328,7 @@ def _tests(tests: Iterable[PairedTest | str]) -> list[PairedTest]:
 
 def _compare(
     a: np.ndarray, b: np.ndarray, wanted: list[PairedTest], rounds: int, seed: int
-) -> tuple[Comparison, np.ndarray | None]:
+) -> tuple[MeasureTest, np.ndarray | None]:
     """One measure on aligned float arrays, every figure but the randomisation p; with it, when that
     test is to run, dᵢ of every pair (0 where a pair is not scored, which adds nothing to Σ sᵢdᵢ)."""
     keep = np.isfinite(a) & np.isfinite(b)
@@ -336,7 +336,7 @@ def _compare(
     d = np.sort(b - a)  # in value order: every figure is the same whatever the row order
     n = len(d)
     ran = PairedTest.RANDOMIZATION in wanted
-    base = Comparison(
+    base = MeasureTest(
         n,
         _finite(d.mean()) if n else None,
         test=wanted[0],
@@ -371,7 +371,7 @@ def compare(
     rounds: int = 10_000,
     seed: int = 0,
     query_ids: np.ndarray | None = None,
-) -> Comparison:
+) -> MeasureTest:
     """One measure, B against A, on arrays already aligned by query id (`query_ids`, when given, must
     be unique: a repeated id means rows were paired by position). The first test is the one a
     correction adjusts; here, alone, `p_holm` is its p unadjusted (correction "none")."""
@@ -392,7 +392,7 @@ def compare_all(
     rounds: int = 10_000,
     seed: int = 0,
     query_ids: np.ndarray | None = None,
-) -> dict[str, Comparison]:
+) -> dict[str, MeasureTest]:
     """Every named measure, B against A (each pair of arrays aligned by the query ids `query_ids`, checked
     once), with the first test's p adjusted over the measures that have one (`p_holm`, whichever
     correction). The randomisation tests of the measures share one sign per query (`sign_flip_ps`),

@@ -48,7 +48,7 @@ class Tone(Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
+class ForestRow:
     """One figure: `point` inside [`low`, `high`]; `reason` is shown instead of a bar when the
     interval is missing (None or not finite)."""
 
@@ -80,7 +80,7 @@ class Scale:
         return min(self.cols - 1, max(0, round((x - self.lo) / (self.hi - self.lo) * (self.cols - 1))))
 
 
-def scale_of(rows: Sequence[Row], cols: int, zero: bool) -> Scale | None:
+def scale_of(rows: Sequence[ForestRow], cols: int, zero: bool) -> Scale | None:
     """The shared axis: from the lowest low to the highest high (and 0 with `zero`); None when no
     row has an interval. A single value is widened so it lands mid-axis."""
     ends = [x for r in rows if r.drawn for x in (r.low, r.high, r.point) if x is not None]
@@ -137,7 +137,7 @@ def ticks(scale: Scale, step: float, signed: bool) -> tuple[str, int]:
     return "".join(out), len(taken)
 
 
-def bar(row: Row, scale: Scale, zero: bool) -> str:
+def bar(row: ForestRow, scale: Scale, zero: bool) -> str:
     """The row's interval as `├──●──┤` over the bar area, `│` at zero outside it, `┼` inside."""
     assert row.point is not None and row.low is not None and row.high is not None
     out = [" "] * scale.cols
@@ -155,7 +155,7 @@ def bar(row: Row, scale: Scale, zero: bool) -> str:
 
 def panel(
     title: tuple[str, str],
-    rows: Sequence[Row],
+    rows: Sequence[ForestRow],
     width: int,
     *,
     zero: bool,
@@ -202,30 +202,30 @@ DELTA_TITLE = ("Δ B − A, 95% interval", "(green: above 0, red: below 0, grey:
 ARM_TITLE = ("Each arm, 95% interval", "(each arm alone; the paired test is McNemar's p)")
 
 
-def delta_rows(r: Report) -> list[Row]:
+def delta_rows(r: Report) -> list[ForestRow]:
     """Each named measure's Δ and t interval (`compare`); none without named measures."""
     out = []
     for name, c in r.compare.items():
         low, high = c.ci95 if c.ci95 is not None else (None, None)
-        out.append(Row(name, c.delta, low, high, REASONS[c.reason] if c.reason else "no interval"))
+        out.append(ForestRow(name, c.delta, low, high, REASONS[c.reason] if c.reason else "no interval"))
     return out
 
 
-def arm_rows(r: Report) -> list[Row]:
+def arm_rows(r: Report) -> list[ForestRow]:
     """Each arm's hit rate at k with its Wilson interval, and its answer accuracy with its own when
     both runs carry answer_correct (the intervals the overview's tables and hint line quote)."""
     a, b = r.arms.a, r.arms.b
     none = "no interval: no scored queries"
     out = [
-        Row(f"hit rate@{r.k} A", a.hit_rate, a.wilson_low, a.wilson_high, none),
-        Row(f"hit rate@{r.k} B", b.hit_rate, b.wilson_low, b.wilson_high, none),
+        ForestRow(f"hit rate@{r.k} A", a.hit_rate, a.wilson_low, a.wilson_high, none),
+        ForestRow(f"hit rate@{r.k} B", b.hit_rate, b.wilson_low, b.wilson_high, none),
     ]
     x = r.answers
     if x is not None and (x.accuracy.a is not None or x.accuracy.b is not None):
         missing = "no interval: no answer_correct"
         out += [
-            Row("answer acc. A", x.accuracy.a, x.wilson_low.a, x.wilson_high.a, missing),
-            Row("answer acc. B", x.accuracy.b, x.wilson_low.b, x.wilson_high.b, missing),
+            ForestRow("answer acc. A", x.accuracy.a, x.wilson_low.a, x.wilson_high.a, missing),
+            ForestRow("answer acc. B", x.accuracy.b, x.wilson_low.b, x.wilson_high.b, missing),
         ]
     return out
 
