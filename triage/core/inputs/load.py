@@ -130,13 +130,9 @@ class Run:
         return single(self.table.column(name)) if name in self.table.column_names else None
 
 
-def load_run(arm: ArmSpec, named: bool = True) -> Run:
-    """`named`: the arm's name came from the manifest (wins over the file's own `name`)."""
-    return run_of(read_input(arm.path, Role.RUN, arm.format), arm.name, named)
-
-
 def run_of(loaded: Parsed, name: str, named: bool = True, scores: bool = True) -> Run:
-    """One arm from a parsed file or table, checked against the contract. Without `scores` the
+    """One arm from a parsed file or table, checked against the contract; `named`: the arm's name came
+    from the manifest (wins over the file's own `name`). Without `scores` the
     scores are checked, then let go: nothing that reads them will run (a report naming no
     measure). They are 8 bytes an id: 0.3 GB for two arms of 1M queries x 20."""
     path = loaded.path

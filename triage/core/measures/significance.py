@@ -3,7 +3,7 @@
 
 Per query the difference is dᵢ = Bᵢ − Aᵢ, over the queries where both arms have a finite value (the
 scored queries, n of them). Pairs are formed by query id: the arrays given here are already aligned
-(`align_by_id` aligns two (ids, values) tables). With d̄ the mean and s the standard deviation (ddof 1):
+(the evaluation holds both arms' values by query code). With d̄ the mean and s the standard deviation (ddof 1):
     delta = d̄;  ci95 = d̄ ± t₀.₉₇₅,ₙ₋₁ · s/√n;  d_z = d̄ / s;  mde80 = (z₀.₉₇₅ + z₀.₈) · s/√n
     p.t             two-sided paired t-test on n − 1 df (as scipy.stats.ttest_rel)
     p.wilcoxon      signed-rank test on d (scipy.stats.wilcoxon with its defaults: zeros dropped)
@@ -103,31 +103,6 @@ class MeasureTest:
             "mde80": self.mde80,
             "reason": None if self.reason is None else self.reason.value,
         }
-
-
-@dataclass(frozen=True)
-class Aligned:
-    """Two arms' values on the query ids both hold, in id order; the ids held by one arm only are counted."""
-
-    ids: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    only_a: int
-    only_b: int
-
-
-def align_by_id(ids_a: np.ndarray, values_a: np.ndarray, ids_b: np.ndarray, values_b: np.ndarray) -> Aligned:
-    """Pair two arms' per-query values by query id (never by row order). A repeated id is an error."""
-    ids_a, ids_b = np.asarray(ids_a), np.asarray(ids_b)
-    for arm, ids, values in (("A", ids_a, values_a), ("B", ids_b, values_b)):
-        if len(ids) != len(values):
-            raise ValueError(f"arm {arm}: {len(ids)} query ids but {len(values)} values")
-        unique, counts = np.unique(ids, return_counts=True)
-        if len(unique) != len(ids):
-            raise ValueError(f"arm {arm}: query id {unique[counts > 1][0].item()!r} appears more than once")
-    ids, ia, ib = np.intersect1d(ids_a, ids_b, assume_unique=True, return_indices=True)
-    a, b = np.asarray(values_a)[ia], np.asarray(values_b)[ib]
-    return Aligned(ids, a, b, len(ids_a) - len(ids), len(ids_b) - len(ids))
 
 
 def _pairs(a: np.ndarray, b: np.ndarray, query_ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
