@@ -187,3 +187,22 @@ def test_the_name_check_finds_a_name_defined_twice(tmp_path: Path, monkeypatch) 
         "Row": ["triage/a/m.py:1", "triage/b/m.py:1"],
         "cutoffs": ["triage/a/m.py:5", "triage/b/m.py:5"],
     }
+
+
+# A return type written as a comment after a signature (`def f(x):  # -> Spec`), not as an annotation.
+TYPE_COMMENT = re.compile(r"^\s*(async\s+)?def .*\):\s*#\s*(\(.*\)\s*)?->")
+
+
+def test_return_types_are_annotations_not_comments() -> None:
+    for typed in ("def f(a):  # -> Spec", "def g(s, a):  # (Spec, ...) -> Spec"):
+        assert TYPE_COMMENT.match(typed)
+    assert not TYPE_COMMENT.match("def f(a) -> Spec:  # the spec")
+    found = [
+        f"{f.relative_to(ROOT)}:{n}: {line.strip()}"
+        for f in sorted((ROOT / "triage").rglob("*.py"))
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+        if TYPE_COMMENT.match(line)
+    ]
+    assert found == [], "annotate the return type (a TYPE_CHECKING import if it is heavy):\n" + "\n".join(
+        found
+    )

@@ -22,6 +22,7 @@ from triage.cli.exits import Exit
 
 if TYPE_CHECKING:
     from triage.core.inputs.manifest import Spec
+    from triage.core.inputs.split import Holdout
 
 VERSION = f"triage {__version__}"
 
@@ -391,7 +392,7 @@ def labels(args: argparse.Namespace) -> int:
     return labels_cmd.suggest(snapshot, args.format)
 
 
-def spec_from(args: argparse.Namespace):  # -> Spec
+def spec_from(args: argparse.Namespace) -> Spec:
     from triage.core.errors import InputError
     from triage.workspace.spec import evaluation_spec
 
@@ -416,7 +417,7 @@ def spec_from(args: argparse.Namespace):  # -> Spec
     return evaluation_spec(paths[0] if paths else None, holdout=holdout)
 
 
-def with_measure_flags(spec, args: argparse.Namespace):  # (Spec, ...) -> Spec
+def with_measure_flags(spec: Spec, args: argparse.Namespace) -> Spec:
     """`spec` with --measures (checked here: a bad name exits 2 before any file is read), --order,
     and the paired tests' --tests, --correction, --rounds and --seed (checked the same way)."""
     from triage.workspace.spec import with_measures, with_tests
@@ -425,7 +426,7 @@ def with_measure_flags(spec, args: argparse.Namespace):  # (Spec, ...) -> Spec
     return with_tests(spec, args.tests, args.correction, args.rounds, args.seed, "command line", "--")
 
 
-def _holdout(args: argparse.Namespace):  # -> Holdout | None
+def _holdout(args: argparse.Namespace) -> Holdout | None:
     """--holdout-fraction F (the hash rule) or --tuned-docs FILE; None: neither given."""
     from triage.core.errors import InputError
     from triage.core.inputs.split import Holdout, Rule
