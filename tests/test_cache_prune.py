@@ -272,9 +272,9 @@ def test_a_cache_folder_that_cannot_be_read_is_named(root: Path, capsys, monkeyp
 
 
 def test_sizes_and_a_line_break_in_a_path() -> None:
-    from triage.cli.cache_cmd import shown, size
+    from triage.cli.cache_cmd import byte_size, printable
 
-    assert [size(n) for n in (0, 999, 1_500, 999_999, 912_345_678, 2_600_000_000)] == [
+    assert [byte_size(n) for n in (0, 999, 1_500, 999_999, 912_345_678, 2_600_000_000)] == [
         "0 B",
         "999 B",
         "1.5 kB",
@@ -282,7 +282,7 @@ def test_sizes_and_a_line_break_in_a_path() -> None:
         "912.3 MB",
         "2.6 GB",
     ]
-    assert shown("/data/a\nb/c.parquet") == "/data/a␊b/c.parquet"
+    assert printable("/data/a\nb/c.parquet") == "/data/a␊b/c.parquet"
 
 
 # -- never leaving the folder: links, mounts, depth (core/removal.py) ------------------------------

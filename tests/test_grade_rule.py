@@ -12,7 +12,7 @@ import pytest
 
 from triage.core.bundled import bundled
 from triage.core.inputs.manifest import from_manifest
-from triage.labels.agreement import agreement, cohen_kappa, weighted_kappa
+from triage.labels.agreement import cohen_kappa, reviewer_agreement, weighted_kappa
 from triage.workspace.session import Session
 from triage.workspace.snapshot import open_snapshot
 
@@ -69,7 +69,7 @@ def test_a_resolving_judgement_settles_a_grade_difference(copy: Path) -> None:
 def test_agreement_counts_a_grade_difference_as_agreement_and_weighted_kappa_as_partial(copy: Path) -> None:
     session(copy, "ana").add(QUERY, CHUNK, 1)
     session(copy, "bo").add(QUERY, CHUNK, 2)
-    (pair,) = agreement(session(copy, "reader").labels)
+    (pair,) = reviewer_agreement(session(copy, "reader").labels)
     assert pair.table == (1, 0, 0, 0) and pair.grade_differences == 1
     assert pair.weighted.p_o == 1 and pair.weighted.value is not None  # observed disagreement 1 of 1
 

@@ -20,7 +20,7 @@ from triage.cli.main import main
 from triage.core.bundled import bundled
 from triage.core.inputs.frozen import load_frozen
 from triage.core.inputs.manifest import from_manifest
-from triage.labels.agreement import agreement, cohen_kappa
+from triage.labels.agreement import cohen_kappa, reviewer_agreement
 from triage.workspace.session import Session
 from triage.workspace.snapshot import open_snapshot
 
@@ -466,7 +466,7 @@ def test_agreement_takes_each_reviewers_latest_judgement_in_force(copy: Path) ->
     conflict = next(c for c in reviewer("cy").labels.conflicts if c.chunk_id == chunks[1])
     reviewer("cy").add("q001", chunks[1], 1, resolves=tuple(r.id for r in conflict.judgements))
 
-    found = {(a.first, a.second): a for a in agreement(reviewer("x").labels)}
+    found = {(a.first, a.second): a for a in reviewer_agreement(reviewer("x").labels)}
     assert set(found) == {("ana", "bo"), ("ana", "cy"), ("bo", "cy")}
     ana_bo = found[("ana", "bo")]
     assert [s.chunk_id for s in ana_bo.shared] == sorted(chunks[:4])

@@ -18,7 +18,7 @@ from triage.core.bundled import bundled
 from triage.core.inputs.manifest import from_manifest
 from triage.core.views.hints import HintKind
 from triage.labels import records as records_module
-from triage.labels.agreement import agreement
+from triage.labels.agreement import reviewer_agreement
 from triage.labels.records import (
     ADD,
     RETRACT,
@@ -309,7 +309,7 @@ def test_verdicts_change_no_number_and_no_label_state_version(copy: Path, capsys
     assert rc == 0
     state = ana.labels
     version, head, describe = ana.version, state.head, state.describe()
-    gold, judged, kappas = state.gold_table(), state.judged_table(), agreement(state)
+    gold, judged, kappas = state.gold_table(), state.judged_table(), reviewer_agreement(state)
     outcomes = ana.outcomes.copy()
     assert main(["labels", "export", str(copy), "--out", str(copy / "before.parquet")]) == 0
     for q in (Q, "q155", "q113"):
@@ -325,7 +325,7 @@ def test_verdicts_change_no_number_and_no_label_state_version(copy: Path, capsys
     labels = again.labels
     assert labels.version == version.split("|")[0] and labels.head == head and labels.describe() == describe
     assert labels.gold_table().equals(gold) and labels.judged_table().equals(judged)
-    assert labels.conflicts == [] and agreement(labels) == kappas
+    assert labels.conflicts == [] and reviewer_agreement(labels) == kappas
     assert len(labels.records) == 1 and len(labels.every_record) == 8
     rc, after = cli(capsys, "report", str(copy), "--format", "json")
     assert rc == 0 and json.loads(after) == json.loads(before)

@@ -1,5 +1,5 @@
 """`triage cache list | prune`: the corpus caches triage keeps in the user cache folder, and their
-removal (the rules: `workspace.cache`). Paths pass through `shown`: a corpus path cannot carry an
+removal (the rules: `workspace.cache`). Paths pass through `printable`: a corpus path cannot carry an
 escape sequence to the terminal, and a line break in one is shown, not taken."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from triage.core.text.sanitize import counted, visible
 from triage.workspace import cache
 
 
-def size(n: int) -> str:
+def byte_size(n: int) -> str:
     """Bytes as people read a folder's size: 912.3 MB, 1.8 GB (powers of 1,000)."""
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= 1000 and round(n / scale, 1) >= 1:  # 999,999 B: 1.0 MB, not 1,000.0 kB
@@ -24,7 +24,7 @@ def caches(n: int) -> str:
     return counted(n, "corpus cache")
 
 
-def shown(text: object) -> str:
+def printable(text: object) -> str:
     """One line of output: control characters as tokens, a line break or tab as ␊ or ␉."""
     return visible(str(text).replace("\n", "␊").replace("\t", "␉"), cap=None)
 
@@ -33,41 +33,40 @@ def _lines(f: cache.CacheFolder) -> list[str]:
     """Two lines a folder, within 80 columns: size, state, folder; then what it holds."""
     state = f.state.value + (f" ({f.format})" if f.state is cache.State.OTHER_FORMAT and f.format else "")
     held = [f"{f.rows:,} chunks" if f.rows is not None else "", f"of {f.source}" if f.source else ""]
-    out = [f"{size(f.bytes):>9}  {state:<18}  {f.path.name}"]
+    out = [f"{byte_size(f.bytes):>9}  {state:<18}  {f.path.name}"]
     if any(held):
         out.append(" " * 11 + " ".join(h for h in held if h))
-    return [shown(x) for x in out]
+    return [printable(x) for x in out]
 
 
-def list_(args: argparse.Namespace) -> int:
+def cache_list(args: argparse.Namespace) -> int:
     root, found = cache.listing()
     total = sum(f.bytes for f in found)
-    print(shown(f"cache folder: {root}  ({caches(len(found))}, {size(total)})"))
+    print(printable(f"cache folder: {root}  ({caches(len(found))}, {byte_size(total)})"))
     for f in found:
         print("\n".join(_lines(f)))
     stale = [f for f in found if f.state in cache.STALE]
     if stale:
         them = "it" if len(stale) == 1 else "them"
-        print(
-            f"{len(stale):,} stale ({size(sum(f.bytes for f in stale))}): `triage cache prune` removes {them}"
-        )
+        stale_bytes = byte_size(sum(f.bytes for f in stale))
+        print(f"{len(stale):,} stale ({stale_bytes}): `triage cache prune` removes {them}")
     return Exit.OK
 
 
-def prune(args: argparse.Namespace) -> int:
+def cache_prune(args: argparse.Namespace) -> int:
     done = cache.prune(every=args.every, dry_run=args.dry_run)
-    print(shown(f"cache folder: {done.root}"))
+    print(printable(f"cache folder: {done.root}"))
     remove, keep = ("would remove", "would keep") if args.dry_run else ("removed", "kept")
     for f in done.removed:
-        print(shown(f"{remove} {f.path.name} ({size(f.bytes)}): {f.state.value}"))
+        print(printable(f"{remove} {f.path.name} ({byte_size(f.bytes)}): {f.state.value}"))
     for f, why in done.failed:
-        print(shown(f"triage: error: cannot remove {f.path}: {why}"), file=sys.stderr)
+        print(printable(f"triage: error: cannot remove {f.path}: {why}"), file=sys.stderr)
     n = len(done.removed) + len(done.kept) + len(done.failed)
-    freed = size(sum(f.bytes for f in done.removed))
+    freed = byte_size(sum(f.bytes for f in done.removed))
     failed = f"; not removed {len(done.failed):,}" if done.failed else ""
     print(f"{remove} {len(done.removed):,} of {caches(n)}, {freed}; {keep} {len(done.kept):,}{failed}")
     return Exit.INPUT if done.failed else Exit.OK
 
 
-def run(args: argparse.Namespace) -> int:
-    return prune(args) if args.action == "prune" else list_(args)
+def cache_command(args: argparse.Namespace) -> int:
+    return cache_prune(args) if args.action == "prune" else cache_list(args)

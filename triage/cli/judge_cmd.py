@@ -25,7 +25,7 @@ def _grades_text(conflict: Conflict) -> str:
     return ", ".join(f"{r}: {g}" for r, g in conflict.grades.items())
 
 
-def judge(
+def labels_judge(
     snapshot: Snapshot,
     query_id: str,
     chunk_id: str,
@@ -82,7 +82,7 @@ def judge(
     return Exit.OK
 
 
-def import_judgements(snapshot: Snapshot, source: Path, note: str = "", reviewer: str | None = None) -> int:
+def labels_import(snapshot: Snapshot, source: Path, note: str = "", reviewer: str | None = None) -> int:
     """Append one judgement per line of a qrels or JSON Lines file
     (`workspace.judgements.import_judgements`): one id the evaluation does not know refuses the
     file (exit 2, nothing written). Exit 2 also when the disk refuses a write, saying how many were
@@ -126,7 +126,7 @@ def import_judgements(snapshot: Snapshot, source: Path, note: str = "", reviewer
 # -- reviewers who disagree ---------------------------------------------------------------------
 
 
-def conflicts(snapshot: Snapshot) -> int:
+def labels_conflicts(snapshot: Snapshot) -> int:
     """Every conflict (relevant against not relevant) with each reviewer's grade, time and
     file#seq, exit 1 when any; then the grade differences (all relevant, grades differ), which are
     gold at the lowest grade and no conflict: listed, never exit 1."""
@@ -162,7 +162,7 @@ def _list(splits: Sequence[Split]) -> None:
             )
 
 
-def agreement(snapshot: Snapshot) -> int:
+def labels_agreement(snapshot: Snapshot) -> int:
     """Per pair of reviewers: the pairs both judged, Cohen's kappa on relevant (≥ 1) vs not (0), and
     linear-weighted kappa on the grades."""
     found = judgements.agreement(snapshot)

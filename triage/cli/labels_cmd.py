@@ -17,7 +17,7 @@ from triage.workspace import store
 from triage.workspace.snapshot import Snapshot
 
 
-def log(snapshot: Snapshot) -> int:
+def labels_log(snapshot: Snapshot) -> int:
     state = snapshot.labels
     verdicts = state.verdicts
     in_force = f"  ·  {counted(verdicts.count, 'verdict')} in force" if verdicts.count else ""
@@ -56,7 +56,7 @@ def log(snapshot: Snapshot) -> int:
     return Exit.OK
 
 
-def verify(snapshot: Snapshot) -> int:
+def labels_verify(snapshot: Snapshot) -> int:
     """Every file, record hash, chain and base (`workspace.store.verify`); exit 1 naming each
     problem. A tear a later write repaired is reported, and is not a failure: nothing
     acknowledged was lost."""
@@ -68,7 +68,7 @@ def verify(snapshot: Snapshot) -> int:
     return Exit.FOUND if verified.failed else Exit.OK
 
 
-def export(snapshot: Snapshot, out: Path) -> int:
+def labels_export(snapshot: Snapshot, out: Path) -> int:
     """Frozen + amendments as a new label file: Parquet, or TREC qrels for .qrels/.txt/.trec."""
     done = store.export(snapshot, out)
     print(
@@ -80,7 +80,7 @@ def export(snapshot: Snapshot, out: Path) -> int:
     return Exit.OK
 
 
-def suggest(snapshot: Snapshot, fmt: str) -> int:
+def labels_suggest(snapshot: Snapshot, fmt: str) -> int:
     from triage.workspace.suggestions import THRESHOLD, suggest
 
     found = suggest(snapshot)

@@ -116,7 +116,7 @@ def _number(text: str, ok: Callable[[float], bool], what: str) -> float:
     return value
 
 
-def rate(text: str) -> float:
+def floor_rate(text: str) -> float:
     """--floor: a hit rate in [0, 1] ("nan", "inf" and 1.5 are refused, naming the flag)."""
     return _number(text, lambda v: 0 <= v <= 1, "a hit rate between 0 and 1")
 
@@ -135,7 +135,10 @@ def _floor_arg(p: argparse.ArgumentParser) -> None:
     from triage.core.defaults import DEFAULT_FLOOR
 
     p.add_argument(
-        "--floor", type=rate, default=DEFAULT_FLOOR, help=f"tenant hit-rate floor (default {DEFAULT_FLOOR})"
+        "--floor",
+        type=floor_rate,
+        default=DEFAULT_FLOOR,
+        help=f"tenant hit-rate floor (default {DEFAULT_FLOOR})",
     )
 
 
@@ -297,7 +300,7 @@ def review_parser() -> argparse.ArgumentParser:
 def review(args: argparse.Namespace) -> int:
     from triage.cli import review_cmd
 
-    return review_cmd.export(args, spec_from(args))
+    return review_cmd.review_export(args, spec_from(args))
 
 
 def grade(text: str) -> int:
@@ -374,22 +377,22 @@ def labels(args: argparse.Namespace) -> int:
     # No labels verb shows the corpus checks: not run.
     snapshot = open_snapshot(spec_from(args), args.k, apply_stale=args.apply_stale, corpus_check=False)
     if args.action == "log":
-        return labels_cmd.log(snapshot)
+        return labels_cmd.labels_log(snapshot)
     if args.action == "verify":
-        return labels_cmd.verify(snapshot)
+        return labels_cmd.labels_verify(snapshot)
     if args.action == "export":
-        return labels_cmd.export(snapshot, args.out)
+        return labels_cmd.labels_export(snapshot, args.out)
     if args.action == "judge":
-        return judge_cmd.judge(
+        return judge_cmd.labels_judge(
             snapshot, args.query, args.chunk, args.grade, args.note, args.reviewer, args.resolves
         )
     if args.action == "import":
-        return judge_cmd.import_judgements(snapshot, args.source, args.note, args.reviewer)
+        return judge_cmd.labels_import(snapshot, args.source, args.note, args.reviewer)
     if args.action == "conflicts":
-        return judge_cmd.conflicts(snapshot)
+        return judge_cmd.labels_conflicts(snapshot)
     if args.action == "agreement":
-        return judge_cmd.agreement(snapshot)
-    return labels_cmd.suggest(snapshot, args.format)
+        return judge_cmd.labels_agreement(snapshot)
+    return labels_cmd.labels_suggest(snapshot, args.format)
 
 
 def spec_from(args: argparse.Namespace) -> Spec:
@@ -565,7 +568,7 @@ def cache_parser() -> argparse.ArgumentParser:
 def cache(args: argparse.Namespace) -> int:
     from triage.cli import cache_cmd
 
-    return cache_cmd.run(args)
+    return cache_cmd.cache_command(args)
 
 
 VERBS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {

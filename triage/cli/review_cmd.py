@@ -46,7 +46,7 @@ def _check_out(out: Path, force: bool, protected: frozenset[Identity]) -> None:
         raise InputError(out, "exists; not overwritten (--force replaces it)")
 
 
-def export(args: argparse.Namespace, spec: Spec) -> int:
+def review_export(args: argparse.Namespace, spec: Spec) -> int:
     """Exit status 0 (written); InputError (exit 2) for a refused OUT or an unreadable input."""
     from triage.core.files import write_bytes
     from triage.core.inputs.corpus import open_corpus

@@ -149,7 +149,7 @@ def latest_by_reviewer(state: LabelState) -> dict[str, dict[tuple[str, str], Rec
     return out
 
 
-def agreement(state: LabelState) -> list[Agreement]:
+def reviewer_agreement(state: LabelState) -> list[Agreement]:
     """Every pair of reviewers with judgements in force, in name order; those who share no pair
     are listed too (their kappa is undefined)."""
     latest = latest_by_reviewer(state)

@@ -37,7 +37,7 @@ def provenance(state: LabelState, table: pa.Table | None = None) -> dict[str, st
     }
 
 
-def export(state: LabelState, out: Path, forbidden: Protected) -> pa.Table:
+def export_labels(state: LabelState, out: Path, forbidden: Protected) -> pa.Table:
     """Write the effective judgements to `out` (Parquet, or qrels by extension), grade 0 (judged not
     relevant) included; the rows written. InputError when `out` (or its sidecar) is a link, an
     input or where one is read (`Spec.forbidden`), or not a regular file."""

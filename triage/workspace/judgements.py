@@ -22,8 +22,7 @@ from triage.core.inputs.contract import LABELS, conform, single
 from triage.core.inputs.shapes import read_table
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import bytes_shown
-from triage.labels.agreement import Agreement
-from triage.labels.agreement import agreement as reviewer_agreement
+from triage.labels.agreement import Agreement, reviewer_agreement
 from triage.labels.records import ADD, MAX_INT, Record
 from triage.labels.state import Conflict, LabelState
 from triage.labels.writer import FrozenFileChanged

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from triage.core.files import Protected
 from triage.core.inputs.manifest import Spec
 from triage.core.text.sanitize import counted
-from triage.labels.export import export as export_labels
+from triage.labels.export import export_labels
 from triage.labels.log import default_folder
 from triage.labels.records import RETRACT, ProblemKind, Record, read_file
 from triage.workspace.snapshot import Snapshot

@@ -279,7 +279,7 @@ def in_layout(loaded: Parsed, role: Role) -> Parsed:
     grouped one row per query; a RAG framework's shape converted (`rag.frameworks`)."""
     framework = frameworks.shape_of(loaded.table.column_names) if role in (Role.RUN, Role.LABELS) else None
     if framework is not None:
-        return frameworks.from_table(loaded, framework)
+        return frameworks.convert_table(loaded, framework)
     if role is Role.LABELS:
         return _renamed(loaded, LABEL_ALIASES)
     if role is Role.RUN and "retrieved" not in loaded.table.column_names:

@@ -27,6 +27,7 @@ from triage.core.measures.significance import NoTest
 from triage.report import cells
 from triage.report.model import Report
 from triage.ui.literal import line
+from triage.ui.widgets.detail.text import clip
 
 LABEL_CAP = 14  # a label's cells at most (longer ones end in …)
 MIN_BAR = 12  # the bar area's cells at the least: below this the labels give way first
@@ -61,11 +62,6 @@ class ForestRow:
     @property
     def drawn(self) -> bool:
         return all(x is not None and math.isfinite(x) for x in (self.point, self.low, self.high))
-
-
-def clip(text: str, cap: int) -> str:
-    """`text` in at most `cap` cells, ending in … when cut."""
-    return text if len(text) <= cap else text[: max(0, cap - 1)] + "…"
 
 
 @dataclass(frozen=True, slots=True)

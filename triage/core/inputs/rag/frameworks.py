@@ -103,7 +103,7 @@ def chunk_key(text: str) -> str:
     return "c-" + _digest(text, 12)
 
 
-def shown(text: str, n: int = 60) -> str:
+def clipped(text: str, n: int = 60) -> str:
     one = _norm(text)
     return one if len(one) <= n else one[: n - 1] + "…"
 
@@ -152,7 +152,7 @@ def _list(value: object, name: str) -> list[object] | None:
     if isinstance(value, list | tuple):
         return list(value)
     if isinstance(value, str):
-        raise _Bad(f"{name!r} is text that is not a list: {shown(value)!r}")
+        raise _Bad(f"{name!r} is text that is not a list: {clipped(value)!r}")
     raise _Bad(f"{name!r} is a {type(value).__name__}, expected a list")
 
 
@@ -455,7 +455,7 @@ def _wanted(framework: Framework, name: str) -> bool:
     return name in ("attributes", "context") or bare.startswith(keys)
 
 
-def from_table(loaded: Parsed, framework: Framework) -> Converted:
+def convert_table(loaded: Parsed, framework: Framework) -> Converted:
     """A table (a Parquet or CSV file's, a DataFrame's) in `framework`'s shape, converted."""
     names = loaded.table.column_names
     picked = [n for n in names if _wanted(framework, n)]
@@ -502,7 +502,7 @@ def keyed(loaded: Parsed, queries: pa.Table | None) -> Parsed:
             if len(hits) > 1:
                 raise InputError(
                     loaded.path,
-                    f"the query {shown(text)!r} is the text of {len(hits)} queries of the queries file "
+                    f"the query {clipped(text)!r} is the text of {len(hits)} queries of the queries file "
                     f"({', '.join(hits[:3])}); give the rows a query_id",
                     loaded.where(r),
                 )
@@ -510,7 +510,7 @@ def keyed(loaded: Parsed, queries: pa.Table | None) -> Parsed:
             if qid in first:
                 raise InputError(
                     loaded.path,
-                    f"the query {shown(text)!r} appears twice ({loaded.where(first[qid])} and "
+                    f"the query {clipped(text)!r} appears twice ({loaded.where(first[qid])} and "
                     f"{loaded.where(r)}): a run holds one retrieval per query",
                     loaded.where(r),
                 )

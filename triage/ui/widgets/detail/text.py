@@ -4,9 +4,10 @@ from __future__ import annotations
 
 
 def clip(text: str | None, n: int) -> str:
+    """`text` in at most `n` cells, ending in … when cut ("" for none)."""
     if not text:
         return ""
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return text if len(text) <= n else text[: max(0, n - 1)] + "…"
 
 
 def short_header(header: str | None, keep: int = 2) -> str:
