@@ -1,7 +1,7 @@
 """Every report JSON the test suite produces is checked against the report's schema.
 
 `install` (an autouse fixture in conftest.py) wraps `model.write_json` (what `triage report
---format json` and `model.dumps` write) and `Report.to_json` (the API's dict): each document they
+--format json` and `model.dumps_report` write) and `Report.to_json` (the API's dict): each document they
 produce is validated against `triage report --json-schema` before the test sees it.
 """
 

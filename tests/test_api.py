@@ -18,7 +18,7 @@ import triage
 from triage.api import Comparison, open_evaluation
 from triage.cli.main import main
 from triage.core.errors import InputError
-from triage.report.model import dumps
+from triage.report.model import dumps_report
 
 from app_helpers import wait_loaded
 
@@ -34,7 +34,7 @@ FILES = {
 
 
 def as_json(ev: Comparison) -> dict:
-    return json.loads(dumps(ev.report()))
+    return json.loads(dumps_report(ev.report()))
 
 
 def without_paths(report: dict) -> dict:

@@ -18,7 +18,7 @@ from triage.core.inputs.corpus import open_corpus
 from triage.core.inputs.manifest import from_manifest
 from triage.core.text.words import token_estimate, token_estimates
 from triage.core.views.answers import answers
-from triage.core.views.cost import cost, cost_checks, grouped_percentiles
+from triage.core.views.cost import check_cost, cost, grouped_percentiles
 from triage.report.build import build
 from triage.workspace.detail import build_detail
 from triage.workspace.snapshot import open_snapshot
@@ -172,7 +172,7 @@ def test_header_tax_follows_header_mode(tmp_path: Path) -> None:
 
 def _checks(path: Path, code: str):
     snapshot, corpus = _open(path)
-    return [c for c in cost_checks(snapshot.ev, cost(snapshot.ev, corpus)) if c.code == code]
+    return [c for c in check_cost(snapshot.ev, cost(snapshot.ev, corpus)) if c.code == code]
 
 
 def test_unequal_chunk_counts_are_an_error_naming_both(tmp_path: Path) -> None:

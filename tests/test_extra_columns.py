@@ -27,7 +27,7 @@ from triage.core.bundled import bundled
 from triage.core.errors import InputError
 from triage.core.inputs.load import run_of
 from triage.core.inputs.long_runs import same
-from triage.core.inputs.readers import plain, plain_type
+from triage.core.inputs.readers import plain_array, plain_type
 from triage.core.inputs.shapes import Role, read_input
 
 SAMPLE = bundled("sample_runs")
@@ -274,10 +274,10 @@ def test_extra_columns_of_any_type_give_the_plain_numbers(
             assert canon(long.column(name).to_pylist()) == canon(want), name
         if container == "parquet":  # and as they were written, dictionaries and views made plain
             for name, values in per_query.items():
-                assert canon(flat.column(name).to_pylist()) == canon(plain(values).to_pylist())
+                assert canon(flat.column(name).to_pylist()) == canon(plain_array(values).to_pylist())
             for name, values in per_id.items():
                 written = pc.list_flatten(flat.column(name)).to_pylist()
-                assert canon(written) == canon(plain(values).to_pylist())
+                assert canon(written) == canon(plain_array(values).to_pylist())
 
 
 CONTRACT = (
@@ -412,7 +412,7 @@ def sliced(draw: st.DrawFn, plan: Any, n: int) -> tuple[pa.Array, list[Any]]:
 @given(data=st.data(), plan=PLANS, n=st.integers(0, 6))
 def test_plain_keeps_every_value_in_plain_types(data: st.DataObject, plan: Any, n: int) -> None:
     arr, py = data.draw(sliced(plan, n))
-    out = plain(arr)
+    out = plain_array(arr)
     out.validate(full=True)
     assert out.type == plain_type(arr.type)
     assert not any(w in str(out.type) for w in ("view", "dictionary", "run_end"))
@@ -451,7 +451,7 @@ def test_same_says_which_rows_hold_the_same_value(data: st.DataObject, plan: Any
     ids=["views in lists", "Categorical", "List(Categorical), sliced", "views in structs"],
 )
 def test_polars_arrays_are_made_plain(arr: pa.Array) -> None:
-    out = plain(arr)
+    out = plain_array(arr)
     assert out.to_pylist() == arr.to_pylist() if "dictionary" not in str(arr.type) else True
     assert "view" not in str(out.type) and "dictionary" not in str(out.type)
     out.validate(full=True)

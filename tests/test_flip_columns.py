@@ -18,7 +18,7 @@ from triage.core.inputs.manifest import from_manifest
 from triage.core.views.hints import PUSHED_BELOW, FlipHints, HintKind, hints_for, losing_arms
 from triage.report import rows as rows_module
 from triage.report.build import build
-from triage.report.model import dumps
+from triage.report.model import dumps_report
 from triage.report.rows import COLUMNS, Flips, hint_dict
 from triage.workspace.snapshot import open_snapshot
 
@@ -140,8 +140,8 @@ def test_the_columns_spell_the_json_of_their_rows(generated: Path) -> None:
         for f in rows
     ]
     assert flips.json() == json.dumps(per_row, ensure_ascii=False)  # byte for byte
-    assert json.loads(dumps(report))["flips"] == per_row == report.to_json()["flips"]
-    whole = dumps(report)
+    assert json.loads(dumps_report(report))["flips"] == per_row == report.to_json()["flips"]
+    whole = dumps_report(report)
     assert whole == json.dumps(report.to_json(), ensure_ascii=False, allow_nan=False)
     drops = report.ranks.drops
     assert len(drops) > 5  # both-hit queries whose gold fell

@@ -456,7 +456,7 @@ async def test_the_flips_list_and_the_detail_show_the_hints() -> None:
 def test_the_report_lists_hints_and_drops_empty_columns(tmp_path: Path) -> None:
     from triage.report.build import build
     from triage.report.markdown import render as markdown
-    from triage.report.model import dumps
+    from triage.report.model import dumps_report
     from triage.workspace.snapshot import open_snapshot
 
     make(tmp_path, ["g"], X[:3], {"g": ("Billing > Refunds", "Refund before the invoice deadline, always.")})
@@ -466,7 +466,7 @@ def test_the_report_lists_hints_and_drops_empty_columns(tmp_path: Path) -> None:
     assert flip.text == QUERY and [h.kind for h in flip.hints] == [HintKind.SHORT_LIST]
     import json
 
-    (row,) = json.loads(dumps(report))["flips"]
+    (row,) = json.loads(dumps_report(report))["flips"]
     assert row["hints"][0]["kind"] == "short-list" and row["hints"][0]["facts"]["n_returned"] == 3
     head = next(line for line in markdown(report).splitlines() if line.startswith("| # | query |"))
     assert "text" in head and "hints" in head

@@ -188,7 +188,7 @@ def test_the_report_is_written_as_json_dumps_wrote_it_even_where_orjson_differs(
     from dataclasses import replace
 
     import triage
-    from triage.report.model import dumps
+    from triage.report.model import dumps_report
 
     report = triage.open(sample).report()
     odd = replace(
@@ -197,7 +197,7 @@ def test_the_report_is_written_as_json_dumps_wrote_it_even_where_orjson_differs(
         arms=replace(report.arms, a=replace(report.arms.a, noise_band=2.5e-07, recall=1e-4)),
     )
     want = json.dumps(odd.to_json(), ensure_ascii=False, allow_nan=False)
-    assert dumps(odd) == want
+    assert dumps_report(odd) == want
     assert '"mcnemar_p": 1e-05' in want and '"noise_band": 2.5e-07' in want
     with pytest.raises(ValueError, match="not JSON compliant"):  # never NaN, as before
-        dumps(replace(report, paired=replace(report.paired, mcnemar_p=float("nan"))))
+        dumps_report(replace(report, paired=replace(report.paired, mcnemar_p=float("nan"))))

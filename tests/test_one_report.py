@@ -19,7 +19,7 @@ from triage.core.inputs.corpus import open_corpus
 from triage.core.inputs.manifest import from_manifest
 from triage.core.views import slices as slices_module
 from triage.report.build import report_of
-from triage.report.model import dumps
+from triage.report.model import dumps_report
 from triage.workspace import results as results_module
 from triage.workspace.results import compute
 from triage.workspace.session import Session, open_session
@@ -63,8 +63,8 @@ def test_the_apis_gate_is_the_clis_and_fails_as_it_exits(ranked: Path, tmp_path:
     code, cli = _cli(capsys, str(ranked), "--gate", str(gate))
     report = triage.open(ranked).report(gate=gate)
     assert code == 1 and report.gate is not None and not report.gate.holds
-    assert report.to_json() == json.loads(dumps(report)) and _no_paths(
-        json.loads(dumps(report))
+    assert report.to_json() == json.loads(dumps_report(report)) and _no_paths(
+        json.loads(dumps_report(report))
     ) == _no_paths(cli)
     # Broken first, then the rest in the file's order (a key's "*": its slices, largest first).
     assert [f.name for f in report.gate.broken] == ["tenant:acme"]
@@ -156,7 +156,7 @@ def test_the_samples_api_report_is_the_clis_gate_or_not(capsys, gate: str | None
     code, cli = _cli(capsys, str(SAMPLE), *args)
     api = triage.open(SAMPLE).report(gate=None if gate is None else SAMPLE / gate)
     assert code == 0 and (api.gate is None) == (gate is None)
-    assert _no_paths(json.loads(dumps(api))) == _no_paths(cli)
+    assert _no_paths(json.loads(dumps_report(api))) == _no_paths(cli)
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from triage.core.inputs.manifest import from_manifest
 from triage.core.measures.paired import Outcome
 from triage.report import cells, markdown
 from triage.report.build import build
-from triage.report.model import Report, dumps
+from triage.report.model import Report, dumps_report
 from triage.ui.app import TriageApp
 from triage.ui.screens.slices import SlicesScreen, TenantsScreen
 from triage.ui.table import VirtualTable
@@ -147,7 +147,7 @@ def test_every_outcome_in_the_json_is_spelled_as_outcome_json(amended: Session) 
     r = build(amended.snapshot)
     assert all(isinstance(f.direction, Outcome) for f in r.flips)
     assert all(isinstance(c.level, Level) for c in r.checks)
-    d = json.loads(dumps(r), parse_constant=lambda c: pytest.fail(f"{c} in strict JSON"))
+    d = json.loads(dumps_report(r), parse_constant=lambda c: pytest.fail(f"{c} in strict JSON"))
     spellings = {o.json for o in Outcome}
     directions = {f["direction"] for f in d["flips"]}
     assert directions == {Outcome.HIT_TO_MISS.json, Outcome.MISS_TO_HIT.json}

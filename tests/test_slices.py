@@ -11,7 +11,7 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.inputs.manifest import from_manifest
-from triage.core.views.slices import BANDS, all_slices, band, filter_shape, tenants
+from triage.core.views.slices import BANDS, all_slices, filter_shape, selectivity_band, tenants
 from triage.workspace.snapshot import open_snapshot
 
 import sample_story as story
@@ -113,7 +113,7 @@ def test_every_key_partitions_the_scored_queries(tmp_path: Path) -> None:
 
 def test_selectivity_bands_and_filter_shapes() -> None:
     s = np.array([np.nan, 0.5, 0.10, 0.0999, 0.01, 0.005, 0.001, 0.0009, 0.0])
-    assert band(s).tolist() == [
+    assert selectivity_band(s).tolist() == [
         BANDS[0],
         "≥10%",
         "≥10%",

@@ -453,7 +453,7 @@ def report(args: argparse.Namespace) -> int:
     from triage.core.checks.model import Level
     from triage.labels.state import LabelMode
     from triage.report.build import report_of
-    from triage.report.model import TenantOrder, dumps, write_json
+    from triage.report.model import TenantOrder, dumps_report, write_json
     from triage.workspace.results import open_results
 
     spec = with_measure_flags(spec_from(args), args)
@@ -476,7 +476,7 @@ def report(args: argparse.Namespace) -> int:
     if args.format == "json":
         raw = getattr(sys.stdout, "buffer", None)  # none when stdout is replaced by a text stream
         if raw is None:
-            sys.stdout.write(dumps(result) + "\n")
+            sys.stdout.write(dumps_report(result) + "\n")
         else:
             sys.stdout.flush()
             write_json(result, raw)

@@ -668,7 +668,7 @@ class Report:
         return {"schema": SCHEMA, **out}
 
 
-def dumps(report: Report) -> str:
+def dumps_report(report: Report) -> str:
     """One strict JSON object: `json.dumps(report.to_json(), ensure_ascii=False)` byte for byte,
     written through orjson (`write_json`, `labels/jsontext.py`)."""
     sink = io.BytesIO()
@@ -677,7 +677,7 @@ def dumps(report: Report) -> str:
 
 
 def write_json(report: Report, out: BinaryIO) -> None:
-    """`dumps(report)` as UTF-8 on `out`: the row sections (`Rows`) spelled from their columns a
+    """`dumps_report(report)` as UTF-8 on `out`: the row sections (`Rows`) spelled from their columns a
     slice at a time, everything else by orjson (`jsontext.dumps`)."""
     _write({"schema": SCHEMA, **_plain(report, keep=True)}, out)  # type: ignore[dict-item]
 

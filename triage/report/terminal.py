@@ -18,14 +18,14 @@ from triage.report.model import Report
 STYLE = {"error": "bold red", "warning": "dark_orange", "ok": "green"}
 
 
-def plain(value: object, width: int = 80) -> Text:
+def plain_text(value: object, width: int = 80) -> Text:
     return Text(one_line("" if value is None else value, width))
 
 
 def indented(value: str, width: int = 80) -> Text:
     """A row name; one indented by leading spaces is a sub-row naming a query (data text)."""
     body = value.lstrip(" ")
-    return Text(value) if body == value else Text(value[: len(value) - len(body)]) + plain(body, width)
+    return Text(value) if body == value else Text(value[: len(value) - len(body)]) + plain_text(body, width)
 
 
 COMPACT_MESSAGE = 240  # characters of a check's message on the app's overview
@@ -47,7 +47,7 @@ def checks_table(r: Report, compact: bool = False) -> Table:
         t.add_column("code")
         t.add_column("message", overflow="fold")
     for level, code, message in rows:
-        text = plain(message, COMPACT_MESSAGE if compact else 400)
+        text = plain_text(message, COMPACT_MESSAGE if compact else 400)
         if compact and level == str(Level.OK):  # the passing checks' codes: one line
             text.no_wrap, text.overflow = True, "ellipsis"
         t.add_row(Text(level, STYLE[level]), Text(code), text)
@@ -63,8 +63,8 @@ def metrics_table(r: Report) -> Table:
         caption_justify="left",
     )
     t.add_column("metric")
-    t.add_column(Text("A ") + plain(a.name, 30), justify="right")
-    t.add_column(Text("B ") + plain(b.name, 30), justify="right")
+    t.add_column(Text("A ") + plain_text(a.name, 30), justify="right")
+    t.add_column(Text("B ") + plain_text(b.name, 30), justify="right")
     t.add_column("B − A", justify="right")
     for name, *figures in cells.metric_rows(r):
         t.add_row(Text(name), *figures)
@@ -109,7 +109,7 @@ def k_cells_table(r: Report) -> Table | None:
     shown = ""
     for side, (metric, *figures) in rows:
         name = r.arms.a.name if side == "a" else r.arms.b.name
-        first = Text(f"{side.upper()} ") + plain(name, 30) if side != shown else Text("")
+        first = Text(f"{side.upper()} ") + plain_text(name, 30) if side != shown else Text("")
         shown = side
         t.add_row(first, Text(metric), *figures)
     return t
@@ -145,7 +145,7 @@ class Folded:
     ) -> None:
         self.title, self.head, self.name_width = title, head, name_width
         self.together = together or [[i] for i in range(1, len(head))]
-        self.rows = [[plain(row[0], name_width), *map(Text, row[1:])] for row in rows]
+        self.rows = [[plain_text(row[0], name_width), *map(Text, row[1:])] for row in rows]
 
     def table(self, columns: list[int], title: str) -> Table:
         t = Table(title=title, title_justify="left")
@@ -198,7 +198,7 @@ def overlap_view(r: Report) -> RenderableType | None:
     for i, name in enumerate(cells.OVERLAP_HEAD):
         t.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
     for name, *figures in cells.overlap_rows(o):
-        t.add_row(plain(name, 40), *figures)
+        t.add_row(plain_text(name, 40), *figures)
     return t
 
 
@@ -243,7 +243,7 @@ def slices_view(r: Report) -> Group | Text:
             )
         for s in rows[: cells.SLICE_CAP]:
             row = cells.slice_cells(s)
-            t.add_row(plain(row[0], 40), *row[1:])
+            t.add_row(plain_text(row[0], 40), *row[1:])
         if len(rows) > cells.SLICE_CAP:
             t.caption = f"… {len(rows) - cells.SLICE_CAP} more (--format json lists all)"
         parts += [t, Text("")]
@@ -268,9 +268,9 @@ def tenants_view(r: Report) -> Group | Text:
         style = "bold red" if i <= 3 and x.below(t.floor) else ("bold" if i <= 3 else "")
         table.add_row(
             row[0],
-            plain(row[1], 40),
+            plain_text(row[1], 40),
             *row[2:9],
-            plain(row[9], 30),
+            plain_text(row[9], 30),
             *row[10:],
             style=style,
         )
@@ -301,7 +301,7 @@ def gate_view(r: Report) -> Group | None:
             verdict = Text(cells.measure_verdict(x), "bold red" if not x.holds else "green")
             if x.blind and x.holds:
                 verdict.stylize("yellow")
-            m.add_row(plain(name, 60), *figures, verdict)
+            m.add_row(plain_text(name, 60), *figures, verdict)
         extra = [m]
         if not g.floors:
             return Group(*([head] if empty is not None else []), *extra)
@@ -313,7 +313,7 @@ def gate_view(r: Report) -> Group | None:
         verdict = Text("BELOW", "bold red") if not f.holds else Text("ok", "green")
         if f.noisy:
             verdict += Text(" · fires on noise", "yellow")
-        t.add_row(plain(name, 60), *figures, verdict)
+        t.add_row(plain_text(name, 60), *figures, verdict)
     return Group(head, t, *extra)
 
 
@@ -328,7 +328,7 @@ def holdout_view(r: Report) -> Group | None:
         t.add_column(name, justify="left" if i == 0 else "right")
     for row in rows:
         t.add_row(*row)
-    return Group(t, plain(line, 600))
+    return Group(t, plain_text(line, 600))
 
 
 PIPED_WIDTH = 160  # characters per line when the output is not a terminal
@@ -353,7 +353,7 @@ def flips_view(r: Report) -> Group:
             if name == "direction":
                 drawn.append(Text(row[name], "red" if f.direction is Outcome.HIT_TO_MISS else "green"))
             else:
-                drawn.append(plain(row[name], width.get(name, 80)))
+                drawn.append(plain_text(row[name], width.get(name, 80)))
         t.add_row(*drawn)
     parts: list[RenderableType] = [t]
     if hidden:
@@ -384,7 +384,7 @@ def ranks_view(r: Report) -> Group:
         row = cells.drop_row(i, d, head)
         drops.add_row(
             *(
-                Text(c, "red") if h == "drop" else plain(c, width[h]) if h in width else c
+                Text(c, "red") if h == "drop" else plain_text(c, width[h]) if h in width else c
                 for h, c in zip(head, row, strict=True)
             )
         )
@@ -407,7 +407,7 @@ def cost_table(r: Report) -> Table | None:
     for i, name in enumerate(cells.COST_HEAD):
         t.add_column(name, justify="right" if 0 < i < 4 else "left", overflow="fold")
     for name, *figures, source_a, source_b in cells.cost_rows(c, r.k):
-        t.add_row(Text(name), *figures, plain(source_a, 80), plain(source_b, 80))
+        t.add_row(Text(name), *figures, plain_text(source_a, 80), plain_text(source_b, 80))
     return t
 
 
@@ -419,7 +419,7 @@ def cost_view(r: Report, slices: bool = True) -> Group | Text:
         return unfilled_line(r, "cost")
     parts: list[RenderableType] = [t]
     for c in cells.cost_checks(r.checks):
-        parts.append(Text(f"{c.level} {c.code}: ", STYLE[c.level]) + plain(c.message, 400))
+        parts.append(Text(f"{c.level} {c.code}: ", STYLE[c.level]) + plain_text(c.message, 400))
     rows = cells.latency_rows(r.cost) if slices else []
     if rows:
         lat = Table(title="Latency by slice (ms; each slice's own percentiles)", title_justify="left")
@@ -428,7 +428,7 @@ def cost_view(r: Report, slices: bool = True) -> Group | Text:
             lat.add_column(name, justify="left" if i == 0 else "right")
         shown = ""
         for key, (value, *figures) in rows:
-            lat.add_row(Text(key if key != shown else ""), plain(value, 40), *figures)
+            lat.add_row(Text(key if key != shown else ""), plain_text(value, 40), *figures)
             shown = key
         parts += [Text(""), lat]
     return Group(*parts)
@@ -443,10 +443,12 @@ def answers_view(r: Report) -> Group | Text:
     for side, c in x.cells.items():
         arm = r.arms.a if side == "a" else r.arms.b
         if c is None:
-            parts.append(Text(f"{side.upper()} ") + plain(arm.name, 30) + Text(": no answer_correct column"))
+            parts.append(
+                Text(f"{side.upper()} ") + plain_text(arm.name, 30) + Text(": no answer_correct column")
+            )
             continue
         t = Table(
-            title=Text(f"Evidence × answer, {side.upper()} ") + plain(arm.name, 30), title_justify="left"
+            title=Text(f"Evidence × answer, {side.upper()} ") + plain_text(arm.name, 30), title_justify="left"
         )
         for i, name in enumerate(cells.ANSWER_HEAD):
             t.add_column(name, justify="left" if i == 0 else "right")
@@ -459,7 +461,7 @@ def answers_view(r: Report) -> Group | Text:
 
 def title(r: Report) -> Text:
     a, b = r.arms.a, r.arms.b
-    head = Text("triage report: ", "bold") + plain(a.name, 40) + Text(" → ") + plain(b.name, 40)
+    head = Text("triage report: ", "bold") + plain_text(a.name, 40) + Text(" → ") + plain_text(b.name, 40)
     return head + Text(" " + cells.at_k(r))
 
 

@@ -31,7 +31,7 @@ from triage.core.measures.metrics import Means, means
 from triage.core.measures.paired import Paired, mcnemar_exact, noise_band, outcome_codes, paired
 from triage.core.measures.significance import MeasureTest, SliceComparisons, compare_all
 from triage.core.views.answers import Answers, answers
-from triage.core.views.cost import Cost, cost, cost_checks
+from triage.core.views.cost import Cost, check_cost, cost
 from triage.core.views.hints import FlipHints, flip_hint_table
 from triage.core.views.origin import OriginPart, Quote, origins, quote
 from triage.core.views.per_query import query_table
@@ -315,7 +315,7 @@ def judge_gate(
     floors = apply.judge_floors(ev, gate.floors, path, cut)
     measured = apply.judge_measures(ev, gate.measures)
     checks = (apply.noise_checks(floors) if gate.floors else []) + apply.mde_checks(measured)
-    return GateVerdicts(path, floors, measured, apply.nothing_evaluated(ev, floors, measured), checks)
+    return GateVerdicts(path, floors, measured, apply.nothing_evaluated_reason(ev, floors, measured), checks)
 
 
 def report_corpus(snapshot: Snapshot) -> Corpus | None:
@@ -422,7 +422,7 @@ def _results(
     same_depth = ev.unjudged_same_depth()
     # Read last: the corpus check may still be under way beside this work (`open_snapshot`).
     gate_checks = [] if verdicts is None else verdicts.checks
-    checks = worst_first([*snapshot.checks, *overlap_found, *cost_checks(ev, c), *gate_checks])
+    checks = worst_first([*snapshot.checks, *overlap_found, *check_cost(ev, c), *gate_checks])
     return Results(
         snapshot=snapshot,
         cutoffs=ks,

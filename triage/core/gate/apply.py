@@ -284,7 +284,9 @@ def noise_checks(floors: list[Floor]) -> list[Check]:
     ]
 
 
-def nothing_evaluated(ev: Evaluation, floors: list[Floor], verdicts: list[MeasureVerdict]) -> str | None:
+def nothing_evaluated_reason(
+    ev: Evaluation, floors: list[Floor], verdicts: list[MeasureVerdict]
+) -> str | None:
     """Why the gate evaluated nothing, so fails whatever its limits say; None when it evaluated
     something. Nothing is evaluated when no query is scored (no label of grade ≥ 1 among the
     evaluation's queries), when B answers none of the scored queries (a run for other queries:

@@ -327,7 +327,7 @@ def _from_runs(
         labels, differ = from_runs.labels_of({name: run.loaded for name, run in read.items()})
         frozen = frozen_of(labels)
     tables = [run.table for run in read.values()]
-    queries = from_runs.queries_of(tables, queries)
+    queries = from_runs.queries_with_runs(tables, queries)
     texts, texts_differ = (
         (None, ()) if chunks is not None or spec.corpus is not None else from_runs.texts_of(tables)
     )

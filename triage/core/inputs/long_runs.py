@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from triage.core.errors import InputError
 from triage.core.inputs.contract import FLOAT, ID, INT, RUN, conform, single
-from triage.core.inputs.readers import Parsed, plain, plain_type
+from triage.core.inputs.readers import Parsed, plain_array, plain_type
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def same(a: pa.Array, b: pa.Array) -> np.ndarray:
     if isinstance(t, pa.BaseExtensionType):
         return same(a.storage, b.storage)
     if pa.types.is_dictionary(t) or pa.types.is_run_end_encoded(t) or plain_type(t) != t:
-        return same(plain(a), plain(b))
+        return same(plain_array(a), plain_array(b))
     null_a, null_b = _nulls(a), _nulls(b)
     both = ~null_a & ~null_b
     if pa.types.is_struct(t):

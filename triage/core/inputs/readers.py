@@ -316,7 +316,7 @@ def plain_table(path: Path | str, table: pa.Table) -> pa.Table:
         want = plain_type(f.type)
         if want != f.type:
             try:
-                col = pa.chunked_array([plain(c) for c in table.column(i).chunks], want)
+                col = pa.chunked_array([plain_array(c) for c in table.column(i).chunks], want)
             except pa.ArrowException as e:  # a view of more text than one string array holds
                 raise InputError(
                     path, f"column {f.name!r} of type {f.type} cannot be read as {want}: {e}"
@@ -325,17 +325,17 @@ def plain_table(path: Path | str, table: pa.Table) -> pa.Table:
     return table
 
 
-def plain(arr: pa.Array) -> pa.Array:
+def plain_array(arr: pa.Array) -> pa.Array:
     """`arr` in its plain type (`plain_type`), every value and null kept."""
     t = arr.type
     want = plain_type(t)
     if want == t:
         return arr
     if pa.types.is_dictionary(t):  # the dictionary made plain first: Arrow cannot take from views
-        values = pa.DictionaryArray.from_arrays(arr.indices, plain(arr.dictionary))
+        values = pa.DictionaryArray.from_arrays(arr.indices, plain_array(arr.dictionary))
         return values.dictionary_decode()
     if pa.types.is_run_end_encoded(t):
-        return plain(pc.run_end_decode(arr))
+        return plain_array(pc.run_end_decode(arr))
     if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         return _listed(arr, want)
     if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
@@ -345,15 +345,17 @@ def plain(arr: pa.Array) -> pa.Array:
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_fixed_size_list(t):
         values = arr.values.slice(arr.offset * t.list_size, len(arr) * t.list_size)
-        return pa.FixedSizeListArray.from_arrays(plain(values), type=want, mask=mask)
+        return pa.FixedSizeListArray.from_arrays(plain_array(values), type=want, mask=mask)
     if pa.types.is_struct(t):  # `field` is the child under this slice
-        children = [plain(arr.field(i)) for i in range(t.num_fields)]
+        children = [plain_array(arr.field(i)) for i in range(t.num_fields)]
         return pa.StructArray.from_arrays(children, fields=list(want), mask=mask)
     offsets = pa.array(arr.offsets.to_numpy())  # a fresh copy: Arrow takes no sliced offsets with a mask
     if pa.types.is_map(t):
-        return pa.MapArray.from_arrays(offsets, plain(arr.keys), plain(arr.items), type=want, mask=mask)
+        return pa.MapArray.from_arrays(
+            offsets, plain_array(arr.keys), plain_array(arr.items), type=want, mask=mask
+        )
     cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
-    return cls.from_arrays(offsets, plain(arr.values), type=want, mask=mask)
+    return cls.from_arrays(offsets, plain_array(arr.values), type=want, mask=mask)
 
 
 def _listed(arr: pa.Array, want: pa.DataType) -> pa.Array:
@@ -363,7 +365,7 @@ def _listed(arr: pa.Array, want: pa.DataType) -> pa.Array:
     sizes = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
     fresh = (pa.array(arr.offsets.to_numpy()), pa.array(arr.sizes.to_numpy()))  # unsliced, as a mask needs
     cls = pa.LargeListViewArray if large else pa.ListViewArray
-    values = pc.list_flatten(cls.from_arrays(*fresh, plain(arr.values), mask=mask))
+    values = pc.list_flatten(cls.from_arrays(*fresh, plain_array(arr.values), mask=mask))
     offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]), pa.int64() if large else pa.int32())
     return (pa.LargeListArray if large else pa.ListArray).from_arrays(offsets, values, type=want, mask=mask)
 

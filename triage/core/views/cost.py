@@ -359,5 +359,5 @@ def check_closure(ev: Evaluation, c: Cost) -> list[Check]:
     ]
 
 
-def cost_checks(ev: Evaluation, c: Cost) -> list[Check]:
+def check_cost(ev: Evaluation, c: Cost) -> list[Check]:
     return check_chunk_count(ev, c) + check_closure(ev, c)

@@ -71,7 +71,7 @@ def filter_shape(text: str | None) -> str:
     return " & ".join(names) if names else "(unparsed)"
 
 
-def band(selectivity: np.ndarray) -> np.ndarray:
+def selectivity_band(selectivity: np.ndarray) -> np.ndarray:
     """Selectivity fractions to band labels; NaN means unfiltered."""
     out = np.full(len(selectivity), UNFILTERED, dtype=object)
     s = selectivity
@@ -83,7 +83,7 @@ def band(selectivity: np.ndarray) -> np.ndarray:
     return out
 
 
-def selectivity(ev: Evaluation) -> np.ndarray:
+def selectivity_of(ev: Evaluation) -> np.ndarray:
     """Fraction of the corpus each query's filter left eligible: the `selectivity` column, else
     n_eligible / corpus size (B's, else A's); NaN for unfiltered or unknown."""
     text = ev.query_column("selectivity")
@@ -102,10 +102,10 @@ def key_values(ev: Evaluation, key: str) -> pa.Array | None:
         plans = [p for p in (ev.b.aligned("plan"), ev.a.aligned("plan")) if p is not None]
         return pc.coalesce(*plans).cast(pa.string()) if plans else None
     if key == "selectivity":
-        s = selectivity(ev)
+        s = selectivity_of(ev)
         if np.isnan(s).all() and ev.query_column("filter").null_count == ev.n:
             return None
-        return pa.array(band(s), pa.string())
+        return pa.array(selectivity_band(s), pa.string())
     column = ev.query_column(key)
     if column.null_count == ev.n:
         return None
@@ -263,7 +263,7 @@ def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
         plan_names = encoded.dictionary.to_pylist()
         plan_code = encoded.indices.to_numpy().astype(np.int64)
         has_plan = plans.is_valid().to_numpy(zero_copy_only=False)
-    sel = selectivity(ev)
+    sel = selectivity_of(ev)
     out = []
     for s in rows:
         top, share = None, 0.0

@@ -245,7 +245,7 @@ NO_HINTS = "no hints"
 NO_VERDICTS = "no verdict yet"
 
 
-def mark(p: RankedPassage | GoldChunk) -> str:
+def passage_mark(p: RankedPassage | GoldChunk) -> str:
     """What the labels in force say of a passage: "★2 gold", "+1 gold (amended by ann)",
     "✗ judged not relevant", "· unjudged"."""
     if isinstance(p, GoldChunk):

@@ -25,7 +25,7 @@ from triage.report.review.document import (
     arm_line,
     field_value,
     header,
-    mark,
+    passage_mark,
     scope_line,
     verdict_line,
 )
@@ -89,7 +89,7 @@ def _gold(i: int, n: int, g: GoldChunk, k: int, corpus: bool) -> list[str]:
     ranks = f"rank A {cells.rank(g.rank.a, k)}, B {cells.rank(g.rank.b, k)}"
     out = [
         f'<p><strong>Gold {i} of {n}:</strong> <span class="id">{e(g.chunk_id)}</span> — '
-        f"{e(mark(g))} — {e(ranks)}</p>"
+        f"{e(passage_mark(g))} — {e(ranks)}</p>"
     ]
     if not corpus:
         return out
@@ -112,7 +112,7 @@ def _arm(side: str, arm: ArmTop, k: int, corpus: bool) -> list[str]:
             str(p.rank),
             f'<span class="id">{e(p.chunk_id, CELL_CAP)}</span>',
             e(header(p, corpus), CELL_CAP),
-            e(mark(p)),
+            e(passage_mark(p)),
         ]
         for p in arm.rows
     ]

@@ -28,7 +28,7 @@ from triage.report.review.document import (
     arm_line,
     field_value,
     header,
-    mark,
+    passage_mark,
     scope_line,
     verdict_line,
 )
@@ -51,11 +51,11 @@ def md(value: object, cap: int = TEXT_CAP, start: bool = False) -> str:
     return s
 
 
-def cell(value: object) -> str:
+def md_cell(value: object) -> str:
     return md(value, CELL_CAP)
 
 
-def quote(text: str) -> list[str]:
+def block_quote(text: str) -> list[str]:
     """A multi-line data text as a block quote, each line literal, hard line breaks between."""
     lines = [md(line, start=True) for line in visible(text).splitlines()] or [""]
     return [f"> {line}\\" for line in lines[:-1]] + [f"> {lines[-1]}", ""]
@@ -76,7 +76,8 @@ def _head(r: ReviewDocument) -> list[str]:
     out += ["## Checks not ok", ""]
     if r.checks:
         out += _table(
-            ["level", "code", "message"], [[str(c.level), cell(c.code), cell(c.message)] for c in r.checks]
+            ["level", "code", "message"],
+            [[str(c.level), md_cell(c.code), md_cell(c.message)] for c in r.checks],
         )
     else:
         out += ["Every check is ok.", ""]
@@ -89,16 +90,16 @@ def _head(r: ReviewDocument) -> list[str]:
 
 def _gold(i: int, n: int, g: GoldChunk, k: int, corpus: bool) -> list[str]:
     ranks = f"rank A {cells.rank(g.rank.a, k)}, B {cells.rank(g.rank.b, k)}"
-    out = [f"**Gold {i} of {n}:** {md(g.chunk_id)} — {md(mark(g))} — {ranks}", ""]
+    out = [f"**Gold {i} of {n}:** {md(g.chunk_id)} — {md(passage_mark(g))} — {ranks}", ""]
     if not corpus:
         return out
     if not g.in_corpus:
         return [*out, f"({NOT_IN_CORPUS})", ""]
     out += [f"Heading path: {md(g.header) if g.header is not None else cells.NONE}", ""]
-    out += quote(g.opening or "")
+    out += block_quote(g.opening or "")
     if g.cut_off is not None:
         out += ["Past the embedding window (cut off where the heading path is prepended):", ""]
-        out += quote(g.cut_off)
+        out += block_quote(g.cut_off)
     return out
 
 
@@ -106,7 +107,10 @@ def _arm(side: str, arm: ArmTop, k: int, corpus: bool) -> list[str]:
     out = [f"**{side} {md(arm.name)}:** {md(arm_line(arm, k))}", ""]
     if not arm.rows:
         return [*out, "(nothing retrieved)", ""]
-    rows = [[str(p.rank), cell(p.chunk_id), cell(header(p, corpus)), cell(mark(p))] for p in arm.rows]
+    rows = [
+        [str(p.rank), md_cell(p.chunk_id), md_cell(header(p, corpus)), md_cell(passage_mark(p))]
+        for p in arm.rows
+    ]
     return out + _table(["rank", "chunk id", "heading path", "labels"], rows)
 
 
@@ -115,7 +119,7 @@ def _query(i: int, q: Query, r: ReviewDocument) -> list[str]:
     out = [f"## {i}. {md(q.query_id)} · {cells.outcome(q.direction)}", ""]
     out += [f"**Query:** {md(q.text) if q.text is not None else cells.NONE}", ""]
     if q.fields:
-        out += _table(["field", "value"], [[cell(n), cell(field_value(n, v))] for n, v in q.fields])
+        out += _table(["field", "value"], [[md_cell(n), md_cell(field_value(n, v))] for n, v in q.fields])
     for j, g in enumerate(q.golds, 1):
         out += _gold(j, len(q.golds), g, k, corpus)
     out += _arm("A", q.arms.a, k, corpus) + _arm("B", q.arms.b, k, corpus)

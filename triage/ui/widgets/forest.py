@@ -133,7 +133,7 @@ def ticks(scale: Scale, step: float, signed: bool) -> tuple[str, int]:
     return "".join(out), len(taken)
 
 
-def bar(row: ForestRow, scale: Scale, zero: bool) -> str:
+def interval_bar(row: ForestRow, scale: Scale, zero: bool) -> str:
     """The row's interval as `├──●──┤` over the bar area, `│` at zero outside it, `┼` inside."""
     assert row.point is not None and row.low is not None and row.high is not None
     out = [" "] * scale.cols
@@ -179,7 +179,9 @@ def panel(
         if r.drawn and scale is not None:
             assert r.low is not None and r.high is not None
             tone = Tone.of(r.low, r.high) if zero else Tone.PLAIN
-            parts.append((bar(r, scale, zero), tone.value) if tone.value else bar(r, scale, zero))
+            parts.append(
+                (interval_bar(r, scale, zero), tone.value) if tone.value else interval_bar(r, scale, zero)
+            )
         else:
             parts.append((clip(r.reason, cols), "$text-muted italic"))
     if scale is not None:

@@ -95,7 +95,7 @@ def labels_of(runs: dict[str, Parsed]) -> tuple[Parsed, tuple[str, ...]]:
     return Parsed(LABELS, table), differ
 
 
-def queries_of(runs: list[pa.Table], queries: pa.Table | None) -> pa.Table | None:
+def queries_with_runs(runs: list[pa.Table], queries: pa.Table | None) -> pa.Table | None:
     """The queries file's table with a row (query_id, text) added for each query of the runs it does
     not hold, with the text the runs give (A's first); None when neither gives one."""
     have = set(queries.column("query_id").to_pylist()) if queries is not None else set()

@@ -134,7 +134,7 @@ def read(path: Path, form: str, role: str) -> Parsed | None:
     """`path` in JSON form `form` ("json", "jsonl", "llamaindex-dataset") as `role`: a RAG shape
     converted (`frameworks.convert`); None for JSON Lines of no RAG shape (Arrow's reader reads those)."""
     if form == "llamaindex-dataset":
-        return read_dataset(path, role)
+        return read_qa_dataset(path, role)
     if form == "jsonl":
         first = _first_record(path) if role in ("run", "labels") else None
         if first is None or frameworks.shape_of(first) is None:
@@ -206,7 +206,7 @@ def _mapping(path: Path, obj: object, key: str) -> dict[str, object]:
     return value
 
 
-def read_dataset(path: Path, role: str) -> Parsed:
+def read_qa_dataset(path: Path, role: str) -> Parsed:
     """LlamaIndex's `EmbeddingQAFinetuneDataset` JSON (llama_index/core/llama_dataset/legacy/
     embedding.py, `save_json`): the labels (`relevant_docs`), the queries (`queries`, id -> text)
     or the corpus (`corpus`, id -> text), as `role` asks."""
