@@ -154,24 +154,11 @@ def _definitions() -> dict[str, list[str]]:
     return where
 
 
-# Public functions still defined in two modules, each meaning its module's own thing (a section's builder
-# in core and in report, a renderer per format). The list only shrinks: a name mended is taken off it, and
-# no name joins it.
-STILL_TWICE = frozenset(
-    """
-    answers build cost judge origins paired parse positions ranks render report slices summary tenants
-    """.split()
-)
-
-
 def test_each_class_and_public_function_name_is_defined_once() -> None:
     where = _definitions()
     assert len(where) > 300 and "Comparison" in where  # the walk read the package
     twice = {name: places for name, places in where.items() if len(places) > 1}
-    classes = {n: p for n, p in twice.items() if n[:1].isupper() or n.startswith("_")}
-    assert classes == {}, "a class name means one thing: rename one of them"
-    assert {n: p for n, p in twice.items() if n not in STILL_TWICE} == {}, "rename one of them"
-    assert STILL_TWICE - twice.keys() == set(), "defined once now: take it off STILL_TWICE"
+    assert twice == {}, "a name means one thing in the package: rename one of them (an alias is no rename)"
 
 
 def test_the_name_check_finds_a_name_defined_twice(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

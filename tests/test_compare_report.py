@@ -245,7 +245,7 @@ def test_text_and_markdown_print_each_measure_and_what_the_query_set_cannot_see(
     ap = report.compare["AP"]
     assert ap.mde80 is not None and ap.delta is not None and ap.mde80 > abs(ap.delta)
     line = f"this query set cannot see a change of {ap.mde80:.3f} in AP (MDE at 80% power)"
-    md = markdown.render(report)
+    md = markdown.render_markdown(report)
     assert line in md
     assert "| measure | Δ B − A | 95% interval | p t | p wilcoxon | p t, holm | MDE |" in md
     assert f"| AP | {ap.delta:+.3f} |" in md

@@ -549,13 +549,13 @@ def test_the_cache_gives_the_same_chunks_as_the_in_memory_corpus(tmp_path: Path,
 def counted_builds(monkeypatch) -> list[Path]:  # type: ignore[no-untyped-def]
     """From now on, the cache folder of each corpus cache build, in order."""
     builds: list[Path] = []
-    real = cache.build
+    real = cache.build_cache
 
     def counting(p: Path, progress: object = None) -> object:
         builds.append(cache.folder_of(cache.corpus_key(p)))
         return real(p, progress)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cache, "build", counting)
+    monkeypatch.setattr(cache, "build_cache", counting)
     return builds
 
 

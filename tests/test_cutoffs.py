@@ -308,7 +308,7 @@ def test_recall_at_depth_counts_the_gold_below_k(tmp_path: Path, capsys) -> None
 def test_several_cut_offs_at_once_equal_one_at_a_time(tmp_path: Path) -> None:
     """`judge_at` shares the best ranks, gains and ideal positions across ks: value for value what
     `judge` gives at each k alone (graded multi-gold, n_eligible, a query an arm lacks)."""
-    from triage.core.measures.metrics import judge, judge_at
+    from triage.core.measures.metrics import judge_arm, judge_at
 
     inputs = load_inputs(sample_spec())
     for ev in (frozen_evaluation(generated(tmp_path, n=1200, seed=3)), evaluate(inputs, inputs.frozen.table)):
@@ -317,7 +317,7 @@ def test_several_cut_offs_at_once_equal_one_at_a_time(tmp_path: Path) -> None:
             together = judge_at(arm.hits, ks, ev.gold.sets, arm.n_eligible)
             assert list(together) == list(ks)
             for k in ks:
-                alone = judge(arm.hits, k, ev.gold.sets, arm.n_eligible)
+                alone = judge_arm(arm.hits, k, ev.gold.sets, arm.n_eligible)
                 for name in ("gold_rank", "hit", "recall", "mrr", "ndcg"):
                     np.testing.assert_array_equal(getattr(together[k], name), getattr(alone, name), name)
     assert judge_at(ev.a.hits, (), ev.gold.sets) == {}

@@ -455,7 +455,7 @@ async def test_the_flips_list_and_the_detail_show_the_hints() -> None:
 
 def test_the_report_lists_hints_and_drops_empty_columns(tmp_path: Path) -> None:
     from triage.report.build import build
-    from triage.report.markdown import render as markdown
+    from triage.report.markdown import render_markdown as markdown
     from triage.report.model import dumps_report
     from triage.workspace.snapshot import open_snapshot
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from triage.labels import jsontext
-from triage.labels.records import ADD, RETRACT, VERDICT, Op, Record, line_hash, parse, read_file
+from triage.labels.records import ADD, RETRACT, VERDICT, Op, Record, line_hash, parse_record, read_file
 from triage.labels.verdicts import Cause
 from triage.labels.writer import Writer
 
@@ -140,7 +140,7 @@ def test_a_record_is_written_and_hashed_as_the_json_dumps_writer_did(record: Rec
     sealed = record.sealed()
     line = sealed.line()
     assert line == old_line({**body, "hash": sealed.hash})
-    back = parse(line)  # and it reads back as itself, its hash verified (NaN != NaN: compare lines)
+    back = parse_record(line)  # and it reads back as itself, its hash verified (NaN != NaN: compare lines)
     assert back.line() == line and back.hash == sealed.hash
 
 
@@ -177,7 +177,7 @@ def test_a_record_with_a_lone_surrogate_is_quarantined_as_before() -> None:
     (rec, *_), _ = read_file(FIXTURE)
     line = rec.line().replace(b'"note": "a note', b'"note": "\\ud800 note')
     with pytest.raises(ValueError, match="lone surrogate"):
-        parse(line)
+        parse_record(line)
 
 
 # -- the report ------------------------------------------------------------------------------------

@@ -137,7 +137,7 @@ def test_the_hand_built_rows_in_text_markdown_and_cells(hand: Path, capsys) -> N
     ]
     assert cells.metric_rows(r)[-3:] == rows
     assert cells.unjudged_regressions(r) == "regressions with an unjudged passage in B's top 3: 1 of 2"
-    md = markdown.render(r)
+    md = markdown.render_markdown(r)
     assert body(md, "## Metrics")[-3:] == rows
     assert (
         "regressions with an unjudged passage in B's top 3: 1 of 2 (each a possible false regression)." in md

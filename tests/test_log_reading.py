@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import triage.labels.log as log_module
 from triage.core.inputs.frozen import FrozenLabels
 from triage.labels.log import Log, read_log
-from triage.labels.records import ADD, RETRACT, ProblemKind, Record, line_hash, parse
+from triage.labels.records import ADD, RETRACT, ProblemKind, Record, line_hash, parse_record
 from triage.labels.state import LabelState
 from triage.labels.writer import Writer
 
@@ -268,7 +268,7 @@ def test_a_corrupted_appended_record_is_judged_by_the_rules_of_a_whole_read(fold
     assert view(after) == view(folder.whole()) and not after.adds_to(log)
     assert {"q8", "qx"}.isdisjoint({r.query_id for r in after.records})  # neither is applied
     (chain,) = [p for p in after.problems if p.kind is ProblemKind.CHAIN]
-    assert "neither record is applied" in chain.message and chain.seq == parse(broken).seq
+    assert "neither record is applied" in chain.message and chain.seq == parse_record(broken).seq
     built_on = labels.with_log(folder.on(labels.log))
     assert state(built_on) == state(LabelState.read(_frozen(folder), folder.whole()))
 
@@ -376,7 +376,7 @@ def _sealed_line(folder: Folder, path: Path, q: str, c: str) -> bytes:
 
 def _append_unchained(path: Path) -> bytes:
     """Append a good record whose `prev` is not the hash of the line before; its line."""
-    last = parse(path.read_bytes().split(b"\n")[-2])
+    last = parse_record(path.read_bytes().split(b"\n")[-2])
     line = replace(last, id="e" * 16, seq=last.seq + 1, prev="1" * 64, query_id="qx").sealed().line()
     with path.open("ab") as f:
         f.write(line + b"\n")

@@ -16,7 +16,7 @@ import pytest
 import pytrec_eval
 
 from triage.core.evaluation import Evaluation
-from triage.core.measures.metrics import judge
+from triage.core.measures.metrics import judge_arm
 
 from conftest import frozen_evaluation, manifest, write_parquet
 
@@ -85,7 +85,7 @@ def agree(ev: Evaluation) -> int:
         ).evaluate(as_run(lists))
         for k in KS:
             cut = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(as_run(lists, k))
-            mine = judge(arm.hits, k, ev.gold.sets, None)
+            mine = judge_arm(arm.hits, k, ev.gold.sets, None)
             for i, q in enumerate(qids):
                 if not scored[i]:
                     continue

@@ -18,7 +18,7 @@ from triage.cli.main import main
 from triage.core.bundled import bundled
 from triage.core.inputs.manifest import from_manifest
 from triage.labels.log import read_log
-from triage.labels.records import ADD, ProblemKind, parse, read_file
+from triage.labels.records import ADD, ProblemKind, parse_record, read_file
 from triage.labels.writer import Writer
 from triage.workspace.snapshot import open_snapshot
 
@@ -100,7 +100,7 @@ def test_one_id_with_two_contents_is_reported_and_the_first_kept(copy: Path) -> 
     log = read_log(copy / "labels.amendments", sha(copy / "labels.parquet"))
     assert len(log.records) == 4 and {p.kind for p in log.problems} == {ProblemKind.EDITED}
     # Re-sealed, it proves itself, and still cannot replace the record first read under its id.
-    resealed = replace(parse(lines[0]), chunk_id="other#1", prev=None).sealed()
+    resealed = replace(parse_record(lines[0]), chunk_id="other#1", prev=None).sealed()
     twin.write_bytes(resealed.line() + b"\n")
     log = read_log(copy / "labels.amendments", sha(copy / "labels.parquet"))
     assert len(log.records) == 4 and "other#1" not in {r.chunk_id for r in log.records}

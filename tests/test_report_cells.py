@@ -64,7 +64,7 @@ def assert_fits(table: VirtualTable, rows: list[list[str]]) -> None:
 @pytest.mark.slow
 async def test_tenants_and_slices_screens_draw_the_report_cells() -> None:
     expected = sample_report()
-    md = markdown.render(expected)
+    md = markdown.render_markdown(expected)
     tenants = expected.tenants
     assert tenants is not None and expected.slices
     app = TriageApp()
@@ -163,7 +163,7 @@ def test_the_report_and_its_markdown_say_the_same_label_state_rows(amended: Sess
     r = build(amended.snapshot)
     rows = cells.label_state_rows(r)
     assert rows is not None and rows[-1] == ("  q150", "hit→miss", "both hit")
-    md = markdown.render(r)
+    md = markdown.render_markdown(r)
     assert "|   q150 | hit→miss | both hit |" in md
 
 

@@ -27,7 +27,7 @@ from triage.labels.records import (
     ProblemKind,
     Record,
     canonical_hash,
-    parse,
+    parse_record,
     read_file,
 )
 from triage.labels.verdicts import Cause, Verdict, Verdicts
@@ -112,9 +112,9 @@ def test_a_judgement_line_is_spelled_as_before_verdicts_existed() -> None:
         "note": "", "base": "f" * 64, "evidence": {"arm": "b", "rank": 1}, "prev": None,
     }  # fmt: skip
     line = json.dumps({**body, "hash": canonical_hash(body)}, sort_keys=True).encode()
-    add = parse(line)
+    add = parse_record(line)
     assert add.cause is None and add.line() == line and add.content_hash() == canonical_hash(body)
-    retract = parse(resealed({**body, "id": "r1", "op": "retract", "retracts": "a1"}))
+    retract = parse_record(resealed({**body, "id": "r1", "op": "retract", "retracts": "a1"}))
     assert retract.op == RETRACT and retract.cause is None and b"cause" not in retract.line()
 
 
@@ -124,14 +124,14 @@ def test_a_reader_that_predates_verdicts_keeps_every_judgement(
     """An older triage refuses the op and quarantines the verdict line alone; the chain runs
     through it, so the judgements after it show no gap."""
     path = _mixed(copy)
-    newer = records_module.parse
+    newer = records_module.parse_record
 
     def older(raw: bytes) -> Record:
         if json.loads(raw).get("op") not in ("add", "retract"):
             raise ValueError("op 'verdict' is neither add nor retract")
         return newer(raw)
 
-    monkeypatch.setattr(records_module, "parse", older)
+    monkeypatch.setattr(records_module, "parse_record", older)
     records, problems = read_file(path)
     assert [r.seq for r in records] == [1, 3] and all(r.op == ADD for r in records)
     assert [(p.kind, p.offset > 0) for p in problems] == [(ProblemKind.QUARANTINED, True)] * 2
@@ -166,7 +166,7 @@ def _verdict(copy: Path) -> dict[str, object]:
 def test_parse_rejects_a_bad_verdict(copy: Path, change: dict[str, object], words: str) -> None:
     obj = {k: v for k, v in {**_verdict(copy), **change}.items() if v is not None or k != "cause"}
     with pytest.raises(ValueError, match=re.escape(words)) as caught:
-        parse(resealed(obj))
+        parse_record(resealed(obj))
     assert not isinstance(caught.value, Edited)  # its hash holds: the content itself is refused
 
 

@@ -66,7 +66,3 @@ def cache_prune(args: argparse.Namespace) -> int:
     failed = f"; not removed {len(done.failed):,}" if done.failed else ""
     print(f"{remove} {len(done.removed):,} of {caches(n)}, {freed}; {keep} {len(done.kept):,}{failed}")
     return Exit.INPUT if done.failed else Exit.OK
-
-
-def cache_command(args: argparse.Namespace) -> int:
-    return cache_prune(args) if args.action == "prune" else cache_list(args)

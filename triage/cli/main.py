@@ -297,7 +297,7 @@ def review_parser() -> argparse.ArgumentParser:
     return p
 
 
-def review(args: argparse.Namespace) -> int:
+def review_command(args: argparse.Namespace) -> int:
     from triage.cli import review_cmd
 
     return review_cmd.review_export(args, spec_from(args))
@@ -365,7 +365,7 @@ def labels_parser() -> argparse.ArgumentParser:
     return p
 
 
-def labels(args: argparse.Namespace) -> int:
+def labels_command(args: argparse.Namespace) -> int:
     from triage.cli import judge_cmd, labels_cmd
     from triage.workspace.snapshot import open_snapshot
 
@@ -444,7 +444,7 @@ def _holdout(args: argparse.Namespace) -> Holdout | None:
     return Holdout(Rule.TUNED_DOCS, tuned_docs=Path(tuned))
 
 
-def report(args: argparse.Namespace) -> int:
+def report_command(args: argparse.Namespace) -> int:
     if args.json_schema:
         from triage.report.schema import schema_text
 
@@ -484,15 +484,15 @@ def report(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         from triage.report import markdown
 
-        sys.stdout.write(markdown.render(result))
+        sys.stdout.write(markdown.render_markdown(result))
     elif args.format == "html":
         from triage.report import html
 
-        sys.stdout.write(html.render(result))
+        sys.stdout.write(html.render_html(result))
     else:
         from triage.report import terminal
 
-        terminal.render(result)
+        terminal.render_terminal(result)
     if args.strict and any(c.level is Level.ERROR for c in result.checks):
         return Exit.FOUND
     if result.gate is not None and not result.gate.holds:
@@ -513,7 +513,7 @@ def _suggest_floors(spec: Spec, args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def app(args: argparse.Namespace) -> int:
+def app_command(args: argparse.Namespace) -> int:
     """The app paints first; reading the manifest and files happens in its worker, so a bad file
     is shown in the app. What the command line alone can refuse is refused here, before it opens
     (exit 2): a path that names nothing, an unknown measure or test."""
@@ -565,17 +565,17 @@ def cache_parser() -> argparse.ArgumentParser:
     return p
 
 
-def cache(args: argparse.Namespace) -> int:
+def cache_command(args: argparse.Namespace) -> int:
     from triage.cli import cache_cmd
 
-    return cache_cmd.cache_command(args)
+    return cache_cmd.cache_prune(args) if args.action == "prune" else cache_cmd.cache_list(args)
 
 
 VERBS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {
-    "report": (report_parser, report),
-    "labels": (labels_parser, labels),
-    "review": (review_parser, review),
-    "cache": (cache_parser, cache),
+    "report": (report_parser, report_command),
+    "labels": (labels_parser, labels_command),
+    "review": (review_parser, review_command),
+    "cache": (cache_parser, cache_command),
 }
 
 
@@ -664,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         build, command = VERBS[argv[0]]
         args = build().parse_args(argv[1:])
     else:
-        args, command = app_parser().parse_args(argv), app
+        args, command = app_parser().parse_args(argv), app_command
         if args.print_completion is not None:
             from triage.cli.completion import print_completion
 

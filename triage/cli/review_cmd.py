@@ -62,11 +62,9 @@ def review_export(args: argparse.Namespace, spec: Spec) -> int:
     snapshot = open_snapshot(spec, args.k, LabelMode(args.label_state), args.apply_stale)
     corpus = open_corpus(spec.corpus, fmt=spec.corpus_format) if spec.corpus is not None else None
     doc = build_review(snapshot, corpus, Scope.FLIPS if args.every else Scope.REGRESSIONS)
-    if fmt == "html":
-        from triage.report.review import html as renderer
-    else:
-        from triage.report.review import markdown as renderer  # type: ignore[no-redef]
-    text = renderer.render(doc)
+    from triage.report.review import html, markdown
+
+    text = (html.render_review_html if fmt == "html" else markdown.render_review_markdown)(doc)
     if out is None:
         sys.stdout.write(text)
         return Exit.OK

@@ -47,7 +47,7 @@ from triage.core.measures.gold import (
 )
 from triage.core.measures.hits import GoldHits, GoldSets, hits_at
 from triage.core.measures.intervals import wilson_one
-from triage.core.measures.metrics import Means, PerQuery, judge, judge_at, means
+from triage.core.measures.metrics import Means, PerQuery, judge_arm, judge_at, means
 from triage.core.measures.names import DEFAULT_K, Measure
 from triage.core.measures.paired import Paired, flip_order, noise_band, outcome_codes, paired
 from triage.core.measures.ranked import Order
@@ -335,7 +335,7 @@ class Evaluation:
 
     def query_index(self, query_id: str) -> int:
         """Index of `query_id` in the universe, -1 if unknown."""
-        return int(codes.positions([query_id], self.query_ids)[0])
+        return int(codes.positions_in([query_id], self.query_ids)[0])
 
     def rejudged(self, q: int, pairs: list[tuple[str, int]], judged: list[str] | None = None) -> Evaluation:
         """A new evaluation in which query `q`'s gold is `pairs` (chunk id, grade ≥ 1) and its
@@ -352,7 +352,7 @@ class Evaluation:
 
         def arm(old: Arm) -> Arm:
             new = query_hits(old.retrieved(q), q, gold)
-            one = judge(
+            one = judge_arm(
                 GoldHits(new.query * 0, new.rank, new.grade, new.code),
                 self.k,
                 one_set,
@@ -392,7 +392,7 @@ class Evaluation:
 
     def _frozen_judged(self, arm: Arm) -> tuple[PerQuery, GoldSets]:
         hits, sets = frozen_only(arm.hits, self.gold)
-        return judge(hits, self.k, sets, arm.n_eligible), sets
+        return judge_arm(hits, self.k, sets, arm.n_eligible), sets
 
     def at_k(self, arm: Arm, ks: Sequence[int]) -> dict[int, Means | None]:
         """`arm`'s means at each of `ks`, read from its gold hits in one go (`judge_at`: no pass
@@ -568,7 +568,7 @@ def build_arm(
     # Judged ids in the top k: its gold (already found) and those judged not relevant (usually few:
     # no pass over the lists at all when there are none).
     top = hits_at(hits, k, n) + judged_in_top(run.retrieved, row_query, not_relevant, k, n)
-    return Arm(run, row, depth, n_eligible, hits, judge(hits, k, gold.sets, n_eligible), top)
+    return Arm(run, row, depth, n_eligible, hits, judge_arm(hits, k, gold.sets, n_eligible), top)
 
 
 def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:

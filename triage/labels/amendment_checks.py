@@ -143,7 +143,7 @@ def check_amendments(state: LabelState, ev: Evaluation) -> list[Check]:
             )
         )
     named = pa.array(sorted(set(map(_QUERY, adds))), pa.string())
-    unknown = named.filter(pa.array(codes.positions(named.to_pylist(), ev.query_ids) < 0)).to_pylist()
+    unknown = named.filter(pa.array(codes.positions_in(named.to_pylist(), ev.query_ids) < 0)).to_pylist()
     if unknown:
         out.append(
             Check(

@@ -209,7 +209,7 @@ def session_file_name(reviewer: str) -> str:
     return f"{_safe(reviewer)}@{_safe(socket.gethostname())}.{stamp}-{secrets.token_hex(3)}.jsonl"
 
 
-def parse(raw: bytes) -> Record:
+def parse_record(raw: bytes) -> Record:
     """One complete line to a Record, or ValueError naming what is wrong."""
     try:
         obj = json.loads(raw.decode("utf-8"))
@@ -391,7 +391,7 @@ def scan(data: bytes, name: str, after: Scan | None = None) -> Scan:
         want = line_hash(last) if last is not None else None
         last, was_bad, last_bad = raw, last_bad, True
         try:
-            rec = parse(raw)
+            rec = parse_record(raw)
         except Edited:
             seq = _seq_of(raw)
             problems.append(

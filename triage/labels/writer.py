@@ -13,7 +13,7 @@ from pathlib import Path
 from triage.core.errors import InputError
 from triage.core.files import Protected, open_append, protect, refuse_target
 from triage.core.inputs.frozen import sha256_file
-from triage.labels.records import VERDICT, Op, Record, line_hash, now, parse, scan, session_file_name
+from triage.labels.records import VERDICT, Op, Record, line_hash, now, parse_record, scan, session_file_name
 from triage.labels.verdicts import Cause
 
 
@@ -127,7 +127,7 @@ class Writer:
                 repairs = found.torn_at
                 if torn:  # all of a record but its newline may have landed: count its seq
                     try:
-                        seq = max(seq, parse(found.torn).seq + 1)
+                        seq = max(seq, parse_record(found.torn).seq + 1)
                     except (ValueError, UnicodeDecodeError):
                         pass
             done = replace(record, seq=seq, prev=prev, repairs=repairs, file=self.path.name).sealed()

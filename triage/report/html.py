@@ -164,7 +164,7 @@ def _charts(r: Report) -> list[str]:
     ]
 
 
-def render(r: Report) -> str:
+def render_html(r: Report) -> str:
     """The whole page, ending in a newline: the summary, then every section the Markdown report
     has (`sections`), the charts after the paired outcomes."""
     out = [*page_start(e(_title(r), CELL), STYLE + PAGE_STYLE), f"<h1>{e(_title(r), CELL)}</h1>"]

@@ -50,7 +50,7 @@ def _block(b: Block) -> list[str]:
     return [*out, ""]
 
 
-def render(r: Report) -> str:
+def render_markdown(r: Report) -> str:
     a, b = r.arms.a, r.arms.b
     out = [f"# triage report: {cell(a.name)} → {cell(b.name)} {cells.at_k(r)}", ""]
     for section in sections(r):

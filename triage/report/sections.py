@@ -71,7 +71,7 @@ def _but(head: list[str], data: int) -> frozenset[int]:
     return _all(head) - {data}
 
 
-def gate(r: Report) -> Section:
+def _gate(r: Report) -> Section:
     g = r.gate
     out: list[Block] = []
     if not g:
@@ -98,7 +98,7 @@ def gate(r: Report) -> Section:
     return Section("gate", out)
 
 
-def summary(r: Report) -> Section:
+def _summary(r: Report) -> Section:
     """The labels and the queries in a line (the HTML shows them as its summary table)."""
     line = (
         f"Labels: {cells.labels_line(r)}. Queries: {r.n_queries}, scored {r.n_scored}, "
@@ -107,7 +107,7 @@ def summary(r: Report) -> Section:
     return Section("summary", [Para(line, own=True)])
 
 
-def checks(r: Report) -> Section:
+def _checks(r: Report) -> Section:
     rows = [[level, code, message] for level, code, message in cells.check_rows(r.checks)]
     return Section("checks", [Heading("Checks"), _checks_table(rows) if rows else Para("No checks.")])
 
@@ -117,7 +117,7 @@ def _checks_table(rows: list[list[str]]) -> Table:
     return Table(["level", "code", "message"], rows, code=frozenset({1}), level=0, prose=frozenset({2}))
 
 
-def measures(r: Report) -> Section:
+def _measures(r: Report) -> Section:
     """Metrics at k, the paired tests per measure, each arm at each k."""
     a, b = r.arms.a, r.arms.b
     head = ["metric", f"A {a.name}", f"B {b.name}", "B − A"]
@@ -140,7 +140,7 @@ def measures(r: Report) -> Section:
     return Section("measures", out)
 
 
-def paired(r: Report) -> Section:
+def _paired(r: Report) -> Section:
     p = r.paired
     out: list[Block] = [Heading("Paired outcomes")]
     out.append(Table(["", "B hit", "B miss"], cells.paired_rows(p), frozenset({1, 2}), frozenset({0, 1, 2})))
@@ -156,7 +156,7 @@ def paired(r: Report) -> Section:
     return Section("paired", out)
 
 
-def origins(r: Report) -> Section:
+def _origins(r: Report) -> Section:
     """Per query origin beside the blend, which figure to quote, and the lexical overlap."""
     out: list[Block] = []
     rows = cells.origin_rows(r)
@@ -176,7 +176,7 @@ def origins(r: Report) -> Section:
     return Section("origins", out)
 
 
-def holdout(r: Report) -> Section:
+def _holdout(r: Report) -> Section:
     rows, line = cells.holdout_rows(r), cells.holdout_line(r)
     if rows is None or line is None:
         return Section("holdout")
@@ -186,7 +186,7 @@ def holdout(r: Report) -> Section:
     )
 
 
-def answers(r: Report) -> Section:
+def _answers(r: Report) -> Section:
     """Evidence × answer per arm, and answer accuracy beside the hit rate."""
     x = r.answers
     if x is None:
@@ -206,7 +206,7 @@ def answers(r: Report) -> Section:
     return Section("answers", out)
 
 
-def flips(r: Report) -> Section:
+def _flips(r: Report) -> Section:
     shown, hidden = cells.capped_flips(r.flips)
     out: list[Block] = [Heading("Flips (hit→miss first)")]
     if not shown:
@@ -225,7 +225,7 @@ def flips(r: Report) -> Section:
     return Section("flips", out)
 
 
-def ranks(r: Report) -> Section:
+def _ranks(r: Report) -> Section:
     """B's wins, ties and losses per query, then the both-hit queries whose gold fell (capped)."""
     x = r.ranks
     out: list[Block] = [Heading(f"Per query, B against A (n = {x.n})")]
@@ -245,7 +245,7 @@ def ranks(r: Report) -> Section:
     return Section("ranks", [*out, Para(cells.histogram_line(x.histogram))])
 
 
-def tenants(r: Report) -> Section:
+def _tenants(r: Report) -> Section:
     t = r.tenants
     if t is None:
         return Section("tenants", [Para(_line(cells.unfilled(r)["tenants"]), own=True)])
@@ -258,7 +258,7 @@ def tenants(r: Report) -> Section:
     return Section("tenants", out if r.slices else [*out, *_legend(r)])
 
 
-def slices(r: Report) -> Section:
+def _slices(r: Report) -> Section:
     if not r.slices:
         return Section("slices", [Para(_line(cells.unfilled(r)["slices"]), own=True)])
     out: list[Block] = []
@@ -277,7 +277,7 @@ def _legend(r: Report) -> list[Block]:
     return [Para(cells.LEGEND, note=True), *([Para(line)] if line else [])]
 
 
-def cost(r: Report) -> Section:
+def _cost(r: Report) -> Section:
     """What the change cost, each figure with its source, its checks, and latency by slice."""
     c = r.cost
     if c is None or not cells.cost_recorded(c):
@@ -305,18 +305,18 @@ def _line(text: str) -> str:
 def sections(r: Report) -> list[Section]:
     """Every section after the title, in the order both renderers show them."""
     parts = (
-        gate,
-        summary,
-        checks,
-        measures,
-        paired,
-        origins,
-        holdout,
-        answers,
-        flips,
-        ranks,
-        tenants,
-        slices,
-        cost,
+        _gate,
+        _summary,
+        _checks,
+        _measures,
+        _paired,
+        _origins,
+        _holdout,
+        _answers,
+        _flips,
+        _ranks,
+        _tenants,
+        _slices,
+        _cost,
     )
     return [part(r) for part in parts]

@@ -483,7 +483,7 @@ class _PipedConsole(Console):
         raise BrokenPipeError
 
 
-def render(r: Report, console: Console | None = None) -> None:
+def render_terminal(r: Report, console: Console | None = None) -> None:
     if console is None:
         # Piped or in CI there is no terminal width: use one that keeps ids whole and gives the
         # flips table (eleven columns with the query's text) room.

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.ids.codes import absent_from, positions
+from triage.core.ids.codes import absent_from, positions_in
 from triage.core.inputs.contract import LABELS, conform, single
 from triage.core.inputs.shapes import read_table
 from triage.core.measures.paired import Outcome
@@ -58,7 +58,7 @@ def absent_chunks(snapshot: Snapshot, chunk_ids: list[str]) -> set[str]:
 def absent_queries(snapshot: Snapshot, query_ids: list[str]) -> set[str]:
     """The query ids no input of the evaluation names (queries file, labels, either run)."""
     wanted = list(dict.fromkeys(query_ids))
-    where = positions(wanted, snapshot.ev.query_ids)
+    where = positions_in(wanted, snapshot.ev.query_ids)
     return {q for q, p in zip(wanted, where.tolist(), strict=True) if p < 0}
 
 

@@ -53,7 +53,7 @@ def absent_from(values: pa.Array, corpus_ids: pa.Array) -> pa.Array:
     return pc.unique(values.filter(pc.invert(pc.is_in(values, value_set=corpus_ids))))
 
 
-def positions(values: list[str], vocabulary: pa.Array) -> np.ndarray:
+def positions_in(values: list[str], vocabulary: pa.Array) -> np.ndarray:
     """Position of each of a few `values` in `vocabulary` (NONE where absent), by one scan of the
     vocabulary against the few values: no hash table of a large vocabulary is built."""
     if not values:

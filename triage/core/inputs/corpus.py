@@ -242,7 +242,7 @@ def open_corpus(
     tables = cache.open_verified(path)
     if tables is None:
         try:
-            tables = cache.build(path, progress)
+            tables = cache.build_cache(path, progress)
         except cache.Unwritable as e:
             return _in_memory(
                 path, fmt, f"the corpus cache cannot be used ({e}); the corpus is read directly"

@@ -251,7 +251,7 @@ def _file_digest(path: Path) -> tuple[int, str]:
 # -- building ------------------------------------------------------------------------------------
 
 
-def build(path: Path, progress: Callable[[float], None] | None = None) -> dict[str, pa.Table]:
+def build_cache(path: Path, progress: Callable[[float], None] | None = None) -> dict[str, pa.Table]:
     """Build the cache of the Parquet corpus at `path` and open it (verified, as a later run would).
     A problem of the corpus itself is an InputError naming it; one of the cache folder is
     `Unwritable`. Peak memory: one row group plus the ids."""

@@ -177,7 +177,7 @@ def gold_hits(
 def coded(chunk_ids: list[str], vocabulary: pa.Array) -> tuple[pa.Array, np.ndarray]:
     """Codes of a few `chunk_ids` in `vocabulary` (int64), the vocabulary grown by those it lacks:
     one scan of the vocabulary for the few ids, no hash table of it."""
-    found = codes.positions(chunk_ids, vocabulary)
+    found = codes.positions_in(chunk_ids, vocabulary)
     new = list(dict.fromkeys(c for c, code in zip(chunk_ids, found.tolist(), strict=True) if code < 0))
     if new:
         start = len(vocabulary)

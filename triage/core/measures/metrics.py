@@ -29,13 +29,13 @@ class PerQuery:
     ndcg: np.ndarray  # float64, NaN = not scored
 
 
-def judge(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None = None) -> PerQuery:
+def judge_arm(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None = None) -> PerQuery:
     """The four metrics at k of the arm that retrieved `hits`, per query, and its best gold rank."""
     return _at(hits, k, gold, n_eligible, gold_rank(hits, len(gold.n_gold)))
 
 
 def _at(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None, best: np.ndarray) -> PerQuery:
-    """`judge` with the best gold ranks already found."""
+    """`judge_arm` with the best gold ranks already found."""
     args = (hits, k, gold, n_eligible)
     return PerQuery(
         k,
@@ -50,9 +50,9 @@ def _at(hits: GoldHits, k: int, gold: GoldSets, n_eligible: np.ndarray | None, b
 def judge_at(
     hits: GoldHits, ks: Iterable[int], gold: GoldSets, n_eligible: np.ndarray | None = None
 ) -> dict[int, PerQuery]:
-    """`judge` at several cut-offs at once: the best gold ranks are found once (and the gold's
+    """`judge_arm` at several cut-offs at once: the best gold ranks are found once (and the gold's
     ideal ranks once, `GoldSets.ideal_rank`), and each k costs a few masks and bincounts over the
-    gold hits (the ranked lists are not read). Equal, value for value, to `judge` at each k."""
+    gold hits (the ranked lists are not read). Equal, value for value, to `judge_arm` at each k."""
     best = gold_rank(hits, len(gold.n_gold))
     return {k: _at(hits, k, gold, n_eligible, best) for k in ks}
 

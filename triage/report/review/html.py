@@ -169,7 +169,7 @@ def page_start(title: str, style: str = STYLE) -> list[str]:
     ]
 
 
-def render(r: ReviewDocument) -> str:
+def render_review_html(r: ReviewDocument) -> str:
     out = [
         *page_start(e(f"triage review: {r.arms.a} → {r.arms.b} at k = {r.k}")),
         *_head(r),

@@ -139,7 +139,7 @@ def _query(i: int, q: Query, r: ReviewDocument) -> list[str]:
     return out
 
 
-def render(r: ReviewDocument) -> str:
+def render_review_markdown(r: ReviewDocument) -> str:
     out = _head(r)
     for i, q in enumerate(r.queries, 1):
         out += _query(i, q, r)

@@ -16,7 +16,7 @@ def _known(value: object) -> str:
     return "–" if value is None else str(value)
 
 
-def summary(arm: ArmView, k: int, movement: int | None) -> Content:
+def arm_summary(arm: ArmView, k: int, movement: int | None) -> Content:
     side = arm.side.upper()
     if not arm.present:
         return line(
@@ -65,7 +65,7 @@ class ArmSummary(OneLayout, Static):
         self.side = side
 
     def show(self, d: QueryDetail) -> None:
-        redraw(self, summary(d.a if self.side == "a" else d.b, d.k, d.movement))
+        redraw(self, arm_summary(d.a if self.side == "a" else d.b, d.k, d.movement))
 
 
 class ArmSummaries(OneLayout, Horizontal):
