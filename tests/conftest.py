@@ -11,10 +11,17 @@ import pytest
 
 from triage.core.bundled import sample_manifest
 from triage.core.evaluation import Evaluation, evaluate
+from triage.core.inputs.frozen import FrozenLabels, frozen_of, sha256_file
 from triage.core.inputs.load import load_inputs
 from triage.core.inputs.manifest import from_manifest
+from triage.core.inputs.shapes import Role, read_input
 
 K = 5
+
+
+def frozen_labels(path: Path) -> FrozenLabels:
+    """A label file read as the evaluation reads its labels (`load._frozen`), alone."""
+    return frozen_of(read_input(path, Role.LABELS), sha256_file(path))
 
 
 def frozen_evaluation(manifest_path: Path, k: int | None = None) -> Evaluation:

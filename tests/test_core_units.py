@@ -1053,15 +1053,13 @@ def test_the_universe_gives_every_row_its_query(
     ],
 )
 def test_the_frozen_labels_keep_one_grade_a_pair(tmp_path: Path, rows: list[tuple[str, str, int]]) -> None:
-    from triage.core.inputs.frozen import load_frozen
-
-    from conftest import write_parquet
+    from conftest import frozen_labels, write_parquet
 
     path = write_parquet(
         tmp_path / "labels.parquet",
         [dict(zip(("query_id", "chunk_id", "relevance"), r, strict=True)) for r in rows],
     )
-    frozen = load_frozen(path)
+    frozen = frozen_labels(path)
     best: dict[tuple[str, str], int] = {}
     for q, c, g in rows:
         best[(q, c)] = max(best.get((q, c), 0), g)

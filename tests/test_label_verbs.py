@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from triage.cli.main import main
 from triage.core.bundled import bundled
-from triage.core.inputs.frozen import load_frozen
 from triage.core.inputs.manifest import from_manifest
 from triage.labels.agreement import cohen_kappa, reviewer_agreement
 from triage.workspace.session import Session
 from triage.workspace.snapshot import open_snapshot
 
+from conftest import frozen_labels
 from sample_story import AMENDED, FROZEN
 from sample_story import NEAR_DUP_CHUNK as CHUNK
 from sample_story import NEAR_DUP_GOLD as GOLD
@@ -354,7 +354,7 @@ def test_export_writes_grade_zero_and_reads_back_as_the_same_gold_and_judged_set
     def pairs(table: pa.Table) -> set[tuple[str, str, int]]:
         return {(r["query_id"], r["chunk_id"], int(r["relevance"])) for r in table.to_pylist()}
 
-    again = load_frozen(out)
+    again = frozen_labels(out)
     assert pairs(again.table) == pairs(state.gold_table())
     assert pairs(again.judgements) == pairs(state.judged_table())
     assert ("q001", not_gold, 0) in pairs(again.judgements) and (Q, CHUNK, 2) in pairs(again.table)

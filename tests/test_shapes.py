@@ -375,16 +375,16 @@ def test_ambiguous_label_columns_are_refused(tmp_path: Path) -> None:
 def test_errors_in_a_shape_name_the_line_or_place(tmp_path: Path) -> None:
     tsv = tmp_path / "qrels.tsv"
     tsv.write_text("query-id\tcorpus-id\tscore\n\nq1\td1\t1\nq2\td2\tx\n")
-    from triage.core.inputs.frozen import load_frozen
+    from conftest import frozen_labels
 
     with pytest.raises(InputError) as e:
-        load_frozen(tsv)
+        frozen_labels(tsv)
     assert str(tsv) in e.value.message and "relevance" in e.value.message
     tsv.write_text("query-id\tcorpus-id\tscore\n\nq1\td1\t1\nq2\td2\t-1.5\n")
     with pytest.raises(InputError, match=r"line 4: 'relevance' is -1.5, expected an integer"):
-        load_frozen(tsv)
+        frozen_labels(tsv)
     tsv.write_text("query-id\tcorpus-id\tscore\n\nq1\td1\t1\nq2\td2\t-1\n")  # trec_eval's -1: read
-    assert load_frozen(tsv).judgements.column("relevance").to_pylist() == [1, -1]
+    assert frozen_labels(tsv).judgements.column("relevance").to_pylist() == [1, -1]
     run = tmp_path / "long.csv"
     run.write_text("query_id,chunk_id,score,plan\nq1,d1,0.5,ann\nq2,d2,0.4,scan\nq1,d3,0.3,scan\n")
     refused(run, Role.RUN, "line 4", "column 'plan' changes within query 'q1'")

@@ -17,7 +17,7 @@ from triage.core.errors import InputError
 from triage.core.ids import codes
 from triage.core.inputs.contract import LABELS, conform, single
 from triage.core.inputs.readers import Parsed
-from triage.core.inputs.shapes import Role, members, read_input
+from triage.core.inputs.shapes import members
 
 
 def sha256_file(path: Path) -> str:
@@ -63,10 +63,6 @@ class FrozenLabels:
     @property
     def meta(self) -> dict[str, str]:
         return self.loaded.meta
-
-
-def load_frozen(path: Path, fmt: str | None = None) -> FrozenLabels:
-    return frozen_of(read_input(path, Role.LABELS, fmt), sha256_file(path))
 
 
 def sha256_table(table: pa.Table) -> str:
