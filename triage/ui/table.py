@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -22,15 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from triage.core.text.sanitize import one_line
-
-
-@dataclass(frozen=True)
-class Column:
-    title: str
-    width: int  # cells; 0 = a share of the remaining width
-    right: bool = False
-    share: int = 1  # a width-0 column's share of the remaining width, against the others' shares
-
+from triage.report.columns import Column
 
 RowFn = Callable[[int], Sequence[object]]
 TagFn = Callable[[int], str | None]  # a component-class suffix for a row ("bad", "good", "gold", …)
@@ -86,10 +78,10 @@ class VirtualTable(ScrollView, can_focus=True):
         index: int
 
     def __init__(
-        self, columns: Sequence[Column], *, id: str | None = None, classes: str | None = None
+        self, columns: Sequence[Column[Any]], *, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(id=id, classes=classes)
-        self.columns = list(columns)
+        self.columns: list[Column[Any]] = list(columns)
         self.count = 0
         self._row: RowFn = lambda i: ()
         self._tag: TagFn = lambda i: None

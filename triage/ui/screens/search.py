@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -15,10 +16,12 @@ from textual.worker import get_current_worker
 
 from triage.core.measures.paired import Outcome
 from triage.ui.literal import line
-from triage.ui.table import Column, VirtualTable
+from triage.ui.query_columns import OUTCOME, QUERY, TEXT, QueryLine
+from triage.ui.table import VirtualTable
 from triage.workspace.session import Session
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good"}
+COLUMNS = (replace(QUERY, width=14), OUTCOME, TEXT)
 
 
 class SearchScreen(ModalScreen[int | None]):
@@ -40,9 +43,7 @@ class SearchScreen(ModalScreen[int | None]):
                 line(("search", "bold"), ("  query id or words; enter opens the best match", "$text-muted"))
             )
             yield Input(placeholder="e.g. q061 or parental leave", id="search-input")
-            yield VirtualTable(
-                [Column("query", 14), Column("outcome", 10), Column("text", 0)], id="search-results"
-            )
+            yield VirtualTable(COLUMNS, id="search-results")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -62,11 +63,7 @@ class SearchScreen(ModalScreen[int | None]):
         table = self.query_one(VirtualTable)
         table.set_rows(
             len(found),
-            lambda i: [
-                s.query_id(found[i]),
-                Outcome(int(s.outcomes[found[i]])).label,
-                s.texts[found[i]].as_py(),
-            ],
+            lambda i: [c.cell(QueryLine(i, found[i], s, None)) for c in COLUMNS],
             lambda i: TAGS.get(Outcome(int(s.outcomes[found[i]]))),
         )
 

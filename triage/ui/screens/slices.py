@@ -16,20 +16,16 @@ from textual.widgets import Static
 
 from triage.core.measures.paired import Outcome
 from triage.core.views.slices import FEW, Slice
-from triage.report import cells
+from triage.report import cells, columns
+from triage.report.columns import SLICES, TENANT_BARS, TENANTS, Column, TenantLine
 from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.screens.help import HELP_KEY
 from triage.ui.screens.lists import QueryList
 from triage.ui.screens.live import LiveScreen, report
-from triage.ui.table import Column, VirtualTable
+from triage.ui.table import VirtualTable
 from triage.workspace.session import Session
-
-
-def columns(head: list[str], widths: list[int], left: set[int]) -> list[Column]:
-    """A table's columns under a header of `cells`, right-aligned but for `left`."""
-    return [Column(h, w, right=i not in left) for i, (h, w) in enumerate(zip(head, widths, strict=True))]
 
 
 def slice_named(session: Session, key: str, value: str) -> Slice:
@@ -86,12 +82,10 @@ class TenantsScreen(LiveScreen):
         Binding("b", "bars", "bars / table"),
         Binding("l", "order", "by rate / lower bound"),
     ]
-    COLUMNS = columns(cells.TENANT_HEAD, [3, 20, 5, 5, 5, 6, 14, 4, 4, 11, 7, 13, 0], left={1, 9, 12})
-    BARS = columns(cells.TENANT_BAR_HEAD, [4, 24, 5, cells.BAR + 7, cells.BAR + 7, 0], left={1, 3, 4, 5})
+    COLUMNS = TENANTS
+    BARS = TENANT_BARS
     # Narrower than NARROW the table keeps #, tenant, n, both rates, the flips, Δ q and the marks
-    # (< floor, few); the bars are shorter. A wider terminal adds these:
-    WIDE_ONLY: ClassVar[set[str]] = {"plan", "sel.", "B 95%", "B−A"}
-    NARROW_BAR = 10  # cells of a full bar when narrow
+    # (< floor, few), the wide-only columns left out; the bars are shorter.
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -137,18 +131,13 @@ class TenantsScreen(LiveScreen):
                 (note, "$text-muted"),
             )
         )
-        bar = self.NARROW_BAR if self.narrow else cells.BAR
-        head = self.BARS if self.show_bars else self.COLUMNS
-        empty = empty_tenant_columns(rows) | (self.WIDE_ONLY if self.narrow else set())
-        keep = [c.title not in empty for c in head]
-
-        def cells_of(i: int, x: TenantRow, floor_at: float) -> list[str]:
-            if self.show_bars:
-                return cells.tenant_bar_cells(i, x, floor_at, bar)
-            return cells.tenant_cells(i, x, floor_at)
+        bar = columns.NARROW_BAR if self.narrow else cells.BAR
+        shown = columns.shown(
+            self.BARS if self.show_bars else self.COLUMNS, empty_tenant_columns(rows), self.narrow
+        )
 
         def row(i: int) -> list[str]:
-            return [v for v, shown in zip(cells_of(i + 1, rows[i], floor), keep, strict=True) if shown]
+            return columns.cells_of(shown, TenantLine(i + 1, rows[i], t, bar))
 
         def tag(i: int) -> str | None:
             x = rows[i]
@@ -156,16 +145,7 @@ class TenantsScreen(LiveScreen):
                 return "bad" if x.below(floor) else "gold"
             return "muted" if x.few else None
 
-        def narrowed(c: Column) -> Column:
-            if not self.narrow:
-                return c
-            if c.title == "tenant":
-                return Column(c.title, 19)
-            if c.title in ("A", "B"):  # a bar and its rate
-                return Column(c.title, bar + 6)
-            return Column(c.title, 3, right=True) if c.title in ("h→m", "m→h") else c
-
-        table.columns = [narrowed(c) for c, shown in zip(head, keep, strict=True) if shown]
+        table.columns = shown
         table.set_rows(len(rows), row, tag, table.cursor)
 
     def action_bars(self) -> None:
@@ -195,13 +175,8 @@ class SlicesScreen(LiveScreen):
         Binding("right", "key(1)", "next key", show=False, priority=True),
         Binding("left", "key(-1)", "previous key", show=False, priority=True),
     ]
-    COLUMNS = [
-        *columns(cells.SLICE_HEAD, [18, 5, 5, 5, 14, 6, 5, 5, 4, 4, 5, 6, 13], left={0}),
-        Column("", 0),
-    ]
-
-    # Narrower than NARROW these leave (said in the title), so the flips, short, elig=0 and Δ q stay
-    WIDE_ONLY: ClassVar[set[str]] = {"B 95%", "rec A", "rec B"}
+    COLUMNS: ClassVar[tuple[Column[SliceRow], ...]] = (*SLICES, Column("", "", width=0))  # the last: filler
+    # Narrower than NARROW the wide-only ones leave (said in the title), and the filler
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -246,22 +221,10 @@ class SlicesScreen(LiveScreen):
             )
         )
         table = self.query_one(VirtualTable)
-        keep = [not (self.narrow and c.title in self.WIDE_ONLY) for c in self.COLUMNS]
-        if self.narrow:
-            keep[-1] = False  # the filler column
-        narrowed = {
-            "value": Column("value", 18),
-            "h→m": Column("h→m", 3, True),
-            "m→h": Column("m→h", 3, True),
-        }
-        table.columns = [
-            narrowed.get(c.title, c) if self.narrow else c
-            for c, k in zip(self.COLUMNS, keep, strict=True)
-            if k
-        ]
+        table.columns = columns.shown(self.COLUMNS, {""} if self.narrow else set(), self.narrow)
         table.set_rows(
             len(rows),
-            lambda i: [v for v, k in zip([*cells.slice_cells(rows[i]), ""], keep, strict=True) if k],
+            lambda i: columns.cells_of(table.columns, rows[i]),
             lambda i: "bad" if rows[i].b_below_a else None,
         )
 
