@@ -24,6 +24,32 @@ from textual.strip import Strip
 from triage.core.text.sanitize import one_line
 from triage.report.columns import Column
 
+PAGES = "move by a page, to the ends"
+# A list's keys. A screen holding a list names them in its own BINDINGS too, where `?` lists them,
+# with its `enter` (what opening a row does there): the focused table handles them, the screen
+# (`LiveScreen`) passes them on to its table wherever the focus is.
+LIST_KEYS = [
+    Binding("j,down", "move(1)", "down", show=False, tooltip="move"),
+    Binding("k,up", "move(-1)", "up", show=False, tooltip="move"),
+    Binding(
+        "pagedown,space",
+        "page(1)",
+        "page down",
+        show=False,
+        key_display="pgdn / pgup, home / end",
+        tooltip=PAGES,
+    ),
+    Binding("pageup", "page(-1)", "page up", show=False, tooltip=PAGES),
+    Binding("home", "jump(0)", "first", show=False, tooltip=PAGES),
+    Binding("end", "jump(-1)", "last", show=False, tooltip=PAGES),
+]
+
+
+def opens(what: str) -> Binding:
+    """A screen's `enter` on its list: `what` it opens."""
+    return Binding("enter", "select", "open", show=False, tooltip=what)
+
+
 RowFn = Callable[[int], Sequence[object]]
 TagFn = Callable[[int], str | None]  # a component-class suffix for a row ("bad", "good", "gold", …)
 
@@ -31,15 +57,7 @@ TagFn = Callable[[int], str | None]  # a component-class suffix for a row ("bad"
 class VirtualTable(ScrollView, can_focus=True):
     """Rows `0..count-1`, drawn by `row(i)`; a cursor moved with j/k, arrows and page keys."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j,down", "move(1)", "down", show=False),
-        Binding("k,up", "move(-1)", "up", show=False),
-        Binding("pagedown,space", "page(1)", "page down", show=False),
-        Binding("pageup", "page(-1)", "page up", show=False),
-        Binding("home", "jump(0)", "first", show=False),
-        Binding("end", "jump(-1)", "last", show=False),
-        Binding("enter", "select", "open", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*LIST_KEYS, Binding("enter", "select", "open", show=False)]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "table--header",
         "table--cursor",

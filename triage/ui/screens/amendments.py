@@ -6,20 +6,20 @@ from __future__ import annotations
 from typing import ClassVar, NamedTuple
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.widgets import Static
 
 from triage.core.text.sanitize import counted
 from triage.labels.records import RETRACT, VERDICT, Record
 from triage.report import columns
 from triage.report.columns import Column
-from triage.ui.glossary import TERMS
+from triage.ui.glossary import TERMS, Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.messages import OpenQuery
-from triage.ui.screens.help import HELP_KEY
+from triage.ui.screens.help import BACK, HELP_KEY
 from triage.ui.screens.live import LiveScreen
-from triage.ui.table import VirtualTable
+from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session
 
 
@@ -81,8 +81,13 @@ COLUMNS: tuple[Column[Entry], ...] = (
 
 
 class AmendmentsScreen(LiveScreen):
-    HELP = "amendments"
-    BINDINGS: ClassVar[list[BindingType]] = [HELP_KEY, Binding("escape", "app.pop_screen", "back")]
+    TOPIC = Topic("Amendments", COLUMNS)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
+        BACK,
+        *LIST_KEYS,
+        opens("open the amended query's detail"),
+    ]
 
     def __init__(self, session: Session) -> None:
         super().__init__()

@@ -15,6 +15,7 @@ from triage.core.measures.paired import Outcome
 from triage.core.views.hints import FlipHints
 from triage.report import columns
 from triage.report.columns import Column
+from triage.ui.glossary import Entry, Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.query_columns import (
@@ -25,6 +26,7 @@ from triage.ui.query_columns import (
     OUTCOME,
     PLAN_A,
     PLAN_B,
+    QUERY,
     TENANT,
     TEXT,
     VERDICT,
@@ -33,22 +35,49 @@ from triage.ui.query_columns import (
     query_column,
     rank_column,
 )
-from triage.ui.screens.help import HELP_KEY
+from triage.ui.screens.help import BACK, HELP_KEY
 from triage.ui.screens.live import LiveScreen
-from triage.ui.table import VirtualTable
+from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session, flip_label
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good", Outcome.UNSCORED: "muted"}
+# What a list of queries shows, for `?`: its columns, each with the marks its cells hold
+SHOWN: tuple[Entry, ...] = (
+    NUMBER,
+    OUTCOME,
+    QUERY,
+    TENANT,
+    GOLD_A,
+    GOLD_B,
+    "(>k)",
+    "absent",
+    "(3/5)",
+    PLAN_A,
+    PLAN_B,
+    HINT,
+    "short",
+    "plan",
+    "header",
+    "path",
+    "unlab",
+    "window",
+    "pushed",
+    "dropped",
+    "…",
+    VERDICT,
+    TEXT,
+)
 
 
 class QueryList(LiveScreen):
     """A list of query indices (`order`); enter opens the detail with n/p walking this list."""
 
-    HELP = "flips"
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("slash", "search", "search"),
-        Binding("escape", "app.pop_screen", "back"),
+        *LIST_KEYS,
+        opens("open the query's detail"),
+        Binding("slash", "search", "search", tooltip="fuzzy search; enter opens the best match"),
+        BACK,
     ]
     title_text = ""
     with_hints = False  # a column with each row's first cause hint (computed in a worker)
@@ -186,6 +215,7 @@ class QueryList(LiveScreen):
 
 
 class FlipsScreen(QueryList):
+    TOPIC = Topic("Flips", ("flip", *SHOWN))
     title_text = "Flips, hit→miss first"
     with_hints = True
 
@@ -200,6 +230,7 @@ class FlipsScreen(QueryList):
         return lambda i: flip_label(i, n_reg, n)
 
 
+ONLY = "every query / both hit / both miss / hit→miss / miss→hit"
 FILTERS = {
     "0": None,
     "1": Outcome.BOTH_HIT,
@@ -210,13 +241,18 @@ FILTERS = {
 
 
 class AllQueriesScreen(QueryList):
-    HELP = "all"
+    TOPIC = Topic("All queries", SHOWN)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("0", "only('0')", "all"),
-        Binding("1", "only('1')", "both hit"),
-        Binding("2", "only('2')", "both miss"),
-        Binding("3", "only('3')", "hit→miss"),
-        Binding("4", "only('4')", "miss→hit"),
+        Binding(
+            key, f"only('{key}')", name, tooltip="every query / both hit / both miss / hit→miss / miss→hit"
+        )
+        for key, name in (
+            ("0", "all"),
+            ("1", "both hit"),
+            ("2", "both miss"),
+            ("3", "hit→miss"),
+            ("4", "miss→hit"),
+        )
     ]
     outcome: Outcome | None = None
 

@@ -20,9 +20,10 @@ from triage.core.views.deltas import GOLD_RANK, Choice, Deltas, by_name, choices
 from triage.report import cells, columns
 from triage.report.columns import Column
 from triage.report.model import RanksSection
+from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
-from triage.ui.query_columns import TENANT, TEXT, QueryLine, empty_columns, query_column
+from triage.ui.query_columns import QUERY, TENANT, TEXT, QueryLine, empty_columns, query_column
 from triage.ui.screens.lists import QueryList
 from triage.ui.screens.live import report
 from triage.ui.table import VirtualTable
@@ -92,8 +93,35 @@ class RankDropsScreen(QueryList):
     """The moved queries of one measure, worst first; enter opens a query's detail, n/p walking
     this list. Orders of more than SYNC_LIMIT queries are computed in a thread worker."""
 
-    HELP = "ranks"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("M", "measure", "next measure")]
+    TOPIC = Topic(
+        "Rank drops",
+        (
+            "worst first",
+            (
+                "measure",
+                "What the list is ordered on: each measure named with --measures, then ndcg, recall, mrr "
+                "and the hit rate at k, then the gold rank. It opens on the first named measure, else on "
+                "ndcg@k: it moves with every rank change within k and weighs the grades, where the hit "
+                "rate's Δ is only the flips (f lists those).",
+            ),
+            QUERY,
+            TENANT,
+            MEASURE_A,
+            MEASURE_B,
+            MEASURE_DELTA,
+            TEXT,
+            "gold rank",
+            "gold rank A − B",
+        ),
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "M",
+            "measure",
+            "next measure",
+            tooltip="the next measure to order by (the title names it and the one after it)",
+        )
+    ]
     title_text = "Rank drops"
     SYNC_LIMIT = 50_000  # queries: up to this many the order is computed at once (a few ms)
 

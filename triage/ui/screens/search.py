@@ -15,9 +15,10 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from triage.core.measures.paired import Outcome
+from triage.ui.glossary import Topic
 from triage.ui.literal import line
 from triage.ui.query_columns import OUTCOME, QUERY, TEXT, QueryLine
-from triage.ui.table import VirtualTable
+from triage.ui.table import VirtualTable, opens
 from triage.workspace.session import Session
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good"}
@@ -25,10 +26,11 @@ COLUMNS = (replace(QUERY, width=14), OUTCOME, TEXT)
 
 
 class SearchScreen(ModalScreen[int | None]):
-    HELP = "search"
+    TOPIC = Topic("Search", COLUMNS)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "close"),
-        Binding("down", "results", "results", show=False),
+        Binding("down", "results", "results", show=False, tooltip="choose a result (then j / k, ↓ / ↑)"),
+        opens("open the best (or chosen) match"),  # the box's and the results' enter
+        Binding("escape", "cancel", "close", tooltip="close"),
     ]
 
     def __init__(self, session: Session, current: np.ndarray) -> None:

@@ -19,12 +19,13 @@ from triage.core.views.slices import FEW, Slice
 from triage.report import cells, columns
 from triage.report.columns import SLICES, TENANT_BARS, TENANTS, Column, TenantLine
 from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
+from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
-from triage.ui.screens.help import HELP_KEY
-from triage.ui.screens.lists import QueryList
+from triage.ui.screens.help import BACK, HELP_KEY
+from triage.ui.screens.lists import SHOWN, QueryList
 from triage.ui.screens.live import LiveScreen, report
-from triage.ui.table import VirtualTable
+from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session
 
 
@@ -47,7 +48,7 @@ def empty_tenant_columns(rows: Sequence[TenantRow]) -> set[str]:
 class SliceQueries(QueryList):
     """One slice's queries: regressions first, then wins, then the rest."""
 
-    HELP = "slice-queries"
+    TOPIC = Topic("A tenant's or slice's queries", SHOWN)
 
     def __init__(self, session: Session, slice_: Slice) -> None:
         super().__init__(session)
@@ -75,12 +76,24 @@ class SliceQueries(QueryList):
 
 
 class TenantsScreen(LiveScreen):
-    HELP = "tenants"
+    TOPIC = Topic("Tenants", (*TENANTS, "< floor", "few", "floor", "5th-percentile", "bars", *TENANT_BARS))
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("escape", "app.pop_screen", "back"),
-        Binding("b", "bars", "bars / table"),
-        Binding("l", "order", "by rate / lower bound"),
+        BACK,
+        Binding(
+            "b",
+            "bars",
+            "bars / table",
+            tooltip="bars of A's and B's hit rate per tenant (and back to the table)",
+        ),
+        Binding(
+            "l",
+            "order",
+            "by rate / lower bound",
+            tooltip="order by the low end of B's 95% interval instead of B's hit rate (and back)",
+        ),
+        *LIST_KEYS,
+        opens("the tenant's queries, regressions first; enter again for the detail"),
     ]
     COLUMNS = TENANTS
     BARS = TENANT_BARS
@@ -164,16 +177,29 @@ class TenantsScreen(LiveScreen):
             self.app.push_screen(SliceQueries(self.session, tenant))
 
 
+KEY_STEP = "the previous / next slice key"
+
+
 class SlicesScreen(LiveScreen):
-    HELP = "slices"
+    TOPIC = Topic("Slices", (*SLICES, "partition", "noise band"))
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("escape", "app.pop_screen", "back"),
-        Binding("right_square_bracket", "key(1)", "next key"),
-        Binding("left_square_bracket", "key(-1)", "previous key"),
-        # before the table, which would take the arrows to scroll sideways
-        Binding("right", "key(1)", "next key", show=False, priority=True),
-        Binding("left", "key(-1)", "previous key", show=False, priority=True),
+        BACK,
+        # the arrows before the table, which would take them to scroll sideways
+        Binding(
+            "left",
+            "key(-1)",
+            "previous key",
+            show=False,
+            priority=True,
+            key_display="← / →, [ / ]",
+            tooltip=KEY_STEP,
+        ),
+        Binding("right", "key(1)", "next key", show=False, priority=True, tooltip=KEY_STEP),
+        Binding("right_square_bracket", "key(1)", "next key", tooltip=KEY_STEP),
+        Binding("left_square_bracket", "key(-1)", "previous key", tooltip=KEY_STEP),
+        *LIST_KEYS,
+        opens("the slice's queries, regressions first; enter again for the detail"),
     ]
     COLUMNS: ClassVar[tuple[Column[SliceRow], ...]] = (*SLICES, Column("", "", width=0))  # the last: filler
     # Narrower than NARROW the wide-only ones leave (said in the title), and the filler
