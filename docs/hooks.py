@@ -4,7 +4,9 @@ A page holds a marker line where a generated part goes:
 
 - `<!-- generated: json-schema -->`: `triage report --json-schema`, each object's keys as a table,
   then the whole schema (docs/report-schema.md);
-- `<!-- generated: cli-help -->`: every verb's `--help` (docs/cli.md).
+- `<!-- generated: cli-help -->`: every verb's `--help` (docs/cli.md);
+- `<!-- generated: keys -->`: the app's keys and what each screen shows, one sentence each, read from
+  the app's bindings and the screens' topics and column declarations, as `?` reads them (docs/keys.md).
 
 The app's pictures are the snapshot tests' own SVGs (tests/__snapshots__/test_snapshots/), served
 as `snapshots/NAME.svg`: a page shows what the tests check the app draws.
@@ -96,7 +98,35 @@ def cli_markdown() -> str:
     return "\n".join(parts)
 
 
-GENERATORS = {"json-schema": schema_markdown, "cli-help": cli_markdown}
+def _md(text: str) -> str:
+    """A sentence as a Markdown table cell: its pipes and emphasis marks escaped."""
+    for ch in "\\|*_":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def _rows(head: tuple[str, str], rows: list[tuple[str, str]]) -> list[str]:
+    out = [f"| {head[0]} | {head[1]} |", "| --- | --- |"]
+    return [*out, *(f"| `{name}` | {_md(what)} |" for name, what in rows), ""]
+
+
+def keys_markdown() -> str:
+    """The keys that work anywhere, then each screen's keys and what it shows, as `?` says them."""
+    from triage.ui.app import TriageApp, every_screen
+    from triage.ui.screens.help import anywhere, here, topic_of
+    from triage.ui.screens.unsaved import UnsavedScreen
+
+    parts = ["## Anywhere", "", *_rows(("key", "does"), anywhere(TriageApp))]
+    for screen in every_screen():
+        topic = topic_of(screen)
+        parts += [f"## {topic.title}", "", *_rows(("key", "does"), here(screen))]
+        parts += [*_rows(("shows", "what it is"), topic.entries())]
+    parts += ["## Quitting with decisions the disk refused", ""]
+    parts += ["`q` asks first, with these keys:", "", *_rows(("key", "does"), here(UnsavedScreen))]
+    return "\n".join(parts)
+
+
+GENERATORS = {"json-schema": schema_markdown, "cli-help": cli_markdown, "keys": keys_markdown}
 
 
 def on_files(files: Files, config) -> Files:
