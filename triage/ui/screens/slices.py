@@ -6,8 +6,8 @@ Both list slices of the scored queries with each arm's numbers; `enter` opens a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from textual.app import ComposeResult
@@ -27,6 +27,11 @@ from triage.ui.screens.lists import SHOWN, QueryList
 from triage.ui.screens.live import LiveScreen, report
 from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session
+
+
+def wider(columns: Iterable[Column[Any]]) -> str:
+    """The columns only a wide screen shows: "B 95%, rec A, rec B"."""
+    return ", ".join(c.title for c in columns if c.wide)
 
 
 def slice_named(session: Session, key: str, value: str) -> Slice:
@@ -129,7 +134,7 @@ class TenantsScreen(LiveScreen):
         decision = next((name for r in rows for name in r.compare), None)  # Δ q's measure
         of = f" of {decision}" if decision is not None else ""
         note = (
-            "\nworst three highlighted · wider: B 95%, B−A, plan, sel. · ? explains each"
+            f"\nworst three highlighted · wider: {wider(self.COLUMNS)} · ? explains each"
             if self.narrow
             else "\nthe worst three are highlighted; few = fewer than "
             f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; Δ q: B − A{of} and its "
@@ -240,7 +245,7 @@ class SlicesScreen(LiveScreen):
                 ("Slices  ", "bold"),
                 *tabs,
                 ("   ←/→ or [ ]: key", "$text-muted"),
-                ("  · wider: B 95%, rec A, rec B" if self.narrow else "", "$text-muted"),
+                (f"  · wider: {wider(self.COLUMNS)}" if self.narrow else "", "$text-muted"),
                 "\n",
                 f"by {key}: {len(rows)} slices, n sums to {part.sum} of {part.scored} scored  ",
                 check,
