@@ -166,6 +166,17 @@ def test_the_report_and_its_markdown_say_the_same_label_state_rows(amended: Sess
     assert "|   q150 | hit→miss | both hit |" in md
 
 
+def test_a_tenants_share_is_of_every_tenants_scored_queries() -> None:
+    tenants = sample_report().tenants
+    assert tenants is not None and tenants.scored == sum(t.n for t in tenants.rows) > 0
+    share = columns.titles(columns.TENANTS).index("n %")
+    drawn = [columns.cells_of(columns.TENANTS, t)[share] for t in columns.tenant_lines(tenants)]
+    assert drawn == [f"{t.n / tenants.scored:.0%}" for t in tenants.rows]
+    assert 95 <= sum(int(x.rstrip("%")) for x in drawn) <= 105  # whole percentages, rounded each
+    assert cells.share(1, 1000) == "<1%" and cells.share(0, 10) == "0%" and cells.share(5, 0) == cells.NONE
+    assert cells.share(10, 10) == "100%" and cells.share(5, 1000) == "<1%" and cells.share(6, 1000) == "1%"
+
+
 def test_undefined_numbers_are_null_and_drawn_as_a_dash() -> None:
     assert cells.rate(None) == cells.band(None) == cells.p_value(None) == cells.delta(0.5, None) == "–"
     assert cells.rank(None, 5) == cells.rank(0, 5) == "absent" and cells.rank(7, 5) == "7 (>k)"

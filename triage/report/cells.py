@@ -117,6 +117,14 @@ def selectivity(x: float | None) -> str:
     return NONE if x is None else f"{x:.2%}"
 
 
+def share(n: int, of: int) -> str:
+    """`n` of `of` as a whole percentage: "13%"; "<1%" for a share above 0 that rounds to 0."""
+    if not of:
+        return NONE
+    whole = f"{n / of:.0%}"
+    return "<1%" if n and whole == "0%" else whole
+
+
 def outcome(o: Outcome) -> str:
     return o.label
 

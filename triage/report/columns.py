@@ -110,12 +110,21 @@ TENANTS: tuple[Column[TenantLine], ...] = (
     Column("#", POSITION, lambda t: str(t.i), 3, right=True),
     Column("tenant", TENANT, lambda t: t.row.tenant, 20, narrow=19),
     Column("n", N, lambda t: str(t.row.n), 5, right=True),
+    Column(
+        "n %",
+        "The tenant's share of the scored queries (its n over every tenant's): how much it weighs in "
+        "the blended rates.",
+        lambda t: cells.share(t.row.n, t.tenants.scored),
+        4,  # "100%"
+        right=True,
+        wide=True,
+    ),
     Column("hit A", HIT_A, lambda t: cells.rate(t.row.hit_rate_a), 5, right=True),
     Column("hit B", HIT_B, lambda t: cells.rate(t.row.hit_rate_b), 5, right=True),
     Column("B−A", B_MINUS_A, lambda t: cells.delta(t.row.hit_rate_a, t.row.hit_rate_b), 6, True, wide=True),
     Column("B 95%", B_95, lambda t: cells.interval(t.row.wilson_low_b, t.row.wilson_high_b), 14, True, True),
-    Column("h→m", H2M, lambda t: str(t.row.hit_to_miss), 4, right=True, narrow=3),
-    Column("m→h", M2H, lambda t: str(t.row.miss_to_hit), 4, right=True, narrow=3),
+    Column("h→m", H2M, lambda t: str(t.row.hit_to_miss), 3, right=True),
+    Column("m→h", M2H, lambda t: str(t.row.miss_to_hit), 3, right=True),
     Column(
         "plan",
         "The plan B used most for the tenant's queries, with its share.",
