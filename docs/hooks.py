@@ -8,6 +8,8 @@ A page holds a marker line where a generated part goes:
 - `<!-- generated: metrics -->` and `<!-- generated: measures -->`: the tables of triage's four
   metrics and of the measures by name, from the measure registry (triage/core/measures/families/;
   docs/measures.md).
+- `<!-- generated: keys -->`: the app's keys and what each screen shows, one sentence each, read from
+  the app's bindings and the screens' topics and column declarations, as `?` reads them (docs/keys.md).
 
 The app's pictures are the snapshot tests' own SVGs (tests/__snapshots__/test_snapshots/), served
 as `snapshots/NAME.svg`: a page shows what the tests check the app draws.
@@ -101,6 +103,34 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
     """A Markdown table, each `|` within a cell escaped."""
     lines = [head, ["---"] * len(head), *([c.replace("|", "\\|") for c in row] for row in rows)]
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+def _md(text: str) -> str:
+    """A sentence as a Markdown table cell: its pipes and emphasis marks escaped."""
+    for ch in "\\|*_":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def _rows(head: tuple[str, str], rows: list[tuple[str, str]]) -> list[str]:
+    out = [f"| {head[0]} | {head[1]} |", "| --- | --- |"]
+    return [*out, *(f"| `{name}` | {_md(what)} |" for name, what in rows), ""]
+
+
+def keys_markdown() -> str:
+    """The keys that work anywhere, then each screen's keys and what it shows, as `?` says them."""
+    from triage.ui.app import TriageApp, every_screen
+    from triage.ui.screens.help import anywhere, here, topic_of
+    from triage.ui.screens.unsaved import UnsavedScreen
+
+    parts = ["## Anywhere", "", *_rows(("key", "does"), anywhere(TriageApp))]
+    for screen in every_screen():
+        topic = topic_of(screen)
+        parts += [f"## {topic.title}", "", *_rows(("key", "does"), here(screen))]
+        parts += [*_rows(("shows", "what it is"), topic.entries())]
+    parts += ["## Quitting with decisions the disk refused", ""]
+    parts += ["`q` asks first, with these keys:", "", *_rows(("key", "does"), here(UnsavedScreen))]
+    return "\n".join(parts)
+
+
 
 
 def metrics_markdown() -> str:
@@ -124,6 +154,7 @@ GENERATORS = {
     "cli-help": cli_markdown,
     "metrics": metrics_markdown,
     "measures": measures_markdown,
+    "keys": keys_markdown,
 }
 
 

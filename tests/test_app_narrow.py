@@ -170,8 +170,11 @@ async def test_on_slices_the_arrows_change_the_key_as_the_screen_says() -> None:
 async def test_help_says_what_the_screens_show() -> None:
     from textual.widgets import Static
 
-    from triage.ui.glossary import TOPICS
+    from triage.ui.screens.detail import DetailScreen
+    from triage.ui.screens.help import here
     from triage.ui.screens.live import report
+    from triage.ui.screens.overview import OverviewScreen
+    from triage.ui.screens.queue import QueueScreen
 
     app = TriageApp()
     async with app.run_test(size=NARROW) as pilot:
@@ -180,17 +183,16 @@ async def test_help_says_what_the_screens_show() -> None:
         # the wins / ties / losses cover every scored query, as the help now says
         for row in (r.ranks.mrr, r.ranks.ndcg):
             assert row.wins + row.ties + row.losses == r.n_scored > r.paired.both_hit
-        wtl = TOPICS["overview"].explain("wins / ties / losses")
+        wtl = OverviewScreen.TOPIC.explain("wins / ties / losses")
         assert "both-hit" not in wtl and "every scored query" in wtl
         # the title ties each arm's name to A or B, where the names first appear
         title = str(app.screen.query_one("#title", Static).render())
         assert f"A {r.arms.a.name}  →  B {r.arms.b.name}" in title
-    overview_keys = dict(TOPICS["overview"].keys)
+    overview_keys = dict(here(OverviewScreen))
     assert any("pgdn" in key and "scroll" in what for key, what in overview_keys.items())
-    assert "0" in TOPICS["queue"].explain("body … similar") and "100" in TOPICS["queue"].explain(
-        "body … similar"
-    )
-    assert "login" in TOPICS["detail"].explain("verdicts")
+    similar = QueueScreen.TOPIC.explain("body … similar")
+    assert "0" in similar and "100" in similar
+    assert "login" in DetailScreen.TOPIC.explain("verdicts")
 
 
 def test_the_queue_says_a_tier_2_query_both_hits_now_and_counts_the_session_whatever_the_filter(

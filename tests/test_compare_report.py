@@ -23,7 +23,7 @@ from triage.core.measures.significance import compare_all
 from triage.report import cells, markdown
 from triage.report.model import MeasureComparison, QueryTable, Randomization
 from triage.report.schema import _Schemas
-from triage.ui import glossary
+from triage.ui.screens.help import topic_of
 
 from conftest import write_parquet
 
@@ -305,7 +305,7 @@ async def test_the_overview_shows_each_measure_under_the_headline_at_80x24() -> 
             assert name in shown and f"{c.delta:+.3f}" in shown and cells.p_value(c.p_holm) in shown
             assert cells.rate(c.mde80) in shown
         assert "95% interval" in shown and "p corr.: t, holm" in shown
-        topic = glossary.topic_of(screen)
+        topic = topic_of(type(screen))
         assert all(topic.covers(term) for term in cells.compare_overview_head() if term not in "AB")
         assert max(len(line.rstrip()) for line in shown.splitlines()) <= 78
 

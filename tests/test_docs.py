@@ -208,6 +208,8 @@ def test_every_page_is_in_the_nav_and_every_generated_part_has_its_marker() -> N
     assert "<!-- generated: cli-help -->" in (DOCS / "cli.md").read_text("utf-8")
     measures = (DOCS / "measures.md").read_text("utf-8")
     assert "<!-- generated: metrics -->" in measures and "<!-- generated: measures -->" in measures
+    keys = (DOCS / "keys.md").read_text("utf-8")
+    assert "<!-- generated: keys -->" in keys and "| key |" not in keys  # no key table kept by hand
 
 
 def mkdocs() -> list[str]:
@@ -242,3 +244,7 @@ def test_the_site_builds_strictly_with_its_generated_pages(tmp_path: Path) -> No
         and "ndcg_cut_k" in measures
         and "<td><code>hit_rate@k</code></td>" in measures
     )
+    keys = (site / "keys" / "index.html").read_text("utf-8")
+    # each screen's keys and columns, as its bindings and column declarations say them
+    assert "generated:" not in keys and "Judging queue" in keys and "open the query's detail" in keys
+    assert "The Wilson 95% interval of B's hit rate" in keys and "discard them and quit" in keys

@@ -10,7 +10,7 @@ from textual.content import Content
 
 import triage
 from triage.report import cells
-from triage.ui import glossary
+from triage.ui.screens.overview import OverviewScreen
 from triage.ui.widgets import forest
 from triage.ui.widgets.forest import ForestRow, Tone
 
@@ -124,7 +124,7 @@ def test_the_plots_draw_the_reports_own_numbers() -> None:
 
 
 def test_the_overviews_help_explains_the_plots() -> None:
-    topic = glossary.TOPICS["overview"]
+    topic = OverviewScreen.TOPIC
     for term in ("Δ plot", "├─●─┤", "│ 0", "green / red / grey", "arm plot"):
         assert topic.covers(term) and topic.explain(term).endswith(".")
 

@@ -1,7 +1,8 @@
-"""`?` explains every screen: each table column has a glossary entry, each key one meaning.
+"""`?` explains every screen: each table column has its sentence, each key one meaning and a sentence.
 
-The app is walked screen by screen on the bundled sample; a column added without an entry in
-`triage.ui.glossary`, or a screen key that shadows an app key with another action, fails here."""
+The app is walked screen by screen on the bundled sample; a column a screen's `TOPIC` does not list,
+a key the footer offers that `?` does not explain, or a screen key that shadows an app key with
+another action, fails here."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from triage.report.columns import Column
 from triage.ui import glossary
-from triage.ui.app import TriageApp
-from triage.ui.screens.help import HelpScreen
-from triage.ui.table import Column, VirtualTable
+from triage.ui.app import TriageApp, every_screen
+from triage.ui.screens.help import BACK, HELP_KEY, HelpScreen, anywhere, here, topic_of
+from triage.ui.screens.overview import OverviewScreen
+from triage.ui.table import VirtualTable
 
 from app_helpers import wait_loaded
 
@@ -107,13 +110,18 @@ async def walk(check) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.slow  # opens every screen of the app: 10 s
-async def test_every_column_of_every_screen_has_a_glossary_entry() -> None:
+async def test_every_column_of_every_screen_has_its_sentence_in_the_help() -> None:
     seen: dict[str, set[str]] = {}
 
     def check(app: TriageApp, screen: Screen) -> list[str]:
-        topic = glossary.topic_of(screen)
+        topic = topic_of(type(screen))
         seen[type(screen).__name__] = titles(screen)
-        return [f"{type(screen).__name__}: column {t!r}" for t in titles(screen) if not topic.covers(t)]
+        drawn = [c for table in screen.query(VirtualTable) for c in table.columns if c.title]
+        return [f"{type(screen).__name__}: column {t!r}" for t in titles(screen) if not topic.covers(t)] + [
+            f"{type(screen).__name__}: {c.title!r} says another column's sentence"
+            for c in drawn
+            if topic.covers(c.title) and topic.explain(c.title) != c.means
+        ]
 
     assert await walk(check) == []
     # the walk saw the tables it should: a check over no columns would pass on anything
@@ -121,16 +129,63 @@ async def test_every_column_of_every_screen_has_a_glossary_entry() -> None:
     assert {"other", "score", "chunk"} <= seen["DetailScreen"]
     assert {"h→m", "sel.", "B 95%"} <= seen["TenantsScreen"]
     assert {"elig=0", "rec A"} <= seen["SlicesScreen"]
-    assert not glossary.TOPICS["flips"].covers("a column nobody explained")
+    assert not topic_of(OverviewScreen).covers("a column nobody explained")
 
 
 def test_every_term_a_screen_names_has_a_sentence() -> None:
-    for name, topic in glossary.TOPICS.items():
-        for term in topic.terms:
-            sentence = topic.explain(term)
-            assert sentence.endswith(".") and len(sentence) > 15, (name, term)
-        assert topic.keys, name
-    assert glossary.size() >= len(glossary.TERMS) > 100
+    topics = [topic_of(screen) for screen in every_screen()]
+    for screen, topic in zip(every_screen(), topics, strict=True):
+        for term, sentence in topic.entries():
+            assert sentence.endswith(".") and len(sentence) > 15, (screen, term)
+        assert here(screen), screen
+    assert glossary.size(topics) > len(glossary.TERMS) > 80
+
+
+def unexplained(screen: type) -> list[str]:
+    """The keys a screen's footer offers that `?` does not explain there (nor among the keys that
+    work anywhere)."""
+    explained = {key for key, _ in here(screen) + anywhere(TriageApp)}
+    out = []
+    for b in glossary.declared(screen):
+        shown = b.show and b.description and b not in (HELP_KEY, BACK)
+        if shown and not b.tooltip and glossary.SPELLED.get(b.key, b.key) not in explained:
+            out.append(f"{screen.__name__}: {b.key}")
+    return out
+
+
+def test_every_key_a_footer_offers_is_in_the_help() -> None:
+    assert [key for screen in every_screen() for key in unexplained(screen)] == []
+
+    class Unexplained(Screen):
+        BINDINGS = [Binding("x", "x", "something"), Binding("y", "y", "else", tooltip="why: y")]
+
+    assert unexplained(Unexplained) == ["Unexplained: x"]
+    assert here(Unexplained) == [("y", "why: y")]
+
+
+def test_the_help_reads_the_keys_from_the_bindings() -> None:
+    """Bindings sharing a sentence in a row are one line; a key bound twice is said once."""
+
+    class Keys(Screen):
+        BINDINGS = [
+            Binding("n", "step(1)", "next", tooltip="next / previous"),
+            Binding("p", "step(-1)", "previous", tooltip="next / previous"),
+            Binding("j,down", "move(1)", tooltip="move"),
+            Binding("k,up", "move(-1)", tooltip="move"),
+            *[Binding(str(g), f"grade({g})", tooltip="a grade") for g in range(1, 10)],
+            Binding("slash", "search", tooltip="search", key_display="/ (slash)"),
+            Binding("n", "other", tooltip="shadowed"),
+            Binding("escape", "app.pop_screen", "back"),  # no sentence: not listed
+        ]
+
+    assert here(Keys) == [
+        ("n / p", "next / previous"),
+        ("j / k, ↓ / ↑", "move"),
+        ("1 … 9", "a grade"),
+        ("/ (slash)", "search"),
+    ]
+    every = anywhere(TriageApp)
+    assert ("escape", "back") in every and ("f", "the flips, hit→miss first") in every
 
 
 @pytest.mark.slow  # presses every key on every screen: 10 s

@@ -258,3 +258,14 @@ async def test_the_overview_shows_the_held_out_figure_beside_the_blend(tmp_path:
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_loaded(pilot)
         assert "held out" not in str(app.screen.query_one("#hint", Static).render())
+
+
+def test_a_split_named_with_no_corpus_is_said_not_dropped(tmp_path: Path, capsys) -> None:
+    """--holdout-fraction with no corpus at all: the holdout.doc_ids warning, never a silent null."""
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 a\n", "utf-8")
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\n", "utf-8")
+    run = str(tmp_path / "a.run")
+    argv = ["report", run, run, "--labels", str(tmp_path / "q.qrels"), "--holdout-fraction", "0.2"]
+    assert main([*argv, "--format", "json"]) == 0
+    checks = {c["code"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert "no corpus is given" in checks["holdout.doc_ids"]["message"]

@@ -49,7 +49,14 @@ FIGURES = (
 )
 # Numbers in the README's prose that are not figures of the sample: the interval's level, the
 # percentile, a grade, an exit status.
-CONSTANTS = ("95%", "5th-percentile", "(grade 1)", "exits 1", "exit 1")
+CONSTANTS = (
+    "95%",
+    "5th-percentile",
+    "(grade 1)",
+    "exits 1",
+    "exit 1",
+    "k is 10 unless",
+)  # the last: DEFAULT_K
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +105,9 @@ def test_the_readme_quotes_no_figure_the_checks_above_miss(sample_facts: dict[st
         text = text.replace(known.strip(), " ")
     stray = re.findall(r"\S*\d\S*", text)
     assert stray == [], "a figure in the README that no test checks: add it to FIGURES or drop it"
+
+
+def test_the_default_k_the_readme_names_is_the_code_s() -> None:
+    from triage.core.measures.names import DEFAULT_K
+
+    assert DEFAULT_K == 10 and "k is\n10 unless" in (ROOT / "README.md").read_text("utf-8")

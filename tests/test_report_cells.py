@@ -16,7 +16,7 @@ from triage.core.bundled import bundled, sample_manifest
 from triage.core.checks.model import Level
 from triage.core.inputs.manifest import from_manifest
 from triage.core.measures.paired import Outcome
-from triage.report import cells, markdown
+from triage.report import cells, columns, markdown
 from triage.report.build import build
 from triage.report.model import Report, dumps_report
 from triage.ui.app import TriageApp
@@ -77,14 +77,15 @@ async def test_tenants_and_slices_screens_draw_the_report_cells() -> None:
         assert isinstance(screen, TenantsScreen)
         table = screen.query_one(VirtualTable)
         rows = drawn(table)
-        want = [cells.tenant_cells(i, t, tenants.floor) for i, t in enumerate(tenants.rows, 1)]
+        want = [columns.cells_of(columns.TENANTS, t) for t in columns.tenant_lines(tenants)]
         assert rows == want and len(rows) == 8
-        assert [c.title for c in table.columns] == cells.TENANT_HEAD
+        assert columns.titles(table.columns) == columns.titles(columns.TENANTS)
         assert_fits(table, rows)
         assert body(md, "## Tenants, worst first by B") == [[markdown.cell(c) for c in r] for r in rows]
-        assert any(r[9] == "scan (100%)" for r in rows)  # the plan cell, one spelling everywhere
+        plan = columns.titles(columns.TENANTS).index("plan")
+        assert any(r[plan] == "scan (100%)" for r in rows)  # the plan cell, one spelling everywhere
         await pilot.press("b")
-        bars = [cells.tenant_bar_cells(i, t, tenants.floor) for i, t in enumerate(tenants.rows, 1)]
+        bars = [columns.cells_of(columns.TENANT_BARS, t) for t in columns.tenant_lines(tenants)]
         assert drawn(table) == bars
         await pilot.press("escape", "s")
         screen = app.screen
@@ -93,7 +94,7 @@ async def test_tenants_and_slices_screens_draw_the_report_cells() -> None:
         for key, slice_rows in expected.slices.items():
             assert f"by {key}:" in str(screen.query_one("#slices-title").render())
             rows = drawn(table)
-            assert rows == [[*cells.slice_cells(s), ""] for s in slice_rows]
+            assert rows == [[*columns.cells_of(columns.SLICES, s), ""] for s in slice_rows]
             assert_fits(table, rows)
             printed = body(md, f"## By {key}")
             assert printed and rows
@@ -115,9 +116,7 @@ async def test_the_screens_follow_an_amendment(tmp_path: Path) -> None:
         after = drawn(app.screen.query_one(VirtualTable))
         now = build(app.session.snapshot)
         assert now.tenants is not None and after != before
-        assert after == [
-            cells.tenant_cells(i, t, now.tenants.floor) for i, t in enumerate(now.tenants.rows, 1)
-        ]
+        assert after == [columns.cells_of(columns.TENANTS, t) for t in columns.tenant_lines(now.tenants)]
 
 
 def documented_keys() -> list[str]:
@@ -165,6 +164,17 @@ def test_the_report_and_its_markdown_say_the_same_label_state_rows(amended: Sess
     assert rows is not None and rows[-1] == ("  q150", "hit→miss", "both hit")
     md = markdown.render_markdown(r)
     assert "|   q150 | hit→miss | both hit |" in md
+
+
+def test_a_tenants_share_is_of_every_tenants_scored_queries() -> None:
+    tenants = sample_report().tenants
+    assert tenants is not None and tenants.scored == sum(t.n for t in tenants.rows) > 0
+    share = columns.titles(columns.TENANTS).index("n %")
+    drawn = [columns.cells_of(columns.TENANTS, t)[share] for t in columns.tenant_lines(tenants)]
+    assert drawn == [f"{t.n / tenants.scored:.0%}" for t in tenants.rows]
+    assert 95 <= sum(int(x.rstrip("%")) for x in drawn) <= 105  # whole percentages, rounded each
+    assert cells.share(1, 1000) == "<1%" and cells.share(0, 10) == "0%" and cells.share(5, 0) == cells.NONE
+    assert cells.share(10, 10) == "100%" and cells.share(5, 1000) == "<1%" and cells.share(6, 1000) == "1%"
 
 
 def test_undefined_numbers_are_null_and_drawn_as_a_dash() -> None:

@@ -20,7 +20,7 @@ from triage.core.errors import InputError
 from triage.core.gate.apply import read_gate
 from triage.core.gate.propose import Proposal, floors_toml
 from triage.core.inputs import readers
-from triage.core.inputs.readers import MAX_TOML_BYTES, read_toml, shown
+from triage.core.inputs.readers import MAX_TOML_BYTES, quoted, read_toml
 
 from conftest import write_evaluation
 
@@ -225,13 +225,13 @@ def test_triages_own_dotted_keys_and_common_dotted_text_are_read(tmp_path: Path)
 
 
 def test_a_value_is_quoted_cut_short() -> None:
-    assert shown(list(range(1000))) == "[0, 1, 2, 3, 4, 5, ...]"
-    assert len(shown("x" * 100_000)) < 80 and len(shown(10**4000)) < 60
-    assert shown(16**5000) == "<an integer of about 6,020 digits>"  # Python would refuse to print it
+    assert quoted(list(range(1000))) == "[0, 1, 2, 3, 4, 5, ...]"
+    assert len(quoted("x" * 100_000)) < 80 and len(quoted(10**4000)) < 60
+    assert quoted(16**5000) == "<an integer of about 6,020 digits>"  # Python would refuse to print it
     nested: list = []
     for _ in range(300):
         nested = [nested]
-    assert shown(nested) == "[[[[...]]]]"
+    assert quoted(nested) == "[[[[...]]]]"
 
 
 # TOML-ish fragments, hostile bytes among them, for the property below

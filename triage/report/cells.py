@@ -31,7 +31,6 @@ from triage.report.model import (
     RanksSection,
     Report,
     SliceComparison,
-    SliceRow,
     Sourced,
     Spread,
     TenantRow,
@@ -116,6 +115,14 @@ def plan(name: str | None, share: float) -> str:
 
 def selectivity(x: float | None) -> str:
     return NONE if x is None else f"{x:.2%}"
+
+
+def share(n: int, of: int) -> str:
+    """`n` of `of` as a whole percentage: "13%"; "<1%" for a share above 0 that rounds to 0."""
+    if not of:
+        return NONE
+    whole = f"{n / of:.0%}"
+    return "<1%" if n and whole == "0%" else whole
 
 
 def outcome(o: Outcome) -> str:
@@ -451,31 +458,7 @@ def capped_flips(flips: Flips) -> tuple[list[FlipRow], int]:
     return flips.first_of_each(FLIP_CAP)
 
 
-FLIP_HEAD = [
-    "#",
-    "query",
-    "text",
-    "direction",
-    "tenant",
-    "gold A",
-    "gold B",
-    "plan A",
-    "plan B",
-    "unjudged A/B",
-    "hints",
-]
 FLIP_TEXT = 40  # characters of a query's text shown in a flips table
-
-
-def flip_head(r: Report) -> list[str]:
-    """The flips table's columns: the tenant and plan columns only when the evaluation has
-    tenants / plans, the text only when some flip has one (an empty column is not drawn)."""
-    drop = {"text"} if "text" in unfilled(r) else set()
-    if "tenant" not in r.slices:
-        drop.add("tenant")
-    if "plan" not in r.slices:
-        drop |= {"plan A", "plan B"}
-    return [h for h in FLIP_HEAD if h not in drop]
 
 
 def hint_codes(f: FlipRow) -> str:
@@ -486,40 +469,6 @@ def hint_codes(f: FlipRow) -> str:
     return " ".join(h.kind.code for h in f.hints) + f" ({f.hints[0].arm.upper()})"
 
 
-def flip_cells(i: int, f: FlipRow, k: int) -> dict[str, str]:
-    """Every cell of one flips-table row by its FLIP_HEAD name (the text is one line, cut)."""
-    return {
-        "#": str(i),
-        "query": f.query_id,
-        "text": one_line(text(f.text), FLIP_TEXT),
-        "direction": outcome(f.direction),
-        "tenant": text(f.tenant),
-        "gold A": rank(f.gold_rank_a, k),
-        "gold B": rank(f.gold_rank_b, k),
-        "plan A": text(f.plan_a),
-        "plan B": text(f.plan_b),
-        "unjudged A/B": f"{f.unjudged_in_top_k_a}/{f.unjudged_in_top_k_b}",
-        "hints": hint_codes(f) or NONE,
-    }
-
-
-SLICE_HEAD = [
-    "value",
-    "n",
-    "hit A",
-    "hit B",
-    "B 95%",
-    "B−A",
-    "rec A",
-    "rec B",
-    "h→m",
-    "m→h",
-    "short",
-    "elig=0",
-    "Δ q",
-]
-TENANT_HEAD = ["#", "tenant", "n", "hit A", "hit B", "B−A", "B 95%", "h→m", "m→h", "plan", "sel.", "Δ q", ""]
-TENANT_BAR_HEAD = ["#", "tenant", "n", "A", "B", ""]
 LEGEND = (
     "B 95%: Wilson 95% interval of B's hit rate; h→m, m→h: flips each way; short: lists shorter "
     "than k, A/B; elig=0: filter matched nothing (in n, not in the rates); sel.: median "
@@ -547,59 +496,8 @@ def decision_line(r: Report) -> str:
     return ""
 
 
-def slice_cells(s: SliceRow) -> list[str]:
-    a, b = s.a, s.b
-    zero = a.n_eligible_zero + b.n_eligible_zero
-    return [
-        s.value,
-        str(s.n),
-        rate(a.hit_rate),
-        rate(b.hit_rate),
-        interval(b.wilson_low, b.wilson_high),
-        delta(a.hit_rate, b.hit_rate),
-        rate(a.recall),
-        rate(b.recall),
-        str(s.hit_to_miss),
-        str(s.miss_to_hit),
-        f"{a.short_lists}/{b.short_lists}",
-        str(zero) if zero else "",
-        moved(s.compare),
-    ]
-
-
 def tenant_marks(t: TenantRow, floor_at: float) -> str:
     return ", ".join(m for m, on in (("< floor", t.below(floor_at)), ("few", t.few)) if on)
-
-
-def tenant_cells(i: int, t: TenantRow, floor_at: float) -> list[str]:
-    """The tenant at 1-based position `i`, under TENANT_HEAD."""
-    return [
-        str(i),
-        t.tenant,
-        str(t.n),
-        rate(t.hit_rate_a),
-        rate(t.hit_rate_b),
-        delta(t.hit_rate_a, t.hit_rate_b),
-        interval(t.wilson_low_b, t.wilson_high_b),
-        str(t.hit_to_miss),
-        str(t.miss_to_hit),
-        plan(t.plan, t.plan_share),
-        selectivity(t.median_selectivity),
-        moved(t.compare),
-        tenant_marks(t, floor_at),
-    ]
-
-
-def tenant_bar_cells(i: int, t: TenantRow, floor_at: float, width: int = BAR) -> list[str]:
-    """The same tenant as bars of `width` cells, under TENANT_BAR_HEAD."""
-    return [
-        str(i),
-        t.tenant,
-        str(t.n),
-        f"{bar(t.hit_rate_a, floor_at, width)} {rate(t.hit_rate_a)}",
-        f"{bar(t.hit_rate_b, floor_at, width)} {rate(t.hit_rate_b)}",
-        tenant_marks(t, floor_at),
-    ]
 
 
 def below_floor(t: TenantsSection) -> str:

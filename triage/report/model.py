@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from enum import Enum
+from functools import cached_property
 from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO, ClassVar, Generic, TypeVar
@@ -261,6 +262,11 @@ class TenantsSection:
     def below(self) -> list[TenantRow]:
         """Tenants whose B hit rate is below the floor, worst first."""
         return [r for r in self.rows if r.below(self.floor)]
+
+    @cached_property
+    def scored(self) -> int:
+        """The scored queries of every tenant together: what a tenant's share is of."""
+        return sum(r.n for r in self.rows)
 
     def ordered(self, order: TenantOrder) -> TenantsSection:
         """The same tenants listed in `order` (a tenant with nothing judged last)."""

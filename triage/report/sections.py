@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from triage.core.measures.paired import Outcome
 from triage.report import cells
+from triage.report.columns import SLICES, TENANTS, FlipLine, cells_of, flip_columns, tenant_lines, titles
 from triage.report.model import Report
 
 
@@ -211,8 +212,9 @@ def _flips(r: Report) -> Section:
     out: list[Block] = [Heading("Flips (hit→miss first)")]
     if not shown:
         return Section("flips", [*out, Para("No flips.")])
-    head = cells.flip_head(r)
-    rows = [[row[h] for h in head] for row in (cells.flip_cells(i, f, r.k) for i, f in enumerate(shown, 1))]
+    columns = flip_columns(r)
+    head = titles(columns)
+    rows = [cells_of(columns, FlipLine(i, f, r.k)) for i, f in enumerate(shown, 1)]
     names = {"gold A": "gold rank A", "gold B": "gold rank B", "unjudged A/B": f"unjudged in top {r.k} A/B"}
     numeric = frozenset(i for i, h in enumerate(head) if h in ("#", "gold A", "gold B"))
     classes = ["h2m" if f.direction is Outcome.HIT_TO_MISS else "m2h" for f in shown]
@@ -250,8 +252,10 @@ def _tenants(r: Report) -> Section:
     if t is None:
         return Section("tenants", [Para(_line(cells.unfilled(r)["tenants"]), own=True)])
     out: list[Block] = [Heading(f"Tenants, {t.order.label}"), Para(cells.tenant_summary(t))]
-    rows = [cells.tenant_cells(i, x, t.floor) for i, x in enumerate(t.rows[: cells.SLICE_CAP], 1)]
-    out.append(Table(cells.TENANT_HEAD, rows, frozenset({0, 2, 3, 4, 5, 7, 8})))
+    rows = [cells_of(TENANTS, x) for x in tenant_lines(t, cells.SLICE_CAP)]
+    # the HTML aligns the counts and rates right; the interval, the selectivity and Δ q read as text
+    numeric = [c.right and c.title not in ("B 95%", "sel.", "Δ q") for c in TENANTS]
+    out.append(Table(titles(TENANTS), rows, frozenset(i for i, right in enumerate(numeric) if right)))
     if len(t.rows) > cells.SLICE_CAP:
         more = len(t.rows) - cells.SLICE_CAP
         out.append(Para(f"… {more} more tenants (`--format json` lists them all).", own=True))
@@ -267,7 +271,7 @@ def _slices(r: Report) -> Section:
         out.append(Heading(f"By {key}"))
         ok = "." if part.ok else ": these slices do not partition the scored queries."
         out.append(Para(f"n sums to {part.sum} of {part.scored} scored{ok}", own=True))
-        out.append(Table(cells.SLICE_HEAD, [cells.slice_cells(s) for s in rows[: cells.SLICE_CAP]]))
+        out.append(Table(titles(SLICES), [cells_of(SLICES, s) for s in rows[: cells.SLICE_CAP]]))
     return Section("slices", [*out, *_legend(r)] if out else out)
 
 

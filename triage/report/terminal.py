@@ -13,6 +13,7 @@ from triage.core.checks.model import Level
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import one_line
 from triage.report import cells
+from triage.report.columns import SLICES, TENANTS, FlipLine, cells_of, flip_columns, tenant_lines
 from triage.report.model import Report
 
 STYLE = {"error": "bold red", "warning": "dark_orange", "ok": "green"}
@@ -234,20 +235,25 @@ def slices_view(r: Report) -> Group | Text:
             title_justify="left",
         )
         width = min(32, max(len(s.value) for s in rows))
-        for i, name in enumerate(cells.SLICE_HEAD):
+        for c in SLICES:
+            data = c.title == "value"
             t.add_column(
-                name,
-                justify="left" if i == 0 else "right",
-                no_wrap=i == 0,
-                min_width=width if i == 0 else None,
+                c.title,
+                justify="right" if c.right else "left",
+                no_wrap=data,
+                min_width=width if data else None,
             )
         for s in rows[: cells.SLICE_CAP]:
-            row = cells.slice_cells(s)
-            t.add_row(plain_text(row[0], 40), *row[1:])
+            value, *figures = cells_of(SLICES, s)  # the slice's value is data
+            t.add_row(plain_text(value, 40), *figures)
         if len(rows) > cells.SLICE_CAP:
             t.caption = f"… {len(rows) - cells.SLICE_CAP} more (--format json lists all)"
         parts += [t, Text("")]
     return Group(*parts, Text(cells.LEGEND, "dim"), Text(cells.decision_line(r), "dim"))
+
+
+TENANT_NO_WRAP = {"tenant", "plan", "Δ q", ""}  # columns never wrapped
+TENANT_CUT = {"tenant": 40, "plan": 30}  # characters of a data cell
 
 
 def tenants_view(r: Report) -> Group | Text:
@@ -256,24 +262,20 @@ def tenants_view(r: Report) -> Group | Text:
         return unfilled_line(r, "tenants")
     table = Table(title=f"Tenants, {t.order.label}", title_justify="left")
     width = min(32, max(len(x.tenant) for x in t.rows))
-    for i, name in enumerate(cells.TENANT_HEAD):
+    for c in TENANTS:
         table.add_column(
-            name,
-            justify="left" if i in (1, 9, 12) else "right",
-            no_wrap=i in (1, 9, 11, 12),
-            min_width=width if i == 1 else None,
+            c.title,
+            justify="right" if c.right else "left",
+            no_wrap=c.title in TENANT_NO_WRAP,
+            min_width=width if c.title == "tenant" else None,
         )
-    for i, x in enumerate(t.rows[: cells.SLICE_CAP], 1):
-        row = cells.tenant_cells(i, x, t.floor)
-        style = "bold red" if i <= 3 and x.below(t.floor) else ("bold" if i <= 3 else "")
-        table.add_row(
-            row[0],
-            plain_text(row[1], 40),
-            *row[2:9],
-            plain_text(row[9], 30),
-            *row[10:],
-            style=style,
+    for x in tenant_lines(t, cells.SLICE_CAP):
+        style = "bold red" if x.i <= 3 and x.row.below(t.floor) else ("bold" if x.i <= 3 else "")
+        drawn = (
+            plain_text(v, TENANT_CUT[c.title]) if c.title in TENANT_CUT else v
+            for c, v in zip(TENANTS, cells_of(TENANTS, x), strict=True)
         )
+        table.add_row(*drawn, style=style)
     if len(t.rows) > cells.SLICE_CAP:
         table.caption = f"… {len(t.rows) - cells.SLICE_CAP} more tenants (--format json lists all)"
     return Group(Text(cells.tenant_summary(t)), table)
@@ -338,22 +340,20 @@ def flips_view(r: Report) -> Group:
     shown, hidden = cells.capped_flips(r.flips)
     # The text takes what width the other columns leave (one line, cut with an ellipsis).
     t = Table(title="Flips, hit→miss first", title_justify="left", expand=True, min_width=None)
-    head = cells.flip_head(r)
-    right = {"#", "gold A", "gold B", "unjudged A/B"}
-    for name in head:
-        if name == "text":
-            t.add_column(name, ratio=1, no_wrap=True, overflow="ellipsis")
+    head = flip_columns(r)
+    for c in head:
+        if c.title == "text":
+            t.add_column(c.title, ratio=1, no_wrap=True, overflow="ellipsis")
         else:
-            t.add_column(name, justify="right" if name in right else "left", overflow="fold")
+            t.add_column(c.title, justify="right" if c.right else "left", overflow="fold")
     width = {"query": 40, "text": cells.FLIP_TEXT, "tenant": 24, "plan A": 16, "plan B": 16}
     for i, f in enumerate(shown, 1):
-        row = cells.flip_cells(i, f, r.k)
         drawn: list[RenderableType] = []
-        for name in head:
-            if name == "direction":
-                drawn.append(Text(row[name], "red" if f.direction is Outcome.HIT_TO_MISS else "green"))
+        for c, value in zip(head, cells_of(head, FlipLine(i, f, r.k)), strict=True):
+            if c.title == "direction":
+                drawn.append(Text(value, "red" if f.direction is Outcome.HIT_TO_MISS else "green"))
             else:
-                drawn.append(plain_text(row[name], width.get(name, 80)))
+                drawn.append(plain_text(value, width.get(c.title, 80)))
         t.add_row(*drawn)
     parts: list[RenderableType] = [t]
     if hidden:

@@ -60,18 +60,60 @@ class TriageApp(App[None]):
     CSS_PATH = str(bundled("styles") / "triage.tcss")
     TITLE = "triage"
     COMMANDS = App.COMMANDS | {QueryCommands, ThemeCommands}
+    # The keys that work anywhere, in the order `?` lists them (the footer orders its jumps by
+    # FOOTER_JUMPS); each tooltip is what `?` says the key does.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "quit", id="quit"),
+        Binding(
+            "question_mark",
+            "help",
+            "keys",
+            id="help",
+            tooltip="this help: the keys and terms of the screen you are on",
+        ),
+        Binding("f", "flips", "flips", id="flips", tooltip="the flips, hit→miss first"),
+        Binding("a", "all", "all queries", id="all", tooltip="all queries"),
+        Binding("o", "overview", "overview", id="overview", tooltip="the overview"),
+        Binding("t", "tenants", "tenants", id="tenants", tooltip="tenants, worst first by B's hit rate"),
+        Binding(
+            "s",
+            "slices",
+            "slices",
+            id="slices",
+            tooltip="slices: plan, selectivity band, tenant, query type, source type, filter shape, language",
+        ),
+        Binding(
+            "r",
+            "ranks",
+            "rank drops",
+            id="ranks",
+            tooltip="rank drops: the queries by B − A of a chosen measure, worst first; the rank-change "
+            "histogram",
+        ),
+        Binding(
+            "L",
+            "amendments",
+            "amendments",
+            id="amendments",
+            tooltip="the amendments: who added which gold, when, with what note and evidence; the verdicts",
+        ),
+        Binding(
+            "J",
+            "queue",
+            "judge",
+            id="queue",
+            tooltip="the judging queue: every unjudged passage of a top k, one at a time",
+        ),
+        # Textual's own palette key, said here with what the palette holds
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "palette",
+            show=False,
+            priority=True,
+            tooltip="command palette: jump to a query by id or text; switch theme",
+        ),
+        Binding("q", "quit", "quit", id="quit", tooltip="quit (except while typing in a search box)"),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
-        Binding("question_mark", "help", "keys", id="help"),
-        Binding("f", "flips", "flips", id="flips"),
-        Binding("a", "all", "all queries", id="all"),
-        Binding("o", "overview", "overview", id="overview"),
-        Binding("t", "tenants", "tenants", id="tenants"),
-        Binding("s", "slices", "slices", id="slices"),
-        Binding("L", "amendments", "amendments", id="amendments"),
-        Binding("J", "queue", "judge", id="queue"),
-        Binding("r", "ranks", "rank drops", id="ranks"),
     ]
     # a screen narrower than 100 cells has the class -narrow (styles: the overview's metrics and
     # paired tables stack); the detail screen has its own breakpoint
@@ -449,11 +491,12 @@ class TriageApp(App[None]):
             self.push_screen(QueueScreen(self.session))
 
     def action_help(self) -> None:
-        from triage.ui.glossary import topic_of
         from triage.ui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(topic_of(self.screen)))
+            every = every_screen()
+            here = type(self.screen)
+            self.push_screen(HelpScreen(here if here in every else OverviewScreen, every))
 
     def on_open_query(self, message: OpenQuery) -> None:
         self.open_query(message.q)
@@ -483,6 +526,33 @@ class TriageApp(App[None]):
             self.push_screen(DetailScreen(s, s.flips, int(where[0]), lambda i: flip_label(i, n_reg, n)))
         else:
             self.push_screen(DetailScreen(s, np.array([q]), 0, lambda i: "query"))
+
+
+def every_screen() -> list[type[Screen]]:
+    """Every screen `?` explains, in the order it lists the other screens' keys."""
+    from triage.ui.screens.amendments import AmendmentsScreen
+    from triage.ui.screens.chunk import ChunkScreen
+    from triage.ui.screens.detail import DetailScreen
+    from triage.ui.screens.lists import AllQueriesScreen, FlipsScreen
+    from triage.ui.screens.queue import QueueScreen
+    from triage.ui.screens.ranks import RankDropsScreen
+    from triage.ui.screens.search import SearchScreen
+    from triage.ui.screens.slices import SliceQueries, SlicesScreen, TenantsScreen
+
+    return [
+        OverviewScreen,
+        FlipsScreen,
+        AllQueriesScreen,
+        SliceQueries,
+        RankDropsScreen,
+        DetailScreen,
+        TenantsScreen,
+        SlicesScreen,
+        AmendmentsScreen,
+        QueueScreen,
+        ChunkScreen,
+        SearchScreen,
+    ]
 
 
 def run(

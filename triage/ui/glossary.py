@@ -1,41 +1,23 @@
 """What `?` explains: per screen, its own keys, then every column and term it shows, one sentence each.
 
-The data lives here, apart from the help screen that draws it: `TERMS` maps a term (as the screens
-print it: a column title, a mark, an abbreviation) to one sentence; each `Topic` names a screen's
-own keys and the terms it shows, with `own` for the few terms whose meaning on that screen differs
-from the shared one (the ranked lists' `#` is a rank, a list's `#` a row number). A test walks
-every screen and fails on a table column that has no entry here.
+The sentences live where the things are declared: a key's in its `Binding` (its tooltip), a
+column's in its `Column` (`means`); `TERMS` holds the rest, the terms a screen prints that are
+neither (a mark, an abbreviation, a line's figure). Each screen says what it shows in a `Topic`:
+its title and its terms, columns and sentences of its own, in the order the help lists them.
+Tests walk every screen and fail on a table column, or a key, that has no sentence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import zip_longest
+from typing import Any
+
+from textual.binding import Binding
 
 from triage.core.views.slices import FEW
-
-# The keys that work on every screen (the app's bindings), shown after the screen's own.
-ANYWHERE: tuple[tuple[str, str], ...] = (
-    ("?", "this help: the keys and terms of the screen you are on"),
-    ("f", "the flips, hit→miss first"),
-    ("a", "all queries"),
-    ("o", "the overview"),
-    ("t", "tenants, worst first by B's hit rate"),
-    ("s", "slices: plan, selectivity band, tenant, query type, source type, filter shape, language"),
-    ("r", "rank drops: the queries by B − A of a chosen measure, worst first; the rank-change histogram"),
-    ("L", "the amendments: who added which gold, when, with what note and evidence; the verdicts"),
-    ("J", "the judging queue: every unjudged passage of a top k, one at a time"),
-    ("/", "fuzzy search over query ids and texts (overview and lists)"),
-    ("ctrl+p", "command palette: jump to a query by id or text; switch theme"),
-    ("escape", "back"),
-    ("q", "quit (except while typing in a search box)"),
-)
-
-LIST_KEYS: tuple[tuple[str, str], ...] = (
-    ("j / k, ↓ / ↑", "move"),
-    ("pgdn / pgup, home / end", "move by a page, to the ends"),
-    ("enter", "open the query's detail"),
-)
+from triage.report.columns import Column
 
 TERMS: dict[str, str] = {
     # -- counts and labels --------------------------------------------------------------------------
@@ -108,12 +90,6 @@ TERMS: dict[str, str] = {
         "one, with its own Wilson interval; two intervals overlapping is not a test, the paired test is "
         "McNemar's p."
     ),
-    "B−A": "B's hit rate minus A's for that row.",
-    "Δ q": (
-        "B − A on the decision measure (the first measure named, else the hit rate at k) over the row's "
-        "queries, and its q: the p (paired t, or McNemar for a 0/1 measure) adjusted by "
-        "Benjamini–Hochberg across the rows of the list; * marks q < 0.05, a move beyond noise."
-    ),
     "paired outcomes": (
         "The 2×2 table of each query's result in A against B: both hit, both miss, and the two kinds of flip."
     ),
@@ -164,24 +140,9 @@ TERMS: dict[str, str] = {
     "stored depth": "How many results the run stored for the query (can be more than k).",
     "recall@depth": "Recall over the whole stored list, not only the top k.",
     # -- list columns ---------------------------------------------------------------------------------
-    "#": "The row's position in this list.",
-    "outcome": "The query's paired result: both hit, both miss, hit→miss or miss→hit.",
-    "query": "The query's id, as the query file spells it.",
-    "tenant": "The customer (tenant) the query was asked for.",
-    "gold A": (
-        "Where arm A ranked the query's best gold chunk: a rank, (>k) when beyond k, absent when not stored."
-    ),
-    "gold B": (
-        "Where arm B ranked the query's best gold chunk: a rank, (>k) when beyond k, absent when not stored."
-    ),
     "(>k)": "The gold was found, but below the cut-off k: still a miss.",
     "absent": "No gold chunk is anywhere in the arm's stored list.",
     "(3/5)": "A short list: the arm returned 3 of the k = 5 results asked for (– when no gold among them).",
-    "plan A": "The query plan arm A's run recorded (e.g. ann, postfilter, scan).",
-    "plan B": "The query plan arm B's run recorded.",
-    "hint": "The likely cause of the flip, computed from the data; the detail shows its evidence.",
-    "verdict": "The cause a reviewer recorded with v in the detail (or how many reviewers differ).",
-    "text": "The start of the query's (or chunk's) text.",
     "…": "Still being computed; filled in when ready.",
     # hint codes
     "short": "Hint: the losing arm returned fewer than k results (a short list).",
@@ -203,23 +164,9 @@ TERMS: dict[str, str] = {
         "it higher)."
     ),
     # -- tenants and slices ---------------------------------------------------------------------------
-    "n": "Scored queries in this tenant or slice.",
-    "hit A": "Arm A's hit rate at k in this row.",
-    "hit B": "Arm B's hit rate at k in this row.",
-    "B 95%": "The Wilson 95% interval of B's hit rate: with few queries it is wide.",
-    "h→m": "Flips hit→miss (regressions) in this row.",
-    "m→h": "Flips miss→hit (wins) in this row.",
-    "sel.": "The median selectivity: the share of the corpus the query's filter let through.",
     "few": f"Fewer than {FEW} scored queries: the rates can swing with one query.",
     "< floor": "B's hit rate is below the floor.",
     "bars": "b draws A's and B's hit rate as bars; ┃ marks the floor.",
-    "A": "Arm A's hit rate, as a bar.",
-    "B": "Arm B's hit rate, as a bar.",
-    "value": "The slice: one value of the slice key (a plan, a selectivity band, a tenant, …).",
-    "rec A": "Arm A's recall at k in this slice.",
-    "rec B": "Arm B's recall at k in this slice.",
-    "short lists": "In the short column, A/B: queries whose arm returned fewer than k results.",
-    "elig=0": "Queries whose filter matched nothing (n_eligible = 0): counted in n, not in the rates.",
     "partition": "✓ when the slices of a key add up to every scored query (none counted twice or lost).",
     # -- detail ---------------------------------------------------------------------------------------
     "hit / miss": "Whether the arm had a gold chunk in its top k for this query.",
@@ -231,9 +178,6 @@ TERMS: dict[str, str] = {
         "The query's gold chunks: heading path apart from the body, each with its token count and ranks."
     ),
     "heading path": "The chunk's section headings, outermost first (Document > Section > Subsection).",
-    "chunk": "The result's chunk id.",
-    "other": "The chunk's rank in the other arm's stored list (– when it is not there).",
-    "score": "The retriever's score for this chunk, as the run stored it.",
     "★": "Gold in the frozen labels; the digit is its grade (★2: grade 2).",
     "+": "Gold by an amendment made in review; the digit is its grade.",
     "✗": "Judged not relevant for this query.",
@@ -247,11 +191,6 @@ TERMS: dict[str, str] = {
     "grade": "How relevant a gold chunk is (1 relevant, higher: more so; 0: not relevant).",
     "answer": "The harness's grade of the answer built from the arm's results: correct or wrong.",
     # -- amendments -----------------------------------------------------------------------------------
-    "when (UTC)": "When the record was written, in UTC.",
-    "reviewer": "Who made the decision: --reviewer, else TRIAGE_REVIEWER, else the login name.",
-    "what": "add (gold added), retract (an add undone), verdict (a cause); UNSAVED when the disk refused it.",
-    "from": "The evidence: which arm and rank the passage was marked from.",
-    "note": "The reviewer's note.",
     # -- judging queue --------------------------------------------------------------------------------
     "candidate": "An unjudged passage from a top k, to be judged relevant or not.",
     "tier 1": "A near-duplicate of a gold passage: the likeliest to be unlabelled gold.",
@@ -272,332 +211,104 @@ TERMS: dict[str, str] = {
 }
 
 
+Entry = str | Column[Any] | tuple[str, str]  # a term of TERMS, a column, or a term with its own sentence
+
+
 @dataclass(frozen=True)
 class Topic:
+    """What a screen shows, for `?`: its title, then its terms in order."""
+
     title: str
-    keys: tuple[tuple[str, str], ...]
-    terms: tuple[str, ...]
-    own: Mapping[str, str] = field(default_factory=dict)  # meanings that differ on this screen
+    shows: tuple[Entry, ...]
+
+    def entries(self) -> list[tuple[str, str]]:
+        """(term, sentence) for each thing shown, once each (the first sentence of a title wins);
+        an untitled column (a filler, a mark) is explained by its terms."""
+        out: dict[str, str] = {}
+        for entry in self.shows:
+            term, sentence = _said(entry)
+            if term:
+                out.setdefault(term, sentence)
+        return list(out.items())
 
     def explain(self, term: str) -> str:
-        return self.own.get(term) or TERMS[term]
+        return dict(self.entries())[term]
 
     def covers(self, term: str) -> bool:
-        return term in self.own or (term in self.terms and term in TERMS)
+        return term in dict(self.entries())
 
 
-LIST_TERMS = (
-    "#",
-    "outcome",
-    "query",
-    "tenant",
-    "gold A",
-    "gold B",
-    "(>k)",
-    "absent",
-    "(3/5)",
-    "plan A",
-    "plan B",
-    "hint",
-    "short",
-    "plan",
-    "header",
-    "path",
-    "unlab",
-    "window",
-    "pushed",
-    "dropped",
-    "…",
-    "verdict",
-    "text",
-)
+def _said(entry: Entry) -> tuple[str, str]:
+    if isinstance(entry, Column):
+        return entry.title, entry.means
+    return entry if isinstance(entry, tuple) else (entry, TERMS[entry])
 
-TOPICS: dict[str, Topic] = {
-    "overview": Topic(
-        "Overview",
-        (
-            ("/", "fuzzy search over query ids and texts; enter opens the best match"),
-            ("pgdn / pgup, ↓ / ↑", "scroll the overview (home / end: its top, its end)"),
-        ),
-        (
-            "A / B",
-            "k",
-            "labels",
-            "scored",
-            "unlabelled",
-            "missing from A / B",
-            "checks",
-            "level",
-            "code",
-            "message",
-            "hit_rate@k",
-            "recall@k",
-            "mrr@k",
-            "ndcg@k",
-            "95% low / high",
-            "judged@k",
-            "unjudged in top k",
-            "upper",
-            "B − A",
-            "measure",
-            "Δ",
-            "95% interval",
-            "p corr.",
-            "MDE",
-            "Δ plot",
-            "├─●─┤",
-            "│ 0",
-            "green / red / grey",
-            "arm plot",
-            "paired outcomes",
-            "hit→miss",
-            "miss→hit",
-            "McNemar",
-            "held out",
-            "blend",
-            "origin",
-            "overlap",
-            "evidence × answer",
-            "header tax",
-            "tokens",
-            "floor",
-            "5th-percentile",
-            "wins / ties / losses",
-            "rank drops",
-            "stored depth",
-            "recall@depth",
-        ),
-    ),
-    "flips": Topic(
-        "Flips",
-        (*LIST_KEYS, ("/", "fuzzy search; enter opens the best match")),
-        ("flip", *LIST_TERMS),
-    ),
-    "all": Topic(
-        "All queries",
-        (
-            ("0 1 2 3 4", "every query / both hit / both miss / hit→miss / miss→hit"),
-            *LIST_KEYS,
-            ("/", "fuzzy search; enter opens the best match"),
-        ),
-        LIST_TERMS,
-    ),
-    "slice-queries": Topic(
-        "A tenant's or slice's queries",
-        (*LIST_KEYS, ("/", "fuzzy search; enter opens the best match")),
-        LIST_TERMS,
-    ),
-    "ranks": Topic(
-        "Rank drops",
-        (
-            ("M", "the next measure to order by (the title names it and the one after it)"),
-            *LIST_KEYS,
-            ("n / p", "in the detail opened from here: the next / previous query of this list"),
-        ),
-        (
-            "worst first",
-            "measure",
-            "query",
-            "tenant",
-            "A",
-            "B",
-            "Δ",
-            "text",
-            "gold rank",
-            "gold rank A − B",
-        ),
-        own={
-            "measure": (
-                "What the list is ordered on: each measure named with --measures, then ndcg, recall, mrr "
-                "and the hit rate at k, then the gold rank. It opens on the first named measure, else on "
-                "ndcg@k: it moves with every rank change within k and weighs the grades, where the hit "
-                "rate's Δ is only the flips (f lists those)."
-            ),
-            "A": "Arm A's value of the measure for the query (for the gold rank: where A ranked the gold).",
-            "B": "Arm B's value of the measure for the query (for the gold rank: where B ranked the gold).",
-            "Δ": (
-                "B − A for the query: negative, red, means B is worse. For the gold rank it is A's rank − "
-                "B's, places gained, so a fall is negative too."
-            ),
-        },
-    ),
-    "detail": Topic(
-        "Detail",
-        (
-            ("n / p", "next / previous query of the list you came from"),
-            (
-                "tab / shift+tab",
-                "move the focus: gold pane, arm A's list, arm B's list; a short terminal opens each"
-                " query at its top (the query and its hint, no passage selected) and tab scrolls"
-                " down to the focused pane",
-            ),
-            (
-                "j / k",
-                "move the selection in the focused list (scroll the gold pane; with nothing focused,"
-                " the screen; pgdn / pgup and home too)",
-            ),
-            ("enter", "open the selected chunk's full text (in the gold pane: the first gold)"),
-            ("g", "mark the selected passage as additional gold (written at once, grade 1)"),
-            ("1 … 9", "right after g: the grade of that amendment"),
-            ("G", "the same, after asking for a note"),
-            ("u", "undo your last amendment (a retract record: nothing is deleted)"),
-            ("v", "your verdict on the query: its cause (one key each, hinted first), then an optional note"),
-        ),
-        (
-            "hint",
-            "hit / miss",
-            "inside k / outside k",
-            "plan",
-            "n_returned",
-            "n_eligible",
-            "stored depth",
-            "short list",
-            "answer",
-            "gold pane",
-            "heading path",
-            "tokens",
-            "grade",
-            "#",
-            "★",
-            "+",
-            "✗",
-            "·",
-            "≈",
-            "chunk",
-            "other",
-            "score",
-            "header",
-            "text",
-            "rule under k",
-            "verdicts",
-        ),
-        own={
-            "#": "The chunk's rank in this arm's stored list.",
-            "plan": "The query plan the arm's run recorded for this query (e.g. ann, postfilter, scan).",
-            "header": "The last part of the chunk's heading path.",
-            "text": "The start of the chunk's body.",
-        },
-    ),
-    "tenants": Topic(
-        "Tenants",
-        (
-            ("b", "bars of A's and B's hit rate per tenant (and back to the table)"),
-            ("l", "order by the low end of B's 95% interval instead of B's hit rate (and back)"),
-            *LIST_KEYS[:2],
-            ("enter", "the tenant's queries, regressions first; enter again for the detail"),
-        ),
-        (
-            "#",
-            "tenant",
-            "n",
-            "hit A",
-            "hit B",
-            "B−A",
-            "B 95%",
-            "h→m",
-            "m→h",
-            "plan",
-            "sel.",
-            "Δ q",
-            "< floor",
-            "few",
-            "floor",
-            "5th-percentile",
-            "bars",
-            "A",
-            "B",
-        ),
-        own={"plan": "The plan B used most for the tenant's queries, with its share."},
-    ),
-    "slices": Topic(
-        "Slices",
-        (
-            ("← / →, [ / ]", "the previous / next slice key"),
-            *LIST_KEYS[:2],
-            ("enter", "the slice's queries, regressions first; enter again for the detail"),
-        ),
-        (
-            "value",
-            "n",
-            "hit A",
-            "hit B",
-            "B 95%",
-            "B−A",
-            "rec A",
-            "rec B",
-            "h→m",
-            "m→h",
-            "short",
-            "elig=0",
-            "Δ q",
-            "partition",
-            "noise band",
-        ),
-        own={"short": "Queries whose arm returned fewer than k results, A/B."},
-    ),
-    "amendments": Topic(
-        "Amendments",
-        (*LIST_KEYS[:2], ("enter", "open the amended query's detail")),
-        ("when (UTC)", "reviewer", "what", "query", "chunk", "grade", "from", "note"),
-        own={"chunk": "The passage amended (for a verdict: its cause)."},
-    ),
-    "queue": Topic(
-        "Judging queue",
-        (
-            ("y", "relevant (grade 1), written at once; the next candidate follows"),
-            ("1 … 9", "relevant with that grade instead"),
-            ("n", "not relevant (grade 0)"),
-            ("G / N", "relevant / not relevant, after asking for a note"),
-            ("space", "skip: the candidate goes to the end of the queue (nothing written)"),
-            ("backspace", "undo the last decision made here; its candidate comes back"),
-            ("R", "filter: regressions only (on / off)"),
-            ("T", "filter: cycle the tenant — every tenant, then each in turn"),
-            ("A", "filter: cycle the arm — both, A's top k only, B's top k only"),
-            ("escape", "leave; J brings you back where you were"),
-        ),
-        (
-            "candidate",
-            "tier 1",
-            "body … similar",
-            "tier 2",
-            "tier 3",
-            "≈",
-            "taken from arm",
-            "grade",
-            "★",
-            "heading path",
-            "query words",
-            "regressions resolved",
-        ),
-    ),
-    "chunk": Topic(
-        "Chunk",
-        (
-            ("j / k", "scroll"),
-            ("w", "the passage holding the most query words; again: the next best"),
-            ("W", "back to the previous best passage"),
-            ("m", "show more of a very long text"),
-        ),
-        ("heading path", "tokens", "doc / source", "passage", "query words", "grade"),
-    ),
-    "search": Topic(
-        "Search",
-        (
-            ("type", "results update as you type"),
-            ("↓ / ↑", "choose a result"),
-            ("enter", "open the best (or chosen) match"),
-            ("escape", "close"),
-        ),
-        ("query", "outcome", "text"),
-    ),
+
+# -- keys ------------------------------------------------------------------------------------------
+
+# How a key is spelled in `?` (else as Textual names it)
+SPELLED = {
+    "question_mark": "?",
+    "slash": "/",
+    "down": "↓",
+    "up": "↑",
+    "left": "←",
+    "right": "→",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "pagedown": "pgdn",
+    "pageup": "pgup",
 }
 
 
-def topic_of(screen: object) -> Topic:
-    """The topic of a screen: its `HELP` name (the overview's for a screen without one)."""
-    return TOPICS[getattr(screen, "HELP", "overview")]
+def declared(cls: type) -> list[Binding]:
+    """The bindings a class and its bases declare (not Textual's own defaults), the class's own
+    first."""
+    out: list[Binding] = []
+    for c in cls.__mro__:
+        if not c.__module__.startswith("textual"):
+            out += [b if isinstance(b, Binding) else Binding(*b) for b in c.__dict__.get("BINDINGS", [])]
+    return out
 
 
-def size() -> int:
-    """How many sentences the glossary holds: the shared terms and each screen's own meanings."""
-    return len(TERMS) + sum(len(t.own) for t in TOPICS.values())
+def keys(bindings: Iterable[Binding]) -> list[tuple[str, str]]:
+    """(keys, what they do) for `?`: each binding with a tooltip, once per key, those in a row
+    sharing one tooltip on one line ("n / p"; "j / k, ↓ / ↑": each binding's alternative keys
+    side by side; "1 … 9"), spelled by the first's `key_display` when it has one."""
+    rows: list[tuple[list[Binding], str]] = []
+    seen: set[str] = set()
+    for b in bindings:
+        mine = _keys(b)
+        if not b.tooltip or seen & set(mine):
+            continue
+        seen |= set(mine)
+        if rows and rows[-1][1] == b.tooltip:
+            rows[-1][0].append(b)
+        else:
+            rows.append(([b], b.tooltip))
+    return [(_spelled(group), what) for group, what in rows]
+
+
+def _spelled(group: list[Binding]) -> str:
+    if group[0].key_display:
+        return group[0].key_display
+    columns = [[k for k in keys if k] for keys in zip_longest(*(_keys(b) for b in group), fillvalue="")]
+    return ", ".join(_run(keys) or " / ".join(SPELLED.get(k, k) for k in keys) for keys in columns)
+
+
+def _keys(b: Binding) -> list[str]:
+    return [k.strip() for k in b.key.split(",")]
+
+
+def _run(keys: list[str]) -> str:
+    """Three or more digits in a row as "1 … 9" ("" for other keys)."""
+    digits = [int(k) for k in keys if k.isdigit() and len(k) == 1]
+    if len(keys) < 3 or len(digits) < len(keys) or digits != list(range(digits[0], digits[-1] + 1)):
+        return ""
+    return f"{digits[0]} … {digits[-1]}"
+
+
+def size(topics: Iterable[Topic]) -> int:
+    """How many sentences the glossary holds: the shared terms and those the `topics` hold."""
+    own = {(t, s) for topic in topics for t, s in topic.entries() if TERMS.get(t) != s}
+    return len(TERMS) + len(own)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -22,14 +22,32 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from triage.core.text.sanitize import one_line
+from triage.report.columns import Column
+
+PAGES = "move by a page, to the ends"
+# A list's keys. A screen holding a list names them in its own BINDINGS too, where `?` lists them,
+# with its `enter` (what opening a row does there): the focused table handles them, the screen
+# (`LiveScreen`) passes them on to its table wherever the focus is.
+LIST_KEYS = [
+    Binding("j,down", "move(1)", "down", show=False, tooltip="move"),
+    Binding("k,up", "move(-1)", "up", show=False, tooltip="move"),
+    Binding(
+        "pagedown,space",
+        "page(1)",
+        "page down",
+        show=False,
+        key_display="pgdn / pgup, home / end",
+        tooltip=PAGES,
+    ),
+    Binding("pageup", "page(-1)", "page up", show=False, tooltip=PAGES),
+    Binding("home", "jump(0)", "first", show=False, tooltip=PAGES),
+    Binding("end", "jump(-1)", "last", show=False, tooltip=PAGES),
+]
 
 
-@dataclass(frozen=True)
-class Column:
-    title: str
-    width: int  # cells; 0 = a share of the remaining width
-    right: bool = False
-    share: int = 1  # a width-0 column's share of the remaining width, against the others' shares
+def opens(what: str) -> Binding:
+    """A screen's `enter` on its list: `what` it opens."""
+    return Binding("enter", "select", "open", show=False, tooltip=what)
 
 
 RowFn = Callable[[int], Sequence[object]]
@@ -39,15 +57,7 @@ TagFn = Callable[[int], str | None]  # a component-class suffix for a row ("bad"
 class VirtualTable(ScrollView, can_focus=True):
     """Rows `0..count-1`, drawn by `row(i)`; a cursor moved with j/k, arrows and page keys."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j,down", "move(1)", "down", show=False),
-        Binding("k,up", "move(-1)", "up", show=False),
-        Binding("pagedown,space", "page(1)", "page down", show=False),
-        Binding("pageup", "page(-1)", "page up", show=False),
-        Binding("home", "jump(0)", "first", show=False),
-        Binding("end", "jump(-1)", "last", show=False),
-        Binding("enter", "select", "open", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*LIST_KEYS, Binding("enter", "select", "open", show=False)]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "table--header",
         "table--cursor",
@@ -86,10 +96,10 @@ class VirtualTable(ScrollView, can_focus=True):
         index: int
 
     def __init__(
-        self, columns: Sequence[Column], *, id: str | None = None, classes: str | None = None
+        self, columns: Sequence[Column[Any]], *, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(id=id, classes=classes)
-        self.columns = list(columns)
+        self.columns: list[Column[Any]] = list(columns)
         self.count = 0
         self._row: RowFn = lambda i: ()
         self._tag: TagFn = lambda i: None

@@ -17,7 +17,7 @@ from pathlib import Path
 from triage.core.bundled import sample_spec
 from triage.core.errors import InputError
 from triage.core.inputs.manifest import Spec, from_args, from_manifest
-from triage.core.inputs.readers import shown
+from triage.core.inputs.readers import quoted
 from triage.core.inputs.split import Holdout
 from triage.core.measures.corrections import Correction
 from triage.core.measures.names import parse_all
@@ -100,7 +100,7 @@ def with_tests(
         known = ", ".join(t.value for t in PairedTest)
         for name in names:
             if not isinstance(name, str) or name not in {t.value for t in PairedTest}:
-                raise InputError(where, f"{prefix}tests: unknown test {shown(name)} (known: {known})")
+                raise InputError(where, f"{prefix}tests: unknown test {quoted(name)} (known: {known})")
         twice = next((t for i, t in enumerate(names) if t in names[:i]), None)
         if twice is not None:
             raise InputError(where, f"{prefix}tests names {twice!r} twice")
@@ -111,7 +111,7 @@ def with_tests(
         if correction not in {c.value for c in Correction}:
             known = ", ".join(c.value for c in Correction)
             raise InputError(
-                where, f"{prefix}correction: unknown correction {shown(correction)} (known: {known})"
+                where, f"{prefix}correction: unknown correction {quoted(correction)} (known: {known})"
             )
         spec = replace(spec, correction=correction)
     if rounds is not None:
@@ -132,5 +132,5 @@ def _whole(value: object, low: int, high: int, key: str, where: Path | str) -> i
     elif isinstance(value, int) and not isinstance(value, bool):
         number = int(value)
     if number is None or not low <= number <= high:
-        raise InputError(where, f"{key} must be a whole number from {low} to {high}, found {shown(value)}")
+        raise InputError(where, f"{key} must be a whole number from {low} to {high}, found {quoted(value)}")
     return number

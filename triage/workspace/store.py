@@ -23,7 +23,7 @@ from triage.workspace.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
-class Entry:
+class LogEntry:
     """One record of the log, as `triage labels log` lists it."""
 
     record: Record
@@ -31,7 +31,7 @@ class Entry:
     resolves: tuple[tuple[str, Record | None], ...] = ()  # each id it resolves, and its record if known
 
 
-def log_entries(snapshot: Snapshot) -> list[Entry]:
+def log_entries(snapshot: Snapshot) -> list[LogEntry]:
     """Every record, saved order: a verdict is replaced by a later verdict of its reviewer on its
     query; an add is retracted when it is no longer in force."""
     state = snapshot.labels
@@ -41,10 +41,10 @@ def log_entries(snapshot: Snapshot) -> list[Entry]:
     out = []
     for r in state.every_record:
         if r.cause is not None:
-            out.append(Entry(r, "verdict" if r.id in latest else "verdict (replaced)"))
+            out.append(LogEntry(r, "verdict" if r.id in latest else "verdict (replaced)"))
             continue
         mark = "retract" if r.op == RETRACT else ("add" if r.id in in_force else "add (retracted)")
-        out.append(Entry(r, mark, tuple((i, by_id.get(i)) for i in r.resolves or ())))
+        out.append(LogEntry(r, mark, tuple((i, by_id.get(i)) for i in r.resolves or ())))
     return out
 
 

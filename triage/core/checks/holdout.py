@@ -68,21 +68,24 @@ def check_holdout(ev: Evaluation) -> list[Check]:
     naming them), or that the document of some gold is unknown; ok when every scored query is
     held out. `holdout.doc_ids`: a split named but no document known (no corpus, or no doc_id)."""
     qs = query_split(ev)
-    if qs is None:
-        return []
-    split = qs.split
     n_scored = int(ev.scored.sum())
-    if not split.known.any():
+    named = ev.inputs.spec.holdout
+    if qs is None and named is None:
+        return []
+    if qs is None or not qs.split.known.any():
         why = "no corpus is given" if ev.inputs.corpus is None else "the corpus has no doc_id column"
+        holdout = named if qs is None else qs.split.holdout
+        assert holdout is not None  # a split named: on the command line, the manifest or the call
         return [
             Check(
                 WARNING,
                 "holdout.doc_ids",
-                f"a tuning split is named ({split.holdout.describe()}) but {why}: no query's "
+                f"a tuning split is named ({holdout.describe()}) but {why}: no query's "
                 "documents are known, so no held-out figure is given",
                 {"held_out": 0, "tuned": 0, "unknown": n_scored},
             )
         ]
+    split = qs.split
     n_held, n_tuned, n_unknown = (int(m.sum()) for m in (qs.held_out, qs.tuned, qs.unknown))
     facts = {
         "held_out": n_held,

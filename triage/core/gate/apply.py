@@ -39,7 +39,7 @@ from triage.core.checks.model import OK, SHOW, WARNING, Check, some
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
 from triage.core.gate.propose import toml_key
-from triage.core.inputs.readers import read_toml, shown
+from triage.core.inputs.readers import quoted, read_toml
 from triage.core.measures.corrections import Correction
 from triage.core.measures.names import Measure, parse
 from triage.core.measures.significance import compare_all
@@ -108,7 +108,7 @@ def read_gate(path: Path) -> GateFile:
     unknown = [k for k in doc if k not in ("floors", "measures")]
     if unknown:
         raise InputError(
-            path, f'unknown table or key {shown(unknown[0])}: use [floors] and [measures."NAME"]'
+            path, f'unknown table or key {quoted(unknown[0])}: use [floors] and [measures."NAME"]'
         )
     measures = _measures(path, doc.get("measures"))
     if "floors" not in doc and measures:
@@ -125,14 +125,14 @@ def _measures(path: Path, tables: object) -> dict[str, Limit]:
     for name, table in tables.items():
         where = f"[measures.{toml_key(name)}]"
         if not isinstance(table, dict) or not table:
-            raise InputError(path, f"{shown(name)} needs a table with floor and/or max_drop", where)
+            raise InputError(path, f"{quoted(name)} needs a table with floor and/or max_drop", where)
         unknown = next((key for key in table if key not in LIMITS), None)
         if unknown is not None:
-            raise InputError(path, f"unknown key {shown(unknown)}: use floor and/or max_drop", where)
+            raise InputError(path, f"unknown key {quoted(unknown)}: use floor and/or max_drop", where)
         measure = parse(name, f"{path}: {where}")
         canonical = str(measure)
         if canonical in out:
-            raise InputError(path, f"{shown(name)} names {canonical}, which another table names too", where)
+            raise InputError(path, f"{quoted(name)} names {canonical}, which another table names too", where)
         floor, cap = (_limit(path, where, measure, key, table.get(key)) for key in LIMITS)
         out[canonical] = Limit(measure, floor, cap)
     return out
@@ -145,16 +145,16 @@ def _limit(path: Path, where: str, measure: Measure, key: str, value: object) ->
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not -math.inf < value < math.inf:
-        raise InputError(path, f"{key} = {shown(value)} must be a number", where)
+        raise InputError(path, f"{key} = {quoted(value)} must be a number", where)
     low, high = measure.reach
     reach = f"{measure} lies in [{low:g}, {high:g}]"
     if key == "floor" and not low <= value <= high:
-        raise InputError(path, f"floor = {shown(value)} is out of reach: {reach}", where)
+        raise InputError(path, f"floor = {quoted(value)} is out of reach: {reach}", where)
     if key == "max_drop" and value < 0:
-        raise InputError(path, f"max_drop = {shown(value)} must not be negative", where)
+        raise InputError(path, f"max_drop = {quoted(value)} must not be negative", where)
     if key == "max_drop" and value > high - low:
         raise InputError(
-            path, f"max_drop = {shown(value)} is out of reach: {reach}, so B − A ≥ −{high - low:g}", where
+            path, f"max_drop = {quoted(value)} is out of reach: {reach}, so B − A ≥ −{high - low:g}", where
         )
     return float(value)
 
@@ -167,14 +167,14 @@ def _floors(path: Path, floors: object) -> dict[str, float]:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise InputError(
                 path,
-                f"floor {shown(name)} = {shown(value)} must be a number between 0 and 1 (a hit rate)",
+                f"floor {quoted(name)} = {quoted(value)} must be a number between 0 and 1 (a hit rate)",
                 "[floors]",
             )
         key = name.split(":", 1)[0]
         if name != "overall" and (":" not in name or key not in KEYS):
             raise InputError(
                 path,
-                f"unknown floor {shown(name)}: use overall or KEY:VALUE / KEY:* with KEY one of "
+                f"unknown floor {quoted(name)}: use overall or KEY:VALUE / KEY:* with KEY one of "
                 + ", ".join(KEYS),
                 "[floors]",
             )

@@ -13,7 +13,7 @@ from pathlib import Path
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect
 from triage.core.inputs.rag.from_runs import LABELS as FROM_RUNS
-from triage.core.inputs.readers import SUFFIX, kind, linked, read_toml, regular_file, shown
+from triage.core.inputs.readers import SUFFIX, kind, linked, quoted, read_toml, regular_file
 from triage.core.inputs.shapes import FORMATS, Format, Role, detect, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 from triage.core.measures.names import Measure, parse_all
@@ -125,9 +125,9 @@ def _check_k(k: object, where: Path | str) -> int | None:
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(where, f"k must be a positive integer, found {shown(k)}")
+        raise InputError(where, f"k must be a positive integer, found {quoted(k)}")
     if k >= K_LIMIT:
-        raise InputError(where, f"k must be below 2^63, found {shown(k)}")
+        raise InputError(where, f"k must be below 2^63, found {quoted(k)}")
     return k
 
 
@@ -158,13 +158,13 @@ def from_manifest(path: Path) -> Spec:
     corpus, queries = _section(path, doc, "corpus"), _section(path, doc, "queries")
     amend = labels.get("amendments")
     if amend is not None and not isinstance(amend, str):
-        raise InputError(path, f"amendments must be a string (a folder), found {shown(amend)}", "[labels]")
+        raise InputError(path, f"amendments must be a string (a folder), found {quoted(amend)}", "[labels]")
     ks = check_ks(doc.get("k"), path)
     holdout = _holdout(doc, path) if "holdout" in doc else None
     measures, order = _measures(path, doc)
     split = labels.get("split")
     if split is not None and not isinstance(split, str):
-        raise InputError(path, f"split must be a string, found {shown(split)}", "[labels]")
+        raise InputError(path, f"split must be a string, found {quoted(split)}", "[labels]")
     folder = _file(path, labels, "labels", "labels" in doc)  # no [labels]: the runs' expected ids
     corpus_file, queries_file = _file(path, corpus, "corpus", False), _file(path, queries, "queries", False)
     files = (
@@ -241,7 +241,9 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
         return Beir(labels, corpus, queries)
     split = DEFAULT_SPLIT if split is None else split
     if not split or split in (".", "..") or any(c in split for c in "/\\\0"):
-        raise InputError(labels, f"split {shown(split)} is not a split's name (test, dev, …): qrels/NAME.tsv")
+        raise InputError(
+            labels, f"split {quoted(split)} is not a split's name (test, dev, …): qrels/NAME.tsv"
+        )
     qrels = _packed(labels / "qrels" / f"{split}.tsv")
     if not os.path.lexists(qrels):
         names = [p.name for p in (labels / "qrels").iterdir()]
@@ -304,14 +306,14 @@ def _tests(path: Path, doc: dict[str, object], spec: Spec) -> Spec:
     if isinstance(tests, str):
         tests = [t.strip() for t in tests.split(",")]
     if not isinstance(tests, list | tuple) or not all(isinstance(t, str) for t in tests):
-        raise InputError(path, f'tests must be a list of names, as ["t", "wilcoxon"], found {shown(tests)}')
+        raise InputError(path, f'tests must be a list of names, as ["t", "wilcoxon"], found {quoted(tests)}')
     correction = doc.get("correction", spec.correction)
     if not isinstance(correction, str):
-        raise InputError(path, f'correction must be a string, as "holm", found {shown(correction)}')
+        raise InputError(path, f'correction must be a string, as "holm", found {quoted(correction)}')
     rounds, seed = doc.get("rounds", spec.rounds), doc.get("seed", spec.seed)
     for key, value in (("rounds", rounds), ("seed", seed)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(path, f"{key} must be a whole number, found {shown(value)}")
+            raise InputError(path, f"{key} must be a whole number, found {quoted(value)}")
     return replace(spec, tests=tuple(tests), correction=correction, rounds=rounds, seed=seed)  # type: ignore[arg-type]
 
 
@@ -320,11 +322,11 @@ def _measures(path: Path, doc: dict[str, object]) -> tuple[tuple[Measure, ...], 
     measures = doc.get("measures", [])
     if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
         raise InputError(
-            path, f'measures must be a list of names, as ["nDCG@10", "AP"], found {shown(measures)}'
+            path, f'measures must be a list of names, as ["nDCG@10", "AP"], found {quoted(measures)}'
         )
     order = doc.get("order")
     if order is not None and order not in ("trec_eval", "as_given"):
-        raise InputError(path, f'order must be "trec_eval" or "as_given", found {shown(order)}')
+        raise InputError(path, f'order must be "trec_eval" or "as_given", found {quoted(order)}')
     return (parse_all(measures, path) if measures else ()), order
 
 
@@ -365,7 +367,7 @@ def _arm(path: Path, arms: dict[str, object], key: str) -> ArmSpec:
     assert p is not None
     name = t.get("name")
     if name is not None and not isinstance(name, str):
-        raise InputError(path, f"name must be a string, found {shown(name)}", f"[arms.{key}]")
+        raise InputError(path, f"name must be a string, found {quoted(name)}", f"[arms.{key}]")
     return ArmSpec(name or _stem(p), p, _form(path, t, f"arms.{key}"))
 
 
@@ -382,18 +384,18 @@ def _file(path: Path, table: dict[str, object], section_name: str, required: boo
             raise InputError(path, "missing key 'path'", f"[{section_name}]")
         return None
     if not isinstance(value, str):
-        raise InputError(path, f"path must be a string, found {shown(value)}", f"[{section_name}]")
+        raise InputError(path, f"path must be a string, found {quoted(value)}", f"[{section_name}]")
     target = path.parent / value
     try:
         if is_pattern(target) and not members(target):
-            raise InputError(path, f"path {shown(value)} matches no files", f"[{section_name}]")
+            raise InputError(path, f"path {quoted(value)} matches no files", f"[{section_name}]")
         if not is_pattern(target) and not target.exists():
             raise InputError(
-                path, f"path {shown(value)} names a missing file ({target})", f"[{section_name}]"
+                path, f"path {quoted(value)} names a missing file ({target})", f"[{section_name}]"
             )
     except OSError as e:  # a name too long for the filesystem, a folder that cannot be listed
         raise InputError(
-            path, f"path {shown(value)} cannot be read: {e.strerror}", f"[{section_name}]"
+            path, f"path {quoted(value)} cannot be read: {e.strerror}", f"[{section_name}]"
         ) from None
     return target
 
@@ -403,7 +405,7 @@ def _form(path: Path, table: dict[str, object], section_name: str) -> str | None
     if value is None:
         return None
     if not isinstance(value, str) or value not in set(Format):
-        raise InputError(path, f"format {shown(value)} is not one of {FORMATS}", f"[{section_name}]")
+        raise InputError(path, f"format {quoted(value)} is not one of {FORMATS}", f"[{section_name}]")
     return str(value)
 
 
@@ -422,19 +424,21 @@ def _holdout(doc: dict[str, object], path: Path) -> Holdout:
         if rule not in (None, Rule.TUNED_DOCS.value) or "fraction" in table:
             raise InputError(path, 'give tuned_docs or rule = "hash" with a fraction, not both', where)
         if not isinstance(tuned, str):
-            raise InputError(path, f"tuned_docs must be a string, found {shown(tuned)}", where)
+            raise InputError(path, f"tuned_docs must be a string, found {quoted(tuned)}", where)
         target = path.parent / tuned
         try:
             found = target.exists()
         except OSError as e:  # a name too long for the filesystem
-            raise InputError(path, f"tuned_docs {shown(tuned)} cannot be read: {e.strerror}", where) from None
+            raise InputError(
+                path, f"tuned_docs {quoted(tuned)} cannot be read: {e.strerror}", where
+            ) from None
         if not found:
-            raise InputError(path, f"tuned_docs {shown(tuned)} names a missing file ({target})", where)
+            raise InputError(path, f"tuned_docs {quoted(tuned)} names a missing file ({target})", where)
         return Holdout(Rule.TUNED_DOCS, tuned_docs=target)
     if rule != Rule.HASH.value:
         raise InputError(
             path,
-            f'needs tuned_docs = "FILE" or rule = "hash" (with fraction), found rule {shown(rule)}',
+            f'needs tuned_docs = "FILE" or rule = "hash" (with fraction), found rule {quoted(rule)}',
             where,
         )
     return Holdout(Rule.HASH, fraction=check_fraction(table.get("fraction", DEFAULT_FRACTION), path))

@@ -521,7 +521,7 @@ _shown.maxstring, _shown.maxother, _shown.maxlist, _shown.maxdict, _shown.maxlev
 _shown.maxlong = 40
 
 
-def shown(value: object) -> str:
+def quoted(value: object) -> str:
     """A value read from a file as an error message quotes it: its repr, cut short (a long list or
     string, a deep nest, a long integer) with `...`."""
     return _shown.repr(value)

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.errors import InputError
-from triage.core.inputs.readers import regular_file, shown
+from triage.core.inputs.readers import quoted, regular_file
 
 DEFAULT_FRACTION = 0.2  # the held-out fifth
 
@@ -56,7 +56,7 @@ class Holdout:
 def check_fraction(value: object, where: Path | str, section: str = "[holdout]") -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
         raise InputError(
-            where, f"fraction must be a number above 0 and below 1, found {shown(value)}", section
+            where, f"fraction must be a number above 0 and below 1, found {quoted(value)}", section
         )
     return float(value)
 

@@ -3,26 +3,91 @@ in the chunk column), and any damaged lines."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.widgets import Static
 
 from triage.core.text.sanitize import counted
-from triage.labels.records import RETRACT, VERDICT
+from triage.labels.records import RETRACT, VERDICT, Record
+from triage.report import columns
+from triage.report.columns import Column
+from triage.ui.glossary import TERMS, Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.messages import OpenQuery
-from triage.ui.screens.help import HELP_KEY
+from triage.ui.screens.help import BACK, HELP_KEY
 from triage.ui.screens.live import LiveScreen
-from triage.ui.table import Column, VirtualTable
+from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session
 
 
+class Entry(NamedTuple):
+    """An amendments-table row: the record, whether it is in force, whether it is unsaved."""
+
+    record: Record
+    in_force: bool
+    unsaved: bool
+
+
+def _when(x: Entry) -> str:
+    return x.record.at.replace("T", " ")[:19]
+
+
+def _what(x: Entry) -> str:
+    r = x.record
+    if r.op == RETRACT:
+        text = "retract"
+    elif r.op == VERDICT:
+        text = "verdict" if x.in_force else "verdict (replaced)"
+    else:
+        text = "add" if x.in_force else "add (retracted)"
+    return text + (" UNSAVED" if x.unsaved else "")
+
+
+def _from(x: Entry) -> str:
+    ev = x.record.evidence or {}
+    return f"{str(ev.get('arm', '')).upper()} #{ev.get('rank', '')}" if ev else ""
+
+
+COLUMNS: tuple[Column[Entry], ...] = (
+    Column(
+        "when (UTC)", "When the record was written, in UTC.", lambda x: x.record.at.replace("T", " ")[:19], 19
+    ),
+    Column(
+        "reviewer",
+        "Who made the decision: --reviewer, else TRIAGE_REVIEWER, else the login name.",
+        lambda x: x.record.reviewer,
+        12,
+    ),
+    Column(
+        "what",
+        "add (gold added), retract (an add undone), verdict (a cause); UNSAVED when the disk refused it.",
+        _what,
+        16,
+    ),
+    Column("query", columns.QUERY, lambda x: x.record.query_id, 10),
+    Column(
+        "chunk",
+        "The passage amended (for a verdict: its cause).",
+        lambda x: x.record.chunk_id if x.record.cause is None else f"cause {x.record.cause}",
+        28,
+    ),
+    Column("grade", TERMS["grade"], lambda x: x.record.relevance if x.record.cause is None else "", 5, True),
+    Column("from", "The evidence: which arm and rank the passage was marked from.", _from, 8),
+    Column("note", "The reviewer's note.", lambda x: x.record.note),
+)
+
+
 class AmendmentsScreen(LiveScreen):
-    HELP = "amendments"
-    BINDINGS: ClassVar[list[BindingType]] = [HELP_KEY, Binding("escape", "app.pop_screen", "back")]
+    TOPIC = Topic("Amendments", COLUMNS)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
+        BACK,
+        *LIST_KEYS,
+        opens("open the amended query's detail"),
+    ]
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -32,16 +97,7 @@ class AmendmentsScreen(LiveScreen):
         yield Static(id="amend-title")
         yield Static(id="amend-problems")
         yield VirtualTable(
-            [
-                Column("when (UTC)", 19),
-                Column("reviewer", 12),
-                Column("what", 16),
-                Column("query", 10),
-                Column("chunk", 28),
-                Column("grade", 5, right=True),
-                Column("from", 8),
-                Column("note", 0),
-            ],
+            COLUMNS,
             id="amendments",
         )
         yield Keys()
@@ -53,30 +109,9 @@ class AmendmentsScreen(LiveScreen):
         in_force = {r.id for r in state.in_force} | state.verdicts.ids
         unsaved = {r.id for r in state.unsaved}
 
-        def what(i: int) -> str:
-            r = records[i]
-            if r.op == RETRACT:
-                text = "retract"
-            elif r.op == VERDICT:
-                text = "verdict" if r.id in in_force else "verdict (replaced)"
-            else:
-                text = "add" if r.id in in_force else "add (retracted)"
-            return text + (" UNSAVED" if r.id in unsaved else "")
-
         def row(i: int) -> list[object]:
-            r = records[i]
-            ev = r.evidence or {}
-            where = f"{str(ev.get('arm', '')).upper()} #{ev.get('rank', '')}" if ev else ""
-            return [
-                r.at.replace("T", " ")[:19],
-                r.reviewer,
-                what(i),
-                r.query_id,
-                r.chunk_id if r.cause is None else f"cause {r.cause}",
-                r.relevance if r.cause is None else "",
-                where,
-                r.note,
-            ]
+            entry = Entry(records[i], records[i].id in in_force, records[i].id in unsaved)
+            return [c.cell(entry) for c in COLUMNS]
 
         self.query_one(VirtualTable).set_rows(
             len(records),

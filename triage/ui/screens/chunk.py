@@ -17,9 +17,10 @@ from triage.core.inputs.corpus import Chunk
 from triage.core.text.sanitize import DISPLAY_CAP, counted, visible
 from triage.core.text.words import Passage, best_passages, normal, passages, spans, words
 from triage.report import cells as fmt
+from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import heading, line, marked, plain
-from triage.ui.screens.help import HELP_KEY
+from triage.ui.screens.help import BACK, HELP_KEY
 from triage.workspace.detail import QueryDetail, token_label
 from triage.workspace.session import Session
 
@@ -35,15 +36,22 @@ def in_query_order(query: str, found: frozenset[str]) -> list[str]:
 
 
 class ChunkScreen(Screen):
-    HELP = "chunk"
+    TOPIC = Topic("Chunk", ("heading path", "tokens", "doc / source", "passage", "query words", "grade"))
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("escape", "app.pop_screen", "back"),
-        Binding("j,down", "scroll(1)", "down", show=False),
-        Binding("k,up", "scroll(-1)", "up", show=False),
-        Binding("w", "passage(1)", "best passage"),
-        Binding("W", "passage(-1)", "previous passage", show=False),
-        Binding("m", "more", "show more"),
+        BACK,
+        Binding("j,down", "scroll(1)", "down", show=False, tooltip="scroll"),
+        Binding("k,up", "scroll(-1)", "up", show=False, tooltip="scroll"),
+        Binding(
+            "w",
+            "passage(1)",
+            "best passage",
+            tooltip="the passage holding the most query words; again: the next best",
+        ),
+        Binding(
+            "W", "passage(-1)", "previous passage", show=False, tooltip="back to the previous best passage"
+        ),
+        Binding("m", "more", "show more", tooltip="show more of a very long text"),
     ]
 
     def __init__(

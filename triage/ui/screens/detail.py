@@ -20,11 +20,13 @@ from textual.widget import Widget
 from triage.core.inputs.corpus import Chunk
 from triage.labels.verdicts import Cause
 from triage.ui.ahead import Ahead
+from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
 from triage.ui.messages import DetailClosed, announce
+from triage.ui.query_columns import HINT
 from triage.ui.screens.help import HELP_KEY
-from triage.ui.table import VirtualTable
+from triage.ui.table import VirtualTable, opens
 from triage.ui.widgets.detail import (
     ArmSummaries,
     DetailTitle,
@@ -38,6 +40,7 @@ from triage.ui.widgets.detail import (
     VerdictLine,
 )
 from triage.ui.widgets.detail.preview import SELECT
+from triage.ui.widgets.detail.ranked import COLUMNS as RANKED
 from triage.ui.widgets.redraw import OneLayout
 from triage.workspace.detail import QueryDetail, Row
 from triage.workspace.review import Change
@@ -47,7 +50,15 @@ __all__ = ["DetailScreen", "GoldPane"]
 
 SHORT = 30  # rows: a detail screen shorter than this scrolls
 # with nothing focused, lines (10: a page, 0: the top) each key scrolls the screen by
-SCROLL_KEYS = {"j": 1, "down": 1, "k": -1, "up": -1, "pagedown": 10, "space": 10, "pageup": -10, "home": 0}
+STEP = "next / previous query of the list you came from"
+PANES = (
+    "move the focus: gold pane, arm A's list, arm B's list; a short terminal opens each query at its top "
+    "(the query and its hint, no passage selected) and tab scrolls down to the focused pane"
+)
+MOVE = (
+    "move the selection in the focused list (scroll the gold pane; with nothing focused, the screen; "
+    "pgdn / pgup and home too)"
+)
 
 
 class DetailScreen(OneLayout, Screen[int]):
@@ -61,20 +72,75 @@ class DetailScreen(OneLayout, Screen[int]):
     # keeps room for the heading and the text beside the ids.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
-    HELP = "detail"
+    TOPIC = Topic(
+        "Detail",
+        (
+            HINT,
+            "hit / miss",
+            "inside k / outside k",
+            ("plan", "The query plan the arm's run recorded for this query (e.g. ann, postfilter, scan)."),
+            "n_returned",
+            "n_eligible",
+            "stored depth",
+            "short list",
+            "answer",
+            "gold pane",
+            "heading path",
+            "tokens",
+            "grade",
+            RANKED[0],
+            "★",  # the marks (the second column)
+            "+",
+            "✗",
+            "·",
+            "≈",
+            *RANKED[2:],
+            "rule under k",
+            "verdicts",
+        ),
+    )
     AUTO_FOCUS = ""  # none: the focus is set on mount (`on_mount`), or left on the top when short
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("n", "step(1)", "next"),
-        Binding("p", "step(-1)", "previous"),
-        Binding("tab", "pane(1)", "next pane", show=False),
-        Binding("shift+tab", "pane(-1)", "previous pane", show=False),
+        Binding("n", "step(1)", "next", tooltip=STEP),
+        Binding("p", "step(-1)", "previous", tooltip=STEP),
+        Binding("tab", "pane(1)", "next pane", show=False, tooltip=PANES),
+        Binding("shift+tab", "pane(-1)", "previous pane", show=False, tooltip=PANES),
+        # a list's and the gold pane's keys; with nothing focused (a short screen's top) they scroll it
+        Binding("j,down", "move(1)", "down", show=False, key_display="j / k", tooltip=MOVE),
+        Binding("k,up", "move(-1)", "up", show=False, tooltip=MOVE),
+        Binding("pagedown,space", "page(1)", "page down", show=False),
+        Binding("pageup", "page(-1)", "page up", show=False),
+        Binding("home", "jump(0)", "first", show=False),
+        opens("open the selected chunk's full text (in the gold pane: the first gold)"),
         Binding("escape", "back", "back"),
-        Binding("g", "amend", "mark gold"),
-        Binding("G", "amend_note", "gold + note"),
-        Binding("u", "undo", "undo"),
-        Binding("v", "verdict", "verdict"),
-        *[Binding(str(n), f"grade({n})", f"grade {n}", show=False) for n in range(1, 10)],
+        Binding(
+            "g",
+            "amend",
+            "mark gold",
+            tooltip="mark the selected passage as additional gold (written at once, grade 1)",
+        ),
+        *[
+            Binding(
+                str(n),
+                f"grade({n})",
+                f"grade {n}",
+                show=False,
+                tooltip="right after g: the grade of that amendment",
+            )
+            for n in range(1, 10)
+        ],
+        Binding("G", "amend_note", "gold + note", tooltip="the same, after asking for a note"),
+        Binding(
+            "u", "undo", "undo", tooltip="undo your last amendment (a retract record: nothing is deleted)"
+        ),
+        Binding(
+            "v",
+            "verdict",
+            "verdict",
+            tooltip="your verdict on the query: its cause (one key each, hinted first), then an optional "
+            "note",
+        ),
     ]
 
     def __init__(
@@ -128,19 +194,18 @@ class DetailScreen(OneLayout, Screen[int]):
         panes: list[Widget | None] = [self.query_one(GoldPane), lists.table("a"), lists.table("b")]
         return [None, *panes] if self.short else panes
 
-    def _scroll_screen(self, key: str) -> bool:
-        """With nothing focused (a short screen's top), the keys that move a list scroll the
-        screen instead (not bindings: the lists' own keys keep their one meaning)."""
-        if self.focused is not None or key not in SCROLL_KEYS:
-            return False
-        lines = SCROLL_KEYS[key]
-        if not lines:
-            self.scroll_home(animate=False)
-        elif abs(lines) == 10:
-            (self.scroll_page_down if lines > 0 else self.scroll_page_up)(animate=False)
-        else:
+    # -- with nothing focused (a short screen's top), a list's keys scroll the screen ---------------
+    def action_move(self, lines: int) -> None:
+        if self.focused is None:
             self.scroll_relative(y=lines, animate=False)
-        return True
+
+    def action_page(self, direction: int) -> None:
+        if self.focused is None:
+            (self.scroll_page_down if direction > 0 else self.scroll_page_up)(animate=False)
+
+    def action_jump(self, where: int) -> None:
+        if self.focused is None:
+            self.scroll_home(animate=False)
 
     def action_pane(self, step: int) -> None:
         """tab / shift+tab: the next (previous) pane, round."""
@@ -220,9 +285,6 @@ class DetailScreen(OneLayout, Screen[int]):
         # shuts the grade window.
         if not (event.character or "").isdigit() and self.session.grade_window:
             self.session.review.close()
-        if self._scroll_screen(event.key):
-            event.stop()
-            event.prevent_default()
 
     def _selected(self) -> tuple[str, Row] | None:
         """The focused list's selected row (and its arm's side); else say what to select."""

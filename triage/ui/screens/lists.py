@@ -6,64 +6,78 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
-import pyarrow.compute as pc
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from triage.core.evaluation import Arm
 from triage.core.measures.paired import Outcome
 from triage.core.views.hints import FlipHints
-from triage.labels.verdicts import Verdict
-from triage.report import cells
+from triage.report import columns
+from triage.report.columns import Column
+from triage.ui.glossary import Entry, Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
-from triage.ui.screens.help import HELP_KEY
+from triage.ui.query_columns import (
+    GOLD_A,
+    GOLD_B,
+    HINT,
+    NUMBER,
+    OUTCOME,
+    PLAN_A,
+    PLAN_B,
+    QUERY,
+    TENANT,
+    TEXT,
+    VERDICT,
+    QueryLine,
+    empty_columns,
+    query_column,
+    rank_column,
+)
+from triage.ui.screens.help import BACK, HELP_KEY
 from triage.ui.screens.live import LiveScreen
-from triage.ui.table import Column, VirtualTable
+from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session, flip_label
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good", Outcome.UNSCORED: "muted"}
-# whole, and its title shows the highlighted query's text in full
-
-
-def empty_columns(session: Session) -> set[str]:
-    """Titles of the list columns this evaluation leaves empty: `tenant` when no query has a
-    tenant; `plan A` and `plan B` when neither run records a plan for any query."""
-    hidden = set()
-    if session.tenant_of.null_count == len(session.tenant_of):
-        hidden.add("tenant")
-    plans = [arm.aligned("plan") for arm in session.ev.arms]
-    if all(p is None or p.null_count == len(p) for p in plans):
-        hidden |= {"plan A", "plan B"}
-    return hidden
-
-
-def rank_cell(arm: Arm, q: int, short: bool, k: int) -> str:
-    """The gold rank ("3", "12 (>k)", "absent"); for a short list, the rank or "–" when absent, then
-    what the arm returned of k: "– (3/5)", "2 (3/5)"."""
-    rank = int(arm.judged.gold_rank[q])
-    if not short:
-        return cells.rank(rank, k)
-    n = arm.value("n_returned", q)
-    return f"{cells.rank(rank, k) if rank else '–'} ({int(arm.depth[q]) if n is None else n}/{k})"
-
-
-def verdict_cell(verdicts: tuple[Verdict, ...]) -> str:
-    """The query's verdict for a list row: the cause its reviewers name, or how many differ."""
-    causes = sorted({v.cause for v in verdicts})
-    return causes[0].code if len(causes) == 1 else f"{len(causes)} differ" if causes else ""
+# What a list of queries shows, for `?`: its columns, each with the marks its cells hold
+SHOWN: tuple[Entry, ...] = (
+    NUMBER,
+    OUTCOME,
+    QUERY,
+    TENANT,
+    GOLD_A,
+    GOLD_B,
+    "(>k)",
+    "absent",
+    "(3/5)",
+    PLAN_A,
+    PLAN_B,
+    HINT,
+    "short",
+    "plan",
+    "header",
+    "path",
+    "unlab",
+    "window",
+    "pushed",
+    "dropped",
+    "…",
+    VERDICT,
+    TEXT,
+)
 
 
 class QueryList(LiveScreen):
     """A list of query indices (`order`); enter opens the detail with n/p walking this list."""
 
-    HELP = "flips"
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("slash", "search", "search"),
-        Binding("escape", "app.pop_screen", "back"),
+        *LIST_KEYS,
+        opens("open the query's detail"),
+        Binding("slash", "search", "search", tooltip="fuzzy search; enter opens the best match"),
+        BACK,
     ]
     title_text = ""
     with_hints = False  # a column with each row's first cause hint (computed in a worker)
@@ -72,85 +86,59 @@ class QueryList(LiveScreen):
         super().__init__()
         self.session = session
         self.order = np.zeros(0, np.int64)
-        self.columns: list[Column] = []
+        self.columns: list[Column[QueryLine]] = []
         self.hidden: set[str] = set()  # titles of columns left out (empty for this evaluation)
         self.drawn_hints: FlipHints | None = None  # the flips' hints drawn (None: "…" drawn)
 
     def compose(self) -> ComposeResult:
-        ev = self.session.ev
-        width = min(24, max(8, pc.max(pc.utf8_length(ev.query_ids)).as_py() or 0))
+        s = self.session
         yield Static(id="list-title")
-        rank_width = max(8, len(f"{ev.k - 1} ({ev.k - 1}/{ev.k})"))  # a short list's widest cell
         self.columns = [
-            Column("#", 6, right=True),
-            Column("outcome", 10),
-            Column("query", width),
-            Column("tenant", 18),
-            Column("gold A", rank_width, right=True),
-            Column("gold B", rank_width, right=True),
-            Column("plan A", 10),
-            Column("plan B", 10),
-            Column("hint", 7),  # the first cause hint (flips list only)
-            Column("verdict", 8),  # shown once any query has a verdict
-            Column("text", 0),
+            NUMBER,
+            OUTCOME,
+            query_column(s),
+            TENANT,
+            rank_column(GOLD_A, s.ev.k),
+            rank_column(GOLD_B, s.ev.k),
+            PLAN_A,
+            PLAN_B,
+            HINT,  # the first cause hint (flips list only)
+            VERDICT,  # shown once any query has a verdict
+            TEXT,
         ]
         self.hidden = empty_columns(self.session) | (set() if self.with_hints else {"hint"})
-        yield VirtualTable([c for c in self.columns if c.title not in self.hidden], id="queries")
+        yield VirtualTable(columns.shown(self.columns, self.hidden), id="queries")
         yield Keys()
 
     def fill(self, cursor: int | None = None) -> None:
         """Draw the list; the cursor stays where it was unless `cursor` says otherwise."""
-        s, ev, verdicts = self.session, self.session.ev, self.session.verdicts
+        s = self.session
         self.order = self.rows()
         order = self.order
-        short_a, short_b = ev.a.short, ev.b.short
-        hidden = self.hidden | (set() if verdicts.by_query else {"verdict"}) | self.narrow_hidden()
-        shown = [c.title not in hidden for c in self.columns]
+        hidden = self.hidden | (set() if s.verdicts.by_query else {"verdict"})
         table = self.query_one(VirtualTable)
-        table.columns = [
-            Column("outcome", 9) if self.narrow and c.title == "outcome" else c
-            for c, keep in zip(self.columns, shown, strict=True)
-            if keep
-        ]
-        hints = s.hints_ready() if self.with_hints else None
-        self.drawn_hints = hints
-        if self.with_hints and hints is None:
+        table.columns = shown = columns.shown(self.columns, hidden, self.narrow)
+        self.drawn_hints = s.hints_ready() if self.with_hints else None
+        if self.with_hints and self.drawn_hints is None:
             self.compute_hints()
 
-        def hint(q: int) -> str:
-            if not self.with_hints:
-                return ""
-            if hints is None:
-                return "…"  # not computed yet
-            first = s.first_hint(q, hints)  # of the hints drawn, not whichever are current by now
-            return first.kind.code if first else ""
-
         def row(i: int) -> list[object]:
-            q = int(order[i])
-            values = [
-                i + 1,
-                Outcome(int(s.outcomes[q])).label,
-                s.query_id(q),
-                s.tenant_of[q].as_py(),
-                rank_cell(ev.a, q, bool(short_a[q]), ev.k),
-                rank_cell(ev.b, q, bool(short_b[q]), ev.k),
-                ev.a.value("plan", q),
-                ev.b.value("plan", q),
-                hint(q),
-                verdict_cell(verdicts.for_query(s.query_id(q))) if "verdict" not in hidden else "",
-                s.texts[q].as_py(),
-            ]
-            return [v for v, keep in zip(values, shown, strict=True) if keep]
+            line = QueryLine(i, int(order[i]), s, self)
+            return [c.cell(line) for c in shown]
 
         cursor = table.cursor if cursor is None else cursor
         table.set_rows(len(order), row, lambda i: TAGS.get(Outcome(int(s.outcomes[order[i]]))), cursor)
         self.update_title(cursor)
 
+    def hint(self, q: int) -> str:
+        """Query `q`'s first cause hint as drawn: "…" while the hints are computed."""
+        if self.drawn_hints is None:
+            return "…"  # not computed yet
+        first = self.session.first_hint(q, self.drawn_hints)  # of the hints drawn, not the current
+        return first.kind.code if first else ""
+
     def rows(self) -> np.ndarray:
         raise NotImplementedError
-
-    def narrow_hidden(self) -> set[str]:
-        return {"tenant", "#"} if self.narrow else set()
 
     def refill(self) -> None:
         if self.order is not None:  # narrower than NARROW: no tenant nor # (ids, ranks and plans stay)
@@ -227,6 +215,7 @@ class QueryList(LiveScreen):
 
 
 class FlipsScreen(QueryList):
+    TOPIC = Topic("Flips", ("flip", *SHOWN))
     title_text = "Flips, hit→miss first"
     with_hints = True
 
@@ -241,6 +230,7 @@ class FlipsScreen(QueryList):
         return lambda i: flip_label(i, n_reg, n)
 
 
+ONLY = "every query / both hit / both miss / hit→miss / miss→hit"
 FILTERS = {
     "0": None,
     "1": Outcome.BOTH_HIT,
@@ -251,13 +241,18 @@ FILTERS = {
 
 
 class AllQueriesScreen(QueryList):
-    HELP = "all"
+    TOPIC = Topic("All queries", SHOWN)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("0", "only('0')", "all"),
-        Binding("1", "only('1')", "both hit"),
-        Binding("2", "only('2')", "both miss"),
-        Binding("3", "only('3')", "hit→miss"),
-        Binding("4", "only('4')", "miss→hit"),
+        Binding(
+            key, f"only('{key}')", name, tooltip="every query / both hit / both miss / hit→miss / miss→hit"
+        )
+        for key, name in (
+            ("0", "all"),
+            ("1", "both hit"),
+            ("2", "both miss"),
+            ("3", "hit→miss"),
+            ("4", "miss→hit"),
+        )
     ]
     outcome: Outcome | None = None
 

@@ -64,6 +64,19 @@ class LiveScreen(Screen):
         """Drawn again at a new width (across NARROW)."""
         self.fill()
 
+    # -- a list's keys (`table.LIST_KEYS`), on the screen's first list wherever the focus is ---
+    def action_move(self, step: int) -> None:
+        self.query(VirtualTable).first().action_move(step)
+
+    def action_page(self, direction: int) -> None:
+        self.query(VirtualTable).first().action_page(direction)
+
+    def action_jump(self, where: int) -> None:
+        self.query(VirtualTable).first().action_jump(where)
+
+    def action_select(self) -> None:
+        self.query(VirtualTable).first().action_select()
+
     def on_screen_resume(self) -> None:
         if self.session.version != self.shown_version or self.session.verdicts is not self.shown_verdicts:
             self.draw()

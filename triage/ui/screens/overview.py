@@ -18,6 +18,7 @@ from triage.core.checks.model import Level
 from triage.report import cells
 from triage.report import terminal as report_text
 from triage.report.model import Report
+from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
 from triage.ui.screens.help import HELP_KEY
@@ -53,11 +54,76 @@ def headline(r: Report) -> Content:
     return line(*parts)
 
 
+SCROLL = "scroll the overview (home / end: its top, its end)"
+# What the overview shows, for `?`
+SHOWN = (
+    "A / B",
+    "k",
+    "labels",
+    "scored",
+    "unlabelled",
+    "missing from A / B",
+    "checks",
+    "level",
+    "code",
+    "message",
+    "hit_rate@k",
+    "recall@k",
+    "mrr@k",
+    "ndcg@k",
+    "95% low / high",
+    "judged@k",
+    "unjudged in top k",
+    "upper",
+    "B − A",
+    "measure",
+    "Δ",
+    "95% interval",
+    "p corr.",
+    "MDE",
+    "Δ plot",
+    "├─●─┤",
+    "│ 0",
+    "green / red / grey",
+    "arm plot",
+    "paired outcomes",
+    "hit→miss",
+    "miss→hit",
+    "McNemar",
+    "held out",
+    "blend",
+    "origin",
+    "overlap",
+    "evidence × answer",
+    "header tax",
+    "tokens",
+    "floor",
+    "5th-percentile",
+    "wins / ties / losses",
+    "rank drops",
+    "stored depth",
+    "recall@depth",
+)
+
+
 class OverviewScreen(Screen):
     """Shows "loading" at once; `show` fills it when the worker has loaded the evaluation."""
 
-    HELP = "overview"
-    BINDINGS: ClassVar[list[BindingType]] = [HELP_KEY, Binding("slash", "search", "search")]
+    TOPIC = Topic("Overview", SHOWN)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        HELP_KEY,
+        Binding(
+            "slash",
+            "search",
+            "search",
+            tooltip="fuzzy search over query ids and texts; enter opens the best match",
+        ),
+        # the overview's scroll (its VerticalScroll binds these), said once for `?`
+        Binding("pagedown", "page_down", show=False, key_display="pgdn / pgup, ↓ / ↑", tooltip=SCROLL),
+        Binding("pageup", "page_up", show=False, tooltip=SCROLL),
+        Binding("down", "scroll_down", show=False, tooltip=SCROLL),
+        Binding("up", "scroll_up", show=False, tooltip=SCROLL),
+    ]
 
     def compose(self) -> ComposeResult:
         yield Static(line(("triage", "bold"), "  loading the evaluation…"), id="title")

@@ -21,6 +21,7 @@ from textual.widgets import Static
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import visible
 from triage.report import cells as fmt
+from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
 from triage.ui.messages import announce
@@ -105,6 +106,9 @@ def gold_pane(view: CandidateView, corpus_note: str) -> Content:
     return Content.assemble(*parts)
 
 
+NOTED = "relevant / not relevant, after asking for a note"
+
+
 class QueueScreen(Screen[None]):
     DEFAULT_CSS = """
     #queue-title { height: auto; padding: 0 1; background: $panel; }
@@ -115,22 +119,71 @@ class QueueScreen(Screen[None]):
     #queue-gold-pane { width: 1fr; padding: 0 1; border: round $warning 40%; }
     """
 
-    HELP = "queue"
+    TOPIC = Topic(
+        "Judging queue",
+        (
+            "candidate",
+            "tier 1",
+            "body … similar",
+            "tier 2",
+            "tier 3",
+            "≈",
+            "taken from arm",
+            "grade",
+            "★",
+            "heading path",
+            "query words",
+            "regressions resolved",
+        ),
+    )
     # The filters are capitals: r, t and a keep their meaning everywhere (rank drops, tenants, all queries).
+    # Those not shown are in `?`, so the footer fits 80 columns.
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("y", "decide(1)", "relevant"),
-        Binding("n", "decide(0)", "irrelevant"),
-        Binding("space", "skip", "skip"),
-        Binding("backspace", "undo", "undo"),
-        Binding("escape", "leave", "back"),
-        # the rest are in `?`, so the footer fits 80 columns
-        Binding("G", "decide_note(1)", "relevant + note", show=False),
-        Binding("N", "decide_note(0)", "not + note", show=False),
-        Binding("R", "regressions", "regressions"),
-        Binding("T", "tenant", "tenant", show=False),
-        Binding("A", "arm", "arm", show=False),
-        *[Binding(str(g), f"decide({g})", f"grade {g}", show=False) for g in range(1, 10)],
+        Binding(
+            "y",
+            "decide(1)",
+            "relevant",
+            tooltip="relevant (grade 1), written at once; the next candidate follows",
+        ),
+        *[
+            Binding(
+                str(g),
+                f"decide({g})",
+                f"grade {g}",
+                show=False,
+                tooltip="relevant with that grade instead",
+            )
+            for g in range(1, 10)
+        ],
+        Binding("n", "decide(0)", "irrelevant", tooltip="not relevant (grade 0)"),
+        Binding("G", "decide_note(1)", "relevant + note", show=False, tooltip=NOTED),
+        Binding("N", "decide_note(0)", "not + note", show=False, tooltip=NOTED),
+        Binding(
+            "space",
+            "skip",
+            "skip",
+            tooltip="skip: the candidate goes to the end of the queue (nothing written)",
+        ),
+        Binding(
+            "backspace", "undo", "undo", tooltip="undo the last decision made here; its candidate comes back"
+        ),
+        Binding("escape", "leave", "back", tooltip="leave; J brings you back where you were"),
+        Binding("R", "regressions", "regressions", tooltip="filter: regressions only (on / off)"),
+        Binding(
+            "T",
+            "tenant",
+            "tenant",
+            show=False,
+            tooltip="filter: cycle the tenant — every tenant, then each in turn",
+        ),
+        Binding(
+            "A",
+            "arm",
+            "arm",
+            show=False,
+            tooltip="filter: cycle the arm — both, A's top k only, B's top k only",
+        ),
     ]
 
     def __init__(self, session: Session) -> None:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
-import pyarrow.compute as pc
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -17,14 +16,17 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from triage.core.views.deltas import GOLD_RANK, Deltas, by_name, choices, deltas
-from triage.report import cells
+from triage.core.views.deltas import GOLD_RANK, Choice, Deltas, by_name, choices, deltas
+from triage.report import cells, columns
+from triage.report.columns import Column
 from triage.report.model import RanksSection
+from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
-from triage.ui.screens.lists import QueryList, empty_columns
+from triage.ui.query_columns import QUERY, TENANT, TEXT, QueryLine, empty_columns, query_column
+from triage.ui.screens.lists import QueryList
 from triage.ui.screens.live import report
-from triage.ui.table import Column, VirtualTable
+from triage.ui.table import VirtualTable
 from triage.workspace.session import Session
 
 HISTOGRAM_BAR = 20  # cells of the longest bar
@@ -56,12 +58,70 @@ def delta_cell(d: float, rank: bool) -> str:
     return cells.change(int(d)) if rank else cells.signed(float(d))
 
 
+def _choice(x: QueryLine) -> Choice:
+    """The measure a rank-drops row is of (its line's context)."""
+    choice: Choice = x.context
+    return choice
+
+
+# A: B: and Δ of the measure the list is ordered on; "(for the gold rank …)" in each sentence.
+MEASURE_A = Column[QueryLine](
+    "A",
+    "Arm A's value of the measure for the query (for the gold rank: where A ranked the gold).",
+    lambda x: value_cell(_choice(x).a[x.q], _choice(x).rank),
+    5,  # "0.631"; a gold rank within k
+    right=True,
+)
+MEASURE_B = Column[QueryLine](
+    "B",
+    "Arm B's value of the measure for the query (for the gold rank: where B ranked the gold).",
+    lambda x: value_cell(_choice(x).b[x.q], _choice(x).rank),
+    5,
+    right=True,
+)
+MEASURE_DELTA = Column[QueryLine](
+    "Δ",
+    "B − A for the query: negative, red, means B is worse. For the gold rank it is A's rank − B's, "
+    "places gained, so a fall is negative too.",
+    lambda x: delta_cell(_choice(x).delta[x.q], _choice(x).rank),
+    6,  # "-0.631"
+    right=True,
+)
+
+
 class RankDropsScreen(QueryList):
     """The moved queries of one measure, worst first; enter opens a query's detail, n/p walking
     this list. Orders of more than SYNC_LIMIT queries are computed in a thread worker."""
 
-    HELP = "ranks"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("M", "measure", "next measure")]
+    TOPIC = Topic(
+        "Rank drops",
+        (
+            "worst first",
+            (
+                "measure",
+                "What the list is ordered on: each measure named with --measures, then ndcg, recall, mrr "
+                "and the hit rate at k, then the gold rank. It opens on the first named measure, else on "
+                "ndcg@k: it moves with every rank change within k and weighs the grades, where the hit "
+                "rate's Δ is only the flips (f lists those).",
+            ),
+            QUERY,
+            TENANT,
+            MEASURE_A,
+            MEASURE_B,
+            MEASURE_DELTA,
+            TEXT,
+            "gold rank",
+            "gold rank A − B",
+        ),
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "M",
+            "measure",
+            "next measure",
+            tooltip="the next measure to order by (the title names it and the one after it)",
+        )
+    ]
     title_text = "Rank drops"
     SYNC_LIMIT = 50_000  # queries: up to this many the order is computed at once (a few ms)
 
@@ -73,15 +133,7 @@ class RankDropsScreen(QueryList):
         self.names: np.ndarray | None = None  # the query ids' sorted positions (they never change)
 
     def compose(self) -> ComposeResult:
-        width = min(24, max(8, pc.max(pc.utf8_length(self.session.ev.query_ids)).as_py() or 0))
-        self.columns = [
-            Column("query", width),
-            Column("tenant", 18),
-            Column("A", 5, right=True),  # "0.631"; a gold rank within k
-            Column("B", 5, right=True),
-            Column("Δ", 6, right=True),  # "-0.631"
-            Column("text", 0),
-        ]
+        self.columns = [query_column(self.session), TENANT, MEASURE_A, MEASURE_B, MEASURE_DELTA, TEXT]
         self.hidden = empty_columns(self.session)
         yield Static(id="list-title")
         with Horizontal(id="ranks-body"):
@@ -129,16 +181,14 @@ class RankDropsScreen(QueryList):
         self.drawn = d
         table = self.query_one(VirtualTable)
         cursor = table.cursor if cursor is None else cursor
-        hidden = self.hidden | self.narrow_hidden()
-        table.columns = [c for c in self.columns if c.title not in hidden]
-        shown = [c.title not in hidden for c in self.columns]
+        table.columns = columns.shown(self.columns, self.hidden, self.narrow)
         if d is None:
             self.order = np.zeros(0, np.int64)
             table.set_rows(0, lambda i: [], None, 0)
             self.order_in_worker(self.chosen)
         else:
             self.order = d.order
-            self._set_rows(table, d, shown, cursor)
+            self._set_rows(table, d, cursor)
         pane = self.query_one("#ranks-histogram", VerticalScroll)
         pane.styles.width = NARROW_HISTOGRAM if self.narrow else HISTOGRAM_WIDTH
         x = report(s).ranks
@@ -147,22 +197,14 @@ class RankDropsScreen(QueryList):
         )
         self.update_title(table.cursor)
 
-    def _set_rows(self, table: VirtualTable, d: Deltas, shown: list[bool], cursor: int) -> None:
-        s, c, order = self.session, d.choice, d.order
-        delta = c.delta
+    def _set_rows(self, table: VirtualTable, d: Deltas, cursor: int) -> None:
+        s, order, shown = self.session, d.order, table.columns
 
         def row(i: int) -> list[object]:
-            q = int(order[i])
-            values = [
-                s.query_id(q),
-                s.tenant_of[q].as_py(),
-                value_cell(c.a[q], c.rank),
-                value_cell(c.b[q], c.rank),
-                delta_cell(delta[q], c.rank),
-                s.texts[q].as_py(),
-            ]
-            return [v for v, keep in zip(values, shown, strict=True) if keep]
+            line = QueryLine(i, int(order[i]), s, d.choice)
+            return [c.cell(line) for c in shown]
 
+        delta = d.choice.delta
         table.set_rows(len(order), row, lambda i: "bad" if delta[order[i]] < 0 else "good", cursor)
 
     def heading(self) -> tuple[str, Content]:

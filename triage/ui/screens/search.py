@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -14,18 +15,22 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from triage.core.measures.paired import Outcome
+from triage.ui.glossary import Topic
 from triage.ui.literal import line
-from triage.ui.table import Column, VirtualTable
+from triage.ui.query_columns import OUTCOME, QUERY, TEXT, QueryLine
+from triage.ui.table import VirtualTable, opens
 from triage.workspace.session import Session
 
 TAGS = {Outcome.HIT_TO_MISS: "bad", Outcome.MISS_TO_HIT: "good"}
+COLUMNS = (replace(QUERY, width=14), OUTCOME, TEXT)
 
 
 class SearchScreen(ModalScreen[int | None]):
-    HELP = "search"
+    TOPIC = Topic("Search", COLUMNS)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "close"),
-        Binding("down", "results", "results", show=False),
+        Binding("down", "results", "results", show=False, tooltip="choose a result (then j / k, ↓ / ↑)"),
+        opens("open the best (or chosen) match"),  # the box's and the results' enter
+        Binding("escape", "cancel", "close", tooltip="close"),
     ]
 
     def __init__(self, session: Session, current: np.ndarray) -> None:
@@ -40,9 +45,7 @@ class SearchScreen(ModalScreen[int | None]):
                 line(("search", "bold"), ("  query id or words; enter opens the best match", "$text-muted"))
             )
             yield Input(placeholder="e.g. q061 or parental leave", id="search-input")
-            yield VirtualTable(
-                [Column("query", 14), Column("outcome", 10), Column("text", 0)], id="search-results"
-            )
+            yield VirtualTable(COLUMNS, id="search-results")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -62,11 +65,7 @@ class SearchScreen(ModalScreen[int | None]):
         table = self.query_one(VirtualTable)
         table.set_rows(
             len(found),
-            lambda i: [
-                s.query_id(found[i]),
-                Outcome(int(s.outcomes[found[i]])).label,
-                s.texts[found[i]].as_py(),
-            ],
+            lambda i: [c.cell(QueryLine(i, found[i], s, None)) for c in COLUMNS],
             lambda i: TAGS.get(Outcome(int(s.outcomes[found[i]]))),
         )
 

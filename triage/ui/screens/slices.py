@@ -6,8 +6,8 @@ Both list slices of the scored queries with each arm's numbers; `enter` opens a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from textual.app import ComposeResult
@@ -16,20 +16,22 @@ from textual.widgets import Static
 
 from triage.core.measures.paired import Outcome
 from triage.core.views.slices import FEW, Slice
-from triage.report import cells
+from triage.report import cells, columns
+from triage.report.columns import SLICES, TENANT_BARS, TENANTS, Column, TenantLine
 from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
+from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
-from triage.ui.screens.help import HELP_KEY
-from triage.ui.screens.lists import QueryList
+from triage.ui.screens.help import BACK, HELP_KEY
+from triage.ui.screens.lists import SHOWN, QueryList
 from triage.ui.screens.live import LiveScreen, report
-from triage.ui.table import Column, VirtualTable
+from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session
 
 
-def columns(head: list[str], widths: list[int], left: set[int]) -> list[Column]:
-    """A table's columns under a header of `cells`, right-aligned but for `left`."""
-    return [Column(h, w, right=i not in left) for i, (h, w) in enumerate(zip(head, widths, strict=True))]
+def wider(columns: Iterable[Column[Any]]) -> str:
+    """The columns only a wide screen shows: "B 95%, rec A, rec B"."""
+    return ", ".join(c.title for c in columns if c.wide)
 
 
 def slice_named(session: Session, key: str, value: str) -> Slice:
@@ -51,7 +53,7 @@ def empty_tenant_columns(rows: Sequence[TenantRow]) -> set[str]:
 class SliceQueries(QueryList):
     """One slice's queries: regressions first, then wins, then the rest."""
 
-    HELP = "slice-queries"
+    TOPIC = Topic("A tenant's or slice's queries", SHOWN)
 
     def __init__(self, session: Session, slice_: Slice) -> None:
         super().__init__(session)
@@ -79,19 +81,29 @@ class SliceQueries(QueryList):
 
 
 class TenantsScreen(LiveScreen):
-    HELP = "tenants"
+    TOPIC = Topic("Tenants", (*TENANTS, "< floor", "few", "floor", "5th-percentile", "bars", *TENANT_BARS))
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("escape", "app.pop_screen", "back"),
-        Binding("b", "bars", "bars / table"),
-        Binding("l", "order", "by rate / lower bound"),
+        BACK,
+        Binding(
+            "b",
+            "bars",
+            "bars / table",
+            tooltip="bars of A's and B's hit rate per tenant (and back to the table)",
+        ),
+        Binding(
+            "l",
+            "order",
+            "by rate / lower bound",
+            tooltip="order by the low end of B's 95% interval instead of B's hit rate (and back)",
+        ),
+        *LIST_KEYS,
+        opens("the tenant's queries, regressions first; enter again for the detail"),
     ]
-    COLUMNS = columns(cells.TENANT_HEAD, [3, 20, 5, 5, 5, 6, 14, 4, 4, 11, 7, 13, 0], left={1, 9, 12})
-    BARS = columns(cells.TENANT_BAR_HEAD, [4, 24, 5, cells.BAR + 7, cells.BAR + 7, 0], left={1, 3, 4, 5})
+    COLUMNS = TENANTS
+    BARS = TENANT_BARS
     # Narrower than NARROW the table keeps #, tenant, n, both rates, the flips, Δ q and the marks
-    # (< floor, few); the bars are shorter. A wider terminal adds these:
-    WIDE_ONLY: ClassVar[set[str]] = {"plan", "sel.", "B 95%", "B−A"}
-    NARROW_BAR = 10  # cells of a full bar when narrow
+    # (< floor, few), the wide-only columns left out; the bars are shorter.
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -122,7 +134,7 @@ class TenantsScreen(LiveScreen):
         decision = next((name for r in rows for name in r.compare), None)  # Δ q's measure
         of = f" of {decision}" if decision is not None else ""
         note = (
-            "\nworst three highlighted · wider: B 95%, B−A, plan, sel. · ? explains each"
+            f"\nworst three highlighted · wider: {wider(self.COLUMNS)} · ? explains each"
             if self.narrow
             else "\nthe worst three are highlighted; few = fewer than "
             f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; Δ q: B − A{of} and its "
@@ -137,18 +149,13 @@ class TenantsScreen(LiveScreen):
                 (note, "$text-muted"),
             )
         )
-        bar = self.NARROW_BAR if self.narrow else cells.BAR
-        head = self.BARS if self.show_bars else self.COLUMNS
-        empty = empty_tenant_columns(rows) | (self.WIDE_ONLY if self.narrow else set())
-        keep = [c.title not in empty for c in head]
-
-        def cells_of(i: int, x: TenantRow, floor_at: float) -> list[str]:
-            if self.show_bars:
-                return cells.tenant_bar_cells(i, x, floor_at, bar)
-            return cells.tenant_cells(i, x, floor_at)
+        bar = columns.NARROW_BAR if self.narrow else cells.BAR
+        shown = columns.shown(
+            self.BARS if self.show_bars else self.COLUMNS, empty_tenant_columns(rows), self.narrow
+        )
 
         def row(i: int) -> list[str]:
-            return [v for v, shown in zip(cells_of(i + 1, rows[i], floor), keep, strict=True) if shown]
+            return columns.cells_of(shown, TenantLine(i + 1, rows[i], t, bar))
 
         def tag(i: int) -> str | None:
             x = rows[i]
@@ -156,16 +163,7 @@ class TenantsScreen(LiveScreen):
                 return "bad" if x.below(floor) else "gold"
             return "muted" if x.few else None
 
-        def narrowed(c: Column) -> Column:
-            if not self.narrow:
-                return c
-            if c.title == "tenant":
-                return Column(c.title, 19)
-            if c.title in ("A", "B"):  # a bar and its rate
-                return Column(c.title, bar + 6)
-            return Column(c.title, 3, right=True) if c.title in ("h→m", "m→h") else c
-
-        table.columns = [narrowed(c) for c, shown in zip(head, keep, strict=True) if shown]
+        table.columns = shown
         table.set_rows(len(rows), row, tag, table.cursor)
 
     def action_bars(self) -> None:
@@ -184,24 +182,32 @@ class TenantsScreen(LiveScreen):
             self.app.push_screen(SliceQueries(self.session, tenant))
 
 
+KEY_STEP = "the previous / next slice key"
+
+
 class SlicesScreen(LiveScreen):
-    HELP = "slices"
+    TOPIC = Topic("Slices", (*SLICES, "partition", "noise band"))
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
-        Binding("escape", "app.pop_screen", "back"),
-        Binding("right_square_bracket", "key(1)", "next key"),
-        Binding("left_square_bracket", "key(-1)", "previous key"),
-        # before the table, which would take the arrows to scroll sideways
-        Binding("right", "key(1)", "next key", show=False, priority=True),
-        Binding("left", "key(-1)", "previous key", show=False, priority=True),
+        BACK,
+        # the arrows before the table, which would take them to scroll sideways
+        Binding(
+            "left",
+            "key(-1)",
+            "previous key",
+            show=False,
+            priority=True,
+            key_display="← / →, [ / ]",
+            tooltip=KEY_STEP,
+        ),
+        Binding("right", "key(1)", "next key", show=False, priority=True, tooltip=KEY_STEP),
+        Binding("right_square_bracket", "key(1)", "next key", tooltip=KEY_STEP),
+        Binding("left_square_bracket", "key(-1)", "previous key", tooltip=KEY_STEP),
+        *LIST_KEYS,
+        opens("the slice's queries, regressions first; enter again for the detail"),
     ]
-    COLUMNS = [
-        *columns(cells.SLICE_HEAD, [18, 5, 5, 5, 14, 6, 5, 5, 4, 4, 5, 6, 13], left={0}),
-        Column("", 0),
-    ]
-
-    # Narrower than NARROW these leave (said in the title), so the flips, short, elig=0 and Δ q stay
-    WIDE_ONLY: ClassVar[set[str]] = {"B 95%", "rec A", "rec B"}
+    COLUMNS: ClassVar[tuple[Column[SliceRow], ...]] = (*SLICES, Column("", "", width=0))  # the last: filler
+    # Narrower than NARROW the wide-only ones leave (said in the title), and the filler
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -239,29 +245,17 @@ class SlicesScreen(LiveScreen):
                 ("Slices  ", "bold"),
                 *tabs,
                 ("   ←/→ or [ ]: key", "$text-muted"),
-                ("  · wider: B 95%, rec A, rec B" if self.narrow else "", "$text-muted"),
+                (f"  · wider: {wider(self.COLUMNS)}" if self.narrow else "", "$text-muted"),
                 "\n",
                 f"by {key}: {len(rows)} slices, n sums to {part.sum} of {part.scored} scored  ",
                 check,
             )
         )
         table = self.query_one(VirtualTable)
-        keep = [not (self.narrow and c.title in self.WIDE_ONLY) for c in self.COLUMNS]
-        if self.narrow:
-            keep[-1] = False  # the filler column
-        narrowed = {
-            "value": Column("value", 18),
-            "h→m": Column("h→m", 3, True),
-            "m→h": Column("m→h", 3, True),
-        }
-        table.columns = [
-            narrowed.get(c.title, c) if self.narrow else c
-            for c, k in zip(self.COLUMNS, keep, strict=True)
-            if k
-        ]
+        table.columns = columns.shown(self.COLUMNS, {""} if self.narrow else set(), self.narrow)
         table.set_rows(
             len(rows),
-            lambda i: [v for v, k in zip([*cells.slice_cells(rows[i]), ""], keep, strict=True) if k],
+            lambda i: columns.cells_of(table.columns, rows[i]),
             lambda i: "bad" if rows[i].b_below_a else None,
         )
 

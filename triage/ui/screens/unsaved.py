@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from triage.core.text.sanitize import visible
+from triage.ui.glossary import declared, keys
 from triage.ui.literal import line
 from triage.workspace.session import Session
 
@@ -21,11 +22,12 @@ class UnsavedScreen(ModalScreen[bool]):
     """Dismissed with True when the app may quit (nothing unsaved is left, or the reader chose to
     discard), False to stay."""
 
+    # The prompt spells these keys and says their tooltips, as `?` would (docs/keys.md lists them)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "retry", "retry"),
-        Binding("w", "elsewhere", "write elsewhere"),
-        Binding("d", "discard", "discard and quit"),
-        Binding("escape", "stay", "stay"),
+        Binding("r", "retry", "retry", tooltip="retry"),
+        Binding("w", "elsewhere", "write elsewhere", tooltip="write them to another folder"),
+        Binding("d", "discard", "discard and quit", tooltip="discard them and quit"),
+        Binding("escape", "stay", "stay", key_display="esc", tooltip="stay"),
     ]
 
     def __init__(self, session: Session, error: str) -> None:
@@ -48,16 +50,17 @@ class UnsavedScreen(ModalScreen[bool]):
                 (f"{n} decision{'s are' if n != 1 else ' is'} not saved", "bold $text-error"),
                 f" — the disk refused them: {self.error}\n",
                 (outcome + "\n" if outcome else "", "$text-warning"),
-                ("r", "bold"),
-                " retry   ",
-                ("w", "bold"),
-                " write them to another folder   ",
-                ("d", "bold"),
-                " discard them and quit   ",
-                ("esc", "bold"),
-                " stay",
+                *self.choices(),
             )
         )
+
+    @classmethod
+    def choices(cls) -> list[str | tuple[str, str]]:
+        """ "r retry   w write them to another folder   …": the keys as their bindings say them."""
+        out: list[str | tuple[str, str]] = []
+        for key, what in keys(declared(cls)):
+            out += ["   " if out else "", (key, "bold"), f" {what}"]
+        return out
 
     def action_retry(self) -> None:
         self.session.retry()

@@ -53,16 +53,23 @@ class GoldText(OneLayout, Static):
 
 
 class GoldPane(OneLayout, VerticalScroll, can_focus=True):
-    """Scrolls with j/k; enter asks the screen to open the first gold chunk (`open_gold`)."""
+    """Scrolls with j/k; enter asks the screen to open the first gold chunk (`open_gold`). The keys
+    are a list's (move, select), so each means one thing on the detail screen."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j,down", "scroll_down", "down", show=False),
-        Binding("k,up", "scroll_up", "up", show=False),
-        Binding("enter", "screen.open_gold", "open gold", show=False),
+        Binding("j,down", "move(1)", "down", show=False),
+        Binding("k,up", "move(-1)", "up", show=False),
+        Binding("enter", "select", "open gold", show=False),
     ]
 
     def __init__(self) -> None:
         super().__init__(id="golds")
+
+    def action_move(self, lines: int) -> None:
+        (self.action_scroll_down if lines > 0 else self.action_scroll_up)()
+
+    async def action_select(self) -> None:
+        await self.run_action("screen.open_gold")
 
     def compose(self) -> ComposeResult:
         yield GoldText(id="gold-text")

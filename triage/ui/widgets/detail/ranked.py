@@ -2,30 +2,64 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import NamedTuple
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
+from triage.report.columns import Column
 from triage.ui.literal import line
-from triage.ui.table import Column, VirtualTable
+from triage.ui.table import VirtualTable
 from triage.ui.widgets.detail.text import clip, short_header
 from triage.ui.widgets.redraw import OneLayout, redraw
 from triage.workspace.detail import ArmView, Judgement, QueryDetail, Row
 
 SNIPPET = 160  # characters of a chunk shown in a list row
-COLUMNS = [
-    Column("#", 3, right=True),
-    Column("", 2),
-    Column("chunk", 18),
-    Column("other", 5, right=True),
-    Column("score", 7, right=True),
-    Column("header", 0, share=1),  # the heading path's last part: a third of what is left
-    Column("text", 0, share=2),  # the body: the rest
-]
-
-
 LEGEND = "★ gold ✗ irrelevant · unjudged ≈ likely gold +amended"  # ✗: judged not relevant
+
+
+class Ranked(NamedTuple):
+    """A ranked-list row: the result, the query's detail, why a chunk has no text (no corpus)."""
+
+    row: Row
+    detail: QueryDetail
+    corpus_note: str
+
+
+def _header(x: Ranked) -> str:
+    chunk = x.row.chunk
+    return "" if chunk is None else short_header(chunk.header, keep=1).removeprefix("… > ")
+
+
+def _text(x: Ranked) -> str:
+    chunk = x.row.chunk
+    return f"({x.corpus_note})" if chunk is None else clip(chunk.text, SNIPPET)
+
+
+COLUMNS: tuple[Column[Ranked], ...] = (
+    Column("#", "The chunk's rank in this arm's stored list.", lambda x: x.row.rank, 3, right=True),
+    Column("", "The chunk's mark (★ + ✗ · ≈, each explained below).", lambda x: mark(x.row, x.detail), 2),
+    Column("chunk", "The result's chunk id.", lambda x: x.row.chunk_id, 18),
+    Column(
+        "other",
+        "The chunk's rank in the other arm's stored list (– when it is not there).",
+        lambda x: "–" if x.row.other_rank is None else str(x.row.other_rank),
+        5,
+        right=True,
+    ),
+    Column(
+        "score",
+        "The retriever's score for this chunk, as the run stored it.",
+        lambda x: "" if x.row.score is None else f"{x.row.score:.4f}",
+        7,
+        right=True,
+    ),
+    Column("header", "The last part of the chunk's heading path.", _header, share=1),  # a third of the rest
+    Column("text", "The start of the chunk's body.", _text, share=2),  # the rest
+)
 
 
 def mark(row: Row, d: QueryDetail) -> str:
@@ -78,18 +112,13 @@ class RankedList(OneLayout, Vertical):
             ),
         )
         table = self.table
-        table.columns[2] = Column("chunk", id_width)
+        table.columns[2] = replace(COLUMNS[2], width=id_width)
         rows = arm.rows
         table.rule_after = next((i for i, r in enumerate(rows) if r.rank == d.k), None)
 
         def cells(i: int) -> list[object]:
-            r = rows[i]
-            score = "" if r.score is None else f"{r.score:.4f}"
-            other_rank = "–" if r.other_rank is None else str(r.other_rank)
-            if r.chunk is None:
-                return [r.rank, mark(r, d), r.chunk_id, other_rank, score, "", "(" + corpus_note + ")"]
-            header = short_header(r.chunk.header, keep=1).removeprefix("… > ")
-            return [r.rank, mark(r, d), r.chunk_id, other_rank, score, header, clip(r.chunk.text, SNIPPET)]
+            line = Ranked(rows[i], d, corpus_note)
+            return [c.cell(line) for c in COLUMNS]
 
         def tag(i: int) -> str | None:
             judged = rows[i].judgement
