@@ -169,11 +169,12 @@ def test_text_and_markdown_carry_the_same_numbers(capsys, fmt: str) -> None:
     assert flips[story.A_HIT_B_MISS][1] == story.FIRST_WIN
     postfilter = next(r for r in flips if r[1] == story.POSTFILTER_QUERY)
     assert postfilter[8] == "postfilter" and postfilter[10].split()[0] == "short"
-    # The tenants: n and both hit rates on the tenant's own row.
+    # The tenants: n, its share of the scored queries (n %) and both hit rates on its own row.
+    scored = sum(n for n, _, _ in story.TENANTS.values())
     for name, (n, _, _) in story.TENANTS.items():
         got = next(r for r in table if len(r) > 4 and r[1] == name)
         rates = [f"{float(story.tenant_rate(name, arm)):.3f}" for arm in "ab"]
-        assert got[2:5] == [str(n), *rates], got
+        assert got[2:6] == [str(n), f"{n / scored:.0%}", *rates], got
 
 
 @pytest.mark.slow
