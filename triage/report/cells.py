@@ -896,26 +896,30 @@ def cost_recorded(c: CostSection) -> bool:
 
 def unfilled(r: Report) -> dict[str, str]:
     """Each section the inputs cannot fill, by its id, as one line naming the input that would
-    fill it (every output shows that line in the section's place, not an empty table)."""
+    fill it, a sentence (every output shows it in the section's place, not an empty table)."""
     out = {}
     shown, _ = capped_flips(r.flips)
     if shown and not any(f.text for f in shown):
         out["text"] = (
-            "query text: none given; a queries file with `text` (--queries) or a `query` column in "
-            "the runs shows it"
+            "Query text: none given; a queries file with `text` (--queries) or a `query` column in "
+            "the runs shows it."
         )
     if r.tenants is None:
-        out["tenants"] = "tenants: no `tenant` column in the runs or the queries file, so no tenant is ranked"
+        out["tenants"] = (
+            "Tenants: no `tenant` column in the runs or the queries file, so no tenant is ranked."
+        )
     if not r.slices:
         keys = ", ".join(f"`{k}`" for k in SLICE_KEYS).replace("`selectivity`", "`n_eligible` (selectivity)")
-        out["slices"] = f"slices: none of {keys} in the runs or the queries file to break the numbers down by"
+        out["slices"] = (
+            f"Slices: none of {keys} in the runs or the queries file to break the numbers down by."
+        )
     if r.answers is None:
-        out["answers"] = "evidence × answer: no `answer_correct` column in the runs"
+        out["answers"] = "Evidence × answer: no `answer_correct` column in the runs."
     if r.cost is None or not cost_recorded(r.cost):
         out["cost"] = (
-            "what the change cost: nothing recorded; the runs' metadata (n_chunks, index_bytes, "
+            "What the change cost: nothing recorded; the runs' metadata (n_chunks, index_bytes, "
             "ingest_seconds, embed_input_tokens_mean, header_mode), a `latency_ms` column or a corpus "
-            "(--corpus) fills it"
+            "(--corpus) fills it."
         )
     return out
 

@@ -191,7 +191,7 @@ def _answers(r: Report) -> Section:
     """Evidence × answer per arm, and answer accuracy beside the hit rate."""
     x = r.answers
     if x is None:
-        return Section("answers", [Para(_line(cells.unfilled(r)["answers"]), own=True)])
+        return Section("answers", [Para(cells.unfilled(r)["answers"], own=True)])
     out: list[Block] = [Heading("Evidence × answer")]
     for side, arm_cells in x.cells.items():
         name = (r.arms.a if side == "a" else r.arms.b).name
@@ -223,7 +223,7 @@ def _flips(r: Report) -> Section:
     if hidden:
         out.append(Para(f"… {hidden} more flips (`--format json` lists them all).", own=True))
     if "text" in (missing := cells.unfilled(r)):
-        out.append(Para(_line(missing["text"]), note=True, own=True))
+        out.append(Para(missing["text"], note=True, own=True))
     return Section("flips", out)
 
 
@@ -250,7 +250,7 @@ def _ranks(r: Report) -> Section:
 def _tenants(r: Report) -> Section:
     t = r.tenants
     if t is None:
-        return Section("tenants", [Para(_line(cells.unfilled(r)["tenants"]), own=True)])
+        return Section("tenants", [Para(cells.unfilled(r)["tenants"], own=True)])
     out: list[Block] = [Heading(f"Tenants, {t.order.label}"), Para(cells.tenant_summary(t))]
     rows = [cells_of(TENANTS, x) for x in tenant_lines(t, cells.SLICE_CAP)]
     # the HTML aligns the counts and rates right; the interval, the selectivity and Δ q read as text
@@ -264,7 +264,7 @@ def _tenants(r: Report) -> Section:
 
 def _slices(r: Report) -> Section:
     if not r.slices:
-        return Section("slices", [Para(_line(cells.unfilled(r)["slices"]), own=True)])
+        return Section("slices", [Para(cells.unfilled(r)["slices"], own=True)])
     out: list[Block] = []
     for key, rows in r.slices.items():
         part = r.partition[key]
@@ -285,7 +285,7 @@ def _cost(r: Report) -> Section:
     """What the change cost, each figure with its source, its checks, and latency by slice."""
     c = r.cost
     if c is None or not cells.cost_recorded(c):
-        return Section("cost", [Para(_line(cells.unfilled(r)["cost"]), own=True)])
+        return Section("cost", [Para(cells.unfilled(r)["cost"], own=True)])
     out: list[Block] = [Heading("What the change cost")]
     out.append(Table(cells.COST_HEAD, cells.cost_rows(c, r.k), frozenset({1, 2, 3}), frozenset({0, 1, 2, 3})))
     out.append(Para(cells.COST_NOTE, note=True))
@@ -299,11 +299,6 @@ def _cost(r: Report) -> Section:
         head = ["key", *cells.LATENCY_HEAD]
         out.append(Table(head, [[key, *row] for key, row in latency], _nums(head, 2), _but(head, 1)))
     return Section("cost", out)
-
-
-def _line(text: str) -> str:
-    """An unfilled section's line as a sentence: its first letter up, a full stop."""
-    return text[:1].upper() + text[1:] + "."
 
 
 def sections(r: Report) -> list[Section]:

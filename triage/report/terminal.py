@@ -219,8 +219,7 @@ def label_states_table(r: Report) -> Table | None:
 
 def unfilled_line(r: Report, section: str) -> Text:
     """The one line a section shows when its inputs cannot fill it (`cells.unfilled`)."""
-    line = cells.unfilled(r)[section].replace("`", "")
-    return Text(line[:1].upper() + line[1:] + ".", "dim")
+    return Text(cells.unfilled(r)[section].replace("`", ""), "dim")
 
 
 def slices_view(r: Report) -> Group | Text:
