@@ -17,6 +17,7 @@ from textual.widgets import Static
 from triage.core.measures.paired import Outcome
 from triage.core.views.slices import FEW, Slice
 from triage.report import cells, columns
+from triage.report import terminal as report_text
 from triage.report.columns import SLICES, TENANT_BARS, TENANTS, Column, TenantLine
 from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
 from triage.ui.glossary import Topic
@@ -126,7 +127,7 @@ class TenantsScreen(LiveScreen):
         table = self.query_one(VirtualTable)
         if t is None:
             self.query_one("#tenants-title", Static).update(
-                line((cells.unfilled(report(self.session))["tenants"], "bold"))
+                report_text.unfilled_line(report(self.session), "tenants")
             )
             table.set_rows(0, lambda i: [])
             return
@@ -228,7 +229,7 @@ class SlicesScreen(LiveScreen):
     def fill(self) -> None:
         r = report(self.session)
         if not r.slices:
-            self.query_one("#slices-title", Static).update(line((cells.unfilled(r)["slices"], "bold")))
+            self.query_one("#slices-title", Static).update(report_text.unfilled_line(r, "slices"))
             return
         key, rows = self.current()
         part = r.partition[key]
