@@ -40,7 +40,14 @@ from triage.core.text.sanitize import visible
 Value: TypeAlias = str | int | float | bool | dt.date | dt.datetime
 Bools: TypeAlias = pa.ChunkedArray | pa.Array
 
-OPS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+OPS: dict[type[exp.Expression], str] = {
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
 SWAPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}  # a op b == b SWAPPED[op] a
 NEGATED = {"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}  # NOT a op b == a NEGATED[op] b
 KERNELS = {
@@ -52,7 +59,14 @@ KERNELS = {
     ">=": pc.greater_equal,
 }
 ALLOWED = "a filter compares columns with literals or columns (=, <>, <, >, IN, BETWEEN, LIKE, IS NULL …)"
-ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||"}
+ARITHMETIC: dict[type[exp.Expression], str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+    exp.DPipe: "||",
+}
 TYPED = {exp.DataType.Type.DATE: "DATE", exp.DataType.Type.TIMESTAMP: "TIMESTAMP"}
 TYPED[exp.DataType.Type.TIMESTAMPTZ] = "TIMESTAMPTZ"
 DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -233,7 +247,7 @@ def _syntax(text: str) -> exp.Expression:
         raise _Refused(f"not a SQL condition: {first.get('description', e)}{at}{KEYWORD_HINT}") from None
     except sqlglot.errors.SqlglotError as e:
         raise _Refused(f"not a SQL condition: {str(e).splitlines()[0]}") from None
-    if isinstance(tree, exp.Block):
+    if not isinstance(tree, exp.Expression) or isinstance(tree, exp.Block):
         raise _Refused("holds more than one statement; a filter is one condition")
     return tree
 
@@ -277,11 +291,13 @@ def _construct(e: exp.Expression) -> str:
     elif type(e) in ARITHMETIC:
         what = f"arithmetic `{ARITHMETIC[type(e)]}` in {shown}"
     else:
-        what = f"{shown} ({type(e).__name__})"
+        what = shown
     return f"{what} is not allowed: {ALLOWED}"
 
 
 def _column(e: exp.Expression) -> str:
+    while isinstance(e, exp.Paren):
+        e = e.this
     if not isinstance(e, exp.Column):
         raise _Refused(_construct(e))
     if e.args.get("table") is not None:
@@ -291,7 +307,7 @@ def _column(e: exp.Expression) -> str:
 
 def _operand(e: exp.Expression) -> str | _Literal:
     """A column's name, or a literal."""
-    if isinstance(e, exp.Column):
+    if isinstance(e, exp.Column | exp.Paren) and isinstance(e.unnest(), exp.Column):
         return _column(e)
     return _Literal(_value(e))
 
@@ -302,6 +318,10 @@ class _Literal:
 
 
 def _value(e: exp.Expression) -> Value:
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.Column):
+        raise _Refused(f"`{visible(e.sql(), cap=80)}` is a column where a literal belongs")
     if isinstance(e, exp.Literal) and e.is_string:
         return e.this
     if isinstance(e, exp.Literal):
@@ -400,10 +420,10 @@ def _between(e: exp.Between) -> Node:
 def _like(e: exp.Expression) -> Node:
     escape = None
     if isinstance(e, exp.Escape):
-        escape = _value(e.expression)
-        if not isinstance(escape, str) or len(escape) != 1:
-            raise _Refused(f"ESCAPE takes one character, found {visible(_literal(escape), cap=40)}")
-        e = e.this
+        given = _value(e.expression)
+        if not isinstance(given, str) or len(given) != 1:
+            raise _Refused(f"ESCAPE takes one character, found {visible(_literal(given), cap=40)}")
+        escape, e = given, e.this
     if not isinstance(e, exp.Like | exp.ILike):
         raise _Refused(_construct(e))
     pattern = _value(e.expression) if isinstance(e.expression, exp.Literal) else None
@@ -522,7 +542,10 @@ def _leaves(node: Node) -> list[Node]:
 def _columns(node: Node) -> set[str]:
     names: set[str] = set()
     for leaf in _leaves(node):
-        names |= {leaf.left, leaf.right} if isinstance(leaf, ColumnCmp) else {leaf.column}
+        if isinstance(leaf, ColumnCmp):
+            names |= {leaf.left, leaf.right}
+        elif not isinstance(leaf, Junction):
+            names.add(leaf.column)
     return names
 
 
@@ -623,11 +646,11 @@ def _value_type(t: pa.DataType) -> pa.DataType:
 def _scalar(leaf: Node, value: Value, t: pa.DataType) -> pa.Scalar | Value:
     """`value` as the column of type `t` compares with it; _Refused when the type cannot hold it."""
     kind, vt = _kind(t), _value_type(t)
-    numeric = isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "integer" and numeric:
-        return value  # compared exactly (`_integer_bound`)
-    if kind == "float" and numeric:
-        return _float(leaf, value, vt)
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if kind == "integer" and number is not None:
+        return number  # compared exactly (`_integer_bound`)
+    if kind == "float" and number is not None:
+        return _float(leaf, number, vt)
     if kind == "string" and isinstance(value, str):
         return value
     if kind == "boolean" and isinstance(value, bool):
