@@ -257,8 +257,8 @@ def _node(e: exp.Expression) -> Node:
         return _node(e.this)
     if isinstance(e, exp.Not):
         return _negate(_node(e.this))
-    if isinstance(e, exp.And | exp.Or):
-        return _junction("AND" if isinstance(e, exp.And) else "OR", (_node(e.this), _node(e.expression)))
+    if isinstance(e, exp.And | exp.Or):  # a chain of one connector, read without recursion
+        return _junction("AND" if isinstance(e, exp.And) else "OR", tuple(map(_node, e.flatten())))
     if type(e) in OPS:
         return _comparison(OPS[type(e)], _operand(e.this), _operand(e.expression), e)
     if isinstance(e, exp.In | exp.Between):

@@ -644,6 +644,20 @@ def test_integers_are_compared_exactly() -> None:
     assert rows(parse_filter("u IN (255, 256, -1)"), tiny) == [1]
 
 
+def test_a_long_chain_and_a_deep_nest_are_read() -> None:
+    """A filter made by a program: 3,000 conditions under one connector, and 30 levels of parentheses
+    alternating AND and OR (deeper ones are refused as nested too deeply, never a traceback)."""
+    table = pa.table({"a": pa.array(range(5000), pa.int64())})
+    chain = " OR ".join(f"a = {i}" for i in range(0, 6000, 2))
+    assert rows(parse_filter(chain), table) == list(range(0, 5000, 2))
+    nest, admitted = "a >= 2", set(range(2, 5000))
+    for i in range(30):
+        nest = f"a <> {i} {'AND' if i % 2 else 'OR'} ({nest})"
+        unequal = set(range(5000)) - {i}
+        admitted = unequal & admitted if i % 2 else unequal | admitted
+    assert rows(parse_filter(nest), table) == sorted(admitted) != list(range(5000))
+
+
 def test_an_empty_table_gives_an_empty_mask() -> None:
     assert rows(parse_filter("tenant = 'acme'"), SMALL.slice(0, 0)) == []
 
