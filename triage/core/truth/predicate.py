@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 import numpy as np
 import pyarrow as pa
@@ -258,7 +258,10 @@ def _node(e: exp.Expression) -> Node:
     if isinstance(e, exp.Not):
         return _negate(_node(e.this))
     if isinstance(e, exp.And | exp.Or):  # a chain of one connector, read without recursion
-        return _junction("AND" if isinstance(e, exp.And) else "OR", tuple(map(_node, e.flatten())))
+        return _junction(
+            "AND" if isinstance(e, exp.And) else "OR",
+            tuple(_node(cast(exp.Expression, x)) for x in e.flatten()),
+        )
     if type(e) in OPS:
         return _comparison(OPS[type(e)], _operand(e.this), _operand(e.expression), e)
     if isinstance(e, exp.In | exp.Between):
