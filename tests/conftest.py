@@ -16,6 +16,7 @@ from triage.core.inputs.load import load_inputs
 from triage.core.inputs.manifest import from_manifest
 from triage.core.inputs.shapes import Role, read_input
 
+ROOT = Path(__file__).resolve().parent.parent  # the repository (tests/ sits at its top)
 K = 5
 
 
