@@ -31,6 +31,20 @@ def frozen_evaluation(manifest_path: Path, k: int | None = None) -> Evaluation:
     return evaluate(inputs, inputs.frozen.table, k)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The quick loop is `pytest tests/unit`: a run of the unit folder (or of folders inside it)
+    leaves out the tests marked slow. Naming a file or a test, any `-m`, and the whole suite keep them
+    (docs/development.md "Tests")."""
+    unit = ROOT / "tests" / "unit"
+    asked = [config.invocation_params.dir / a for a in config.args]
+    if config.option.markexpr or not all(a.is_dir() and a.resolve().is_relative_to(unit) for a in asked):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
 @pytest.fixture(autouse=True)
 def own_data_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bundled sample keeps its amendments in the user's data folder: a test's own, here."""

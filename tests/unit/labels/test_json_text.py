@@ -52,6 +52,7 @@ values = st.recursive(
 )
 
 
+@pytest.mark.slow  # 400 Hypothesis values: 1-4 s on a busy machine; the cases below stay in the quick loop
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(values, st.booleans())
 def test_orjson_spells_every_value_as_json_dumps(value: object, sort_keys: bool) -> None:
@@ -134,6 +135,7 @@ def records(draw: st.DrawFn) -> Record:
     )
 
 
+@pytest.mark.slow  # 300 Hypothesis records: 1-4 s on a busy machine; the committed file stays in the loop
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(records())
 def test_a_record_is_written_and_hashed_as_the_json_dumps_writer_did(record: Record) -> None:

@@ -54,6 +54,7 @@ def test_without_the_corpus_check_it_is_pending_and_never_started(monkeypatch) -
     assert PENDING_CORPUS in {c.code for c in snap.checks}
 
 
+@pytest.mark.slow  # a Python process of its own: 0.7-4 s
 def test_a_process_that_stops_early_does_not_wait_for_the_check(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The check's thread is a daemon: a command that fails after opening (or is interrupted)
     exits at once, not after a check nobody will read."""

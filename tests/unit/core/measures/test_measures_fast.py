@@ -47,6 +47,7 @@ def scored_lists(draw: st.DrawFn) -> tuple[pa.ListArray, pa.ListArray]:
     )
 
 
+@pytest.mark.slow  # 150 Hypothesis cases: 0.4-2.8 s on a busy machine
 @settings(max_examples=150, deadline=None)
 @given(scored_lists(), st.sampled_from([1, 3, 1 << 20]))
 def test_ranks_counted_in_each_list_equal_the_full_reorders(data: tuple, pairs: int) -> None:

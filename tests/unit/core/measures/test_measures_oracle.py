@@ -141,6 +141,7 @@ def evaluations(draw: st.DrawFn) -> tuple[Qrels, Run]:
     return qrels, run
 
 
+@pytest.mark.slow  # Hypothesis against ir_measures: 1.4-6 s on a busy machine; the seeded cases stay
 @settings(max_examples=60, deadline=None)
 @given(evaluations())
 def test_every_measure_agrees_with_ir_measures_on_generated_data(data: tuple[Qrels, Run]) -> None:
