@@ -574,7 +574,7 @@ def test_each_framework_has_an_example_file_that_reads_as_documented(tmp_path: P
 
 
 def test_one_llamaindex_case_gives_the_trec_forms_numbers(tmp_path: Path) -> None:
-    """The quick loop's equality: hand-written LlamaIndex rows against their TREC form."""
+    """The fast equality (not slow): hand-written LlamaIndex rows against their TREC form."""
     case = generate(random.Random(7), 12)
     runs = []
     for arm in ARMS:
