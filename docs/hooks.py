@@ -11,10 +11,10 @@ A page holds a marker line where a generated part goes:
 - `<!-- generated: keys -->`: the app's keys and what each screen shows, one sentence each, read from
   the app's bindings and the screens' topics and column declarations, as `?` reads them (docs/keys.md).
 
-The app's pictures are the snapshot tests' own SVGs (tests/__snapshots__/test_snapshots/), served
+The app's pictures are the snapshot tests' own SVGs (tests/app/__snapshots__/test_snapshots/), served
 as `snapshots/NAME.svg`: a page shows what the tests check the app draws.
 
-Nothing generated is committed, so no page can drift from the code. tests/test_docs.py builds the
+Nothing generated is committed, so no page can drift from the code. tests/house/test_docs.py builds the
 site with `mkdocs build --strict` (when mkdocs is installed) and checks each marker is replaced.
 """
 
@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SNAPSHOTS = Path(__file__).resolve().parent.parent / "tests" / "__snapshots__" / "test_snapshots"
+SNAPSHOTS = Path(__file__).resolve().parent.parent / "tests" / "app" / "__snapshots__" / "test_snapshots"
 
 MARKER = "<!-- generated: {} -->"
 

@@ -16,6 +16,7 @@ from triage.core.inputs.load import load_inputs
 from triage.core.inputs.manifest import from_manifest
 from triage.core.inputs.shapes import Role, read_input
 
+ROOT = Path(__file__).resolve().parent.parent  # the repository (tests/ sits at its top)
 K = 5
 
 
@@ -28,6 +29,20 @@ def frozen_evaluation(manifest_path: Path, k: int | None = None) -> Evaluation:
     """The core alone: an evaluation's inputs judged on their frozen labels (no label store)."""
     inputs = load_inputs(from_manifest(manifest_path))
     return evaluate(inputs, inputs.frozen.table, k)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The quick loop is `pytest tests/unit`: a run of the unit folder (or of folders inside it)
+    leaves out the tests marked slow. Naming a file or a test, any `-m`, and the whole suite keep them
+    (docs/development.md "Tests")."""
+    unit = ROOT / "tests" / "unit"
+    asked = [config.invocation_params.dir / a for a in config.args]
+    if config.option.markexpr or not all(a.is_dir() and a.resolve().is_relative_to(unit) for a in asked):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture(autouse=True)

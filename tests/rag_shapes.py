@@ -1,4 +1,4 @@
-"""Retrieval evaluations written as RAG frameworks write them (tests/test_rag.py): one generated `Case`
+"""Retrieval evaluations written as RAG frameworks write them (tests/flows/test_rag.py): one generated `Case`
 (ranked lists and expected ids per query), and the same lists as each framework's files, its
 DataFrames, and the TREC form (run + qrels) whose numbers they must give.
 

@@ -18,7 +18,7 @@ import pytest
 from triage.report import model
 from triage.report.schema import json_schema
 
-checked = [0]  # documents validated so far (tests/test_report_schema.py reads it)
+checked = [0]  # documents validated so far (tests/flows/test_report_schema.py reads it)
 
 
 @cache

@@ -1,6 +1,6 @@
 """Every exit status the command line uses, in one place: each verb returns an `Exit`, and no
 number is written anywhere else in `triage.cli`. docs/cli.md "Exit codes" is the same table for
-people (tests/test_exit_codes.py checks the two list the same codes)."""
+people (tests/house/test_exit_codes.py checks the two list the same codes)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The floor: everything that reads files and computes numbers, in rooms that import downwards only
-(the import-linter contract "Core's rooms" in pyproject.toml, run by tests/test_layers.py):
+(the import-linter contract "Core's rooms" in pyproject.toml, run by tests/house/test_layers.py):
 
     gate        floors a report is held to, and floors proposed
     views       slices, rank movements, cause hints, origin, cost, answers

@@ -3,7 +3,7 @@
 Every JSON triage writes (the report, review records and the canonical text their hashes cover)
 goes through `dumps`. Review records written before orjson carry hashes over `json.dumps`'s text,
 and the report's JSON keeps its spelling byte for byte, so the few places where orjson's text
-differs are normalised here, values never changed (tests/test_json_text.py compares the two):
+differs are normalised here, values never changed (tests/unit/labels/test_json_text.py compares the two):
 
 - floats: both give the shortest text that reads back as the same float, but where `json.dumps`
   writes an exponent of two digits (`1e-05`, `2.5e-07`: magnitudes below 1e-4) orjson writes

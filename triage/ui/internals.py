@@ -1,7 +1,7 @@
 """Every place the app leans on Textual's internals, in one module.
 
 Textual's public API offers none of these; each buys speed on a detail key or the footer (docs/benchmarks.md,
-"Benchmarks"). pyproject.toml bounds Textual to the major version tested, and `tests/test_internals.py`
+"Benchmarks"). pyproject.toml bounds Textual to the major version tested, and `tests/app/test_internals.py`
 checks every item below on the installed Textual: the private names exist with the shape used,
 and the behaviour each relies on still holds. A Textual upgrade that changes one breaks that test,
 not the app. Nowhere else in `triage.ui` touches a private name of Textual's (the test checks that

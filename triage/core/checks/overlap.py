@@ -220,7 +220,7 @@ def spread(values: np.ndarray) -> Quartiles:
 
 # -- the checks: generated-like queries, queries in the header authors' vocabulary -----------------
 
-GENERATED_LIKE = 0.6  # median body overlap at or above this: generated-like (tests/test_overlap.py)
+GENERATED_LIKE = 0.6  # median body overlap at or above this: generated-like (tests/flows/test_overlap.py)
 MIN_QUERIES = 10  # a group with fewer queries of known overlap is not judged
 
 

@@ -25,7 +25,7 @@ and U+E0000–U+E0FFF's; the variation selectors U+180B–U+180F, U+FE00–U+FE0
 A format character newer than Python's Unicode is unassigned to `unicodedata` and left as it is.
 The noncharacters are U+FDD0–U+FDEF and the last two code points of each plane. Combining marks
 that sit on a letter (U+0301 on `e`, Devanagari vowel signs, Arabic harakat) are text and stay.
-tests/test_visible_marks.py holds the set against the `regex` package's own Unicode tables.
+tests/unit/core/text/test_visible_marks.py holds the set against the `regex` package's own Unicode tables.
 
 ASCII text is checked against the ASCII part of the set, taken at import; the whole set is built on
 the first text that is not ASCII (about 20 ms, once).
