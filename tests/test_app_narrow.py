@@ -95,7 +95,7 @@ async def test_at_80_columns_the_overview_stacks_the_paired_table_and_folds_the_
     from rich.console import Console
     from textual.widgets import Static
 
-    from triage.report import cells
+    from triage.report.sections.origins import ORIGIN_HEAD
 
     app = TriageApp()
     async with app.run_test(size=NARROW) as pilot:
@@ -110,7 +110,7 @@ async def test_at_80_columns_the_overview_stacks_the_paired_table_and_folds_the_
         Console(file=out, width=box.content_size.width, color_system=None).print(box.content)
         text = out.getvalue()
         assert "…" not in text and all(len(x) <= box.content_size.width for x in text.splitlines())
-        for name in cells.ORIGIN_HEAD:
+        for name in ORIGIN_HEAD:
             assert name in text, name  # every column, in two or more tables
         assert "By query origin (1 of" in text
 

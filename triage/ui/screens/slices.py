@@ -18,8 +18,19 @@ from triage.core.measures.paired import Outcome
 from triage.core.views.slices import FEW, Slice
 from triage.report import cells, columns
 from triage.report import terminal as report_text
-from triage.report.columns import SLICES, TENANT_BARS, TENANTS, Column, TenantLine
-from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
+from triage.report.columns import Column
+from triage.report.sections.slices import LEGEND, SLICES, SliceRow
+from triage.report.sections.tenants import (
+    NARROW_BAR,
+    TENANT_BARS,
+    TENANTS,
+    TenantLine,
+    TenantOrder,
+    TenantRow,
+    TenantsSection,
+    below_floor,
+    p5,
+)
 from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
@@ -145,12 +156,12 @@ class TenantsScreen(LiveScreen):
         self.query_one("#tenants-title", Static).update(
             line(
                 (f"Tenants, {t.order.label}  ", "bold"),
-                (cells.below_floor(t), "$text-error bold"),
-                f"   {cells.p5(t)}",
+                (below_floor(t), "$text-error bold"),
+                f"   {p5(t)}",
                 (note, "$text-muted"),
             )
         )
-        bar = columns.NARROW_BAR if self.narrow else cells.BAR
+        bar = NARROW_BAR if self.narrow else cells.BAR
         shown = columns.shown(
             self.BARS if self.show_bars else self.COLUMNS, empty_tenant_columns(rows), self.narrow
         )
@@ -218,7 +229,7 @@ class SlicesScreen(LiveScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="slices-title")
         yield VirtualTable(self.COLUMNS, id="slices")
-        yield Static(cells.LEGEND, id="slices-legend")
+        yield Static(LEGEND, id="slices-legend")
         yield Keys()
 
     def current(self) -> tuple[str, tuple[SliceRow, ...]]:
