@@ -289,3 +289,15 @@ async def test_at_80x24_each_list_focused_shows_every_row_it_says_it_shows() -> 
             assert table.max_scroll_y == 0, (list_id, rows)  # every row drawn, nothing to scroll
             top, bottom = table.region.y, table.region.bottom
             assert 0 < top and bottom <= 24 - 6  # above the preview docked at the bottom
+
+
+def test_the_narrow_tenants_note_names_the_wide_columns_that_fit_then_an_ellipsis() -> None:
+    from triage.report.sections.tenants import TENANTS
+    from triage.ui.screens.slices import wider
+
+    every = [c.title for c in TENANTS if c.wide]
+    assert wider(TENANTS) == ", ".join(every) and len(every) >= 4
+    assert wider(TENANTS, 1000) == ", ".join(every)
+    cut = wider(TENANTS, len(", ".join(every)) - 1)
+    assert cut.endswith(", …") and cut == ", ".join([*every[: cut.count(",")], "…"])
+    assert all(len(wider(TENANTS, room)) <= room for room in range(3, 80))

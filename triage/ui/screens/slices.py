@@ -41,9 +41,18 @@ from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session
 
 
-def wider(columns: Iterable[Column[Any]]) -> str:
-    """The columns only a wide screen shows: "B 95%, rec A, rec B"."""
-    return ", ".join(c.title for c in columns if c.wide)
+def wider(columns: Iterable[Column[Any]], room: int | None = None) -> str:
+    """The columns only a wide screen shows: "B 95%, rec A, rec B"; with `room`, as many as fit in
+    that many characters, then "…" (`?` names every one)."""
+    titles = [c.title for c in columns if c.wide]
+    said = ", ".join(titles)
+    while room is not None and len(said) > room and titles:
+        titles.pop()
+        said = ", ".join([*titles, "…"])
+    return said
+
+
+NARROW_NOTE = ("worst three highlighted · wider: ", " · ? explains each")  # around the wide-only columns
 
 
 def slice_named(session: Session, key: str, value: str) -> Slice:
@@ -145,8 +154,10 @@ class TenantsScreen(LiveScreen):
         rows, floor = t.rows, t.floor
         decision = next((name for r in rows for name in r.compare), None)  # Δ q's measure
         of = f" of {decision}" if decision is not None else ""
+        before, after = NARROW_NOTE
+        listed = wider(self.COLUMNS, self.size.width - len(before) - len(after))
         note = (
-            f"\nworst three highlighted · wider: {wider(self.COLUMNS)} · ? explains each"
+            f"\n{before}{listed}{after}"
             if self.narrow
             else "\nthe worst three are highlighted; few = fewer than "
             f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; Δ q: B − A{of} and its "
