@@ -53,6 +53,7 @@ class TenantRow:
     noise_band_b: float | None
     wilson_low_b: float | None  # Wilson 95% interval of B's hit rate
     wilson_high_b: float | None
+    judged_at_k_b: float | None  # B's judged@k over the tenant's queries: how much of its top k is labelled
     compare: Mapping[str, SliceComparison] = field(default_factory=dict)  # as SliceRow's
 
     def below(self, floor: float) -> bool:
@@ -136,6 +137,7 @@ def tenant_row(x: Tenant, compared: dict[str, SliceComparison] | None = None) ->
         noise_band_b=num(s.b.noise_band),
         wilson_low_b=num(s.b.wilson_low),
         wilson_high_b=num(s.b.wilson_high),
+        judged_at_k_b=num(x.judged_b),
         compare=compared or {},
     )
 
@@ -234,6 +236,15 @@ TENANTS: tuple[Column[TenantLine], ...] = (
     Column("hit B", HIT_B, lambda t: rate(t.row.hit_rate_b), 5, right=True),
     Column("B−A", B_MINUS_A, lambda t: delta(t.row.hit_rate_a, t.row.hit_rate_b), 6, True, wide=True),
     Column("B 95%", B_95, lambda t: interval(t.row.wilson_low_b, t.row.wilson_high_b), 14, True, True),
+    Column(
+        "judged B",
+        "The mean share of B's top k the labels judge (gold or not relevant) over the tenant's queries: "
+        "where it is low, a miss may be a passage nobody labelled.",
+        lambda t: rate(t.row.judged_at_k_b),
+        8,
+        right=True,
+        wide=True,
+    ),
     Column("h→m", H2M, lambda t: str(t.row.hit_to_miss), 3, right=True),
     Column("m→h", M2H, lambda t: str(t.row.miss_to_hit), 3, right=True),
     Column(
