@@ -85,7 +85,18 @@ def selectivity_band(selectivity: np.ndarray) -> np.ndarray:
 
 def selectivity_of(ev: Evaluation) -> np.ndarray:
     """Fraction of the corpus each query's filter left eligible: the `selectivity` column, else
-    n_eligible / corpus size (B's, else A's); NaN for unfiltered or unknown."""
+    n_eligible / corpus size (B's, else A's); NaN for unfiltered or unknown. Against exact truth,
+    the truth's exact selectivity for every query it lists (NaN: unfiltered)."""
+    if ev.truth is not None:
+        exact = ev.truth
+        if exact.listed.all():
+            return exact.selectivity.copy()
+        rest = _selectivity_given(ev)
+        return np.where(exact.listed, exact.selectivity, rest)
+    return _selectivity_given(ev)
+
+
+def _selectivity_given(ev: Evaluation) -> np.ndarray:
     text = ev.query_column("selectivity")
     s = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
     corpus = ev.inputs.corpus
@@ -103,7 +114,8 @@ def key_values(ev: Evaluation, key: str) -> pa.Array | None:
         return pc.coalesce(*plans).cast(pa.string()) if plans else None
     if key == "selectivity":
         s = selectivity_of(ev)
-        if np.isnan(s).all() and ev.query_column("filter").null_count == ev.n:
+        filtered = ev.truth is not None and bool(ev.truth.filtered.any())
+        if np.isnan(s).all() and ev.query_column("filter").null_count == ev.n and not filtered:
             return None
         return pa.array(selectivity_band(s), pa.string())
     column = ev.query_column(key)
@@ -184,8 +196,9 @@ def all_slices(ev: Evaluation) -> dict[str, list[Slice]]:
 
 @dataclass(frozen=True)
 class Decision:
-    """The measure slices and tenants are compared on: the first measure named, else the hit rate
-    at k. Per query (aligned by query index), NaN where the query is not compared."""
+    """The measure slices and tenants are compared on: against exact truth recall at k, else the
+    first measure named, else the hit rate at k. Per query (aligned by query index), NaN where the
+    query is not compared."""
 
     name: str  # "nDCG@10" (a named measure's canonical name) or "hit_rate@10"
     a: np.ndarray
@@ -194,10 +207,14 @@ class Decision:
 
 
 def decision(ev: Evaluation) -> Decision:
-    """The decision measure over the scored queries: the first named measure's per-query values;
+    """The decision measure over the scored queries: against exact truth, recall at k over
+    min(k, n_eligible) (`Evaluation.truth`); else the first named measure's per-query values;
     without one, the hit rate at k, each arm's NaN where its filter matched nothing (n_eligible = 0,
     out of the rates as in the slices), so the pairs are the queries both arms can be judged on."""
     off = ~ev.scored
+    if ev.truth is not None:
+        a, b = (np.where(off, np.nan, arm.judged.recall) for arm in ev.arms)
+        return Decision(f"recall@{ev.k}", a, b, False)
     if ev.measures:
         name = str(ev.measures[0])
         a, b = (np.where(off, np.nan, ev.named(arm)[name]) for arm in ev.arms)
@@ -238,14 +255,19 @@ class Tenant:
         return self.slice.b.hit_rate - self.slice.a.hit_rate
 
 
+HIT_RATE, RECALL = "hit_rate", "recall"  # what tenants are ranked on: ArmSlice's field
+
+
 @dataclass(frozen=True)
 class Tenants:
-    """Tenants worst first by B's hit rate, with the counts an on-call reviewer asks for."""
+    """Tenants worst first by B's `measure` (the hit rate; against exact truth, recall at k), with
+    the counts an on-call reviewer asks for, read from that measure."""
 
     floor: float
     rows: list[Tenant]
-    below_floor: dict[str, int]  # arm -> tenants whose hit rate is below the floor
-    p5: dict[str, float]  # arm -> 5th percentile of the per-tenant hit rates (linear)
+    below_floor: dict[str, int]  # arm -> tenants whose measure is below the floor
+    p5: dict[str, float]  # arm -> 5th percentile of the per-tenant measure (linear)
+    measure: str = HIT_RATE
 
     @property
     def worst(self) -> list[Tenant]:
@@ -253,6 +275,8 @@ class Tenants:
 
 
 def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
+    """The tenant slices worst first by B's hit rate, or against exact truth by B's recall at k;
+    the tenants below `floor` in each arm and the 5th-percentile tenant on the same measure."""
     rows = slices(ev, "tenant")
     if not rows:
         return None
@@ -276,8 +300,13 @@ def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
         values = sel[s.queries]
         values = values[~np.isnan(values)]
         out.append(Tenant(s, top, share, float(np.median(values)) if len(values) else math.nan))
-    out.sort(key=lambda t: (math.isnan(t.slice.b.hit_rate), t.slice.b.hit_rate, -t.slice.n, t.name))
-    rates = {side: np.array([getattr(t.slice, side).hit_rate for t in out]) for side in ("a", "b")}
+    measure = RECALL if ev.truth is not None else HIT_RATE
+
+    def b_rate(t: Tenant) -> float:
+        return float(getattr(t.slice.b, measure))
+
+    out.sort(key=lambda t: (math.isnan(b_rate(t)), b_rate(t), -t.slice.n, t.name))
+    rates = {side: np.array([getattr(getattr(t.slice, side), measure) for t in out]) for side in ("a", "b")}
     return Tenants(
         floor=floor,
         rows=out,
@@ -286,4 +315,5 @@ def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
             side: float(np.percentile(r[~np.isnan(r)], 5)) if (~np.isnan(r)).any() else math.nan
             for side, r in rates.items()
         },
+        measure=measure,
     )
