@@ -62,7 +62,7 @@ from triage.core.measures.paired import (
 )
 from triage.core.measures.ranked import Order
 from triage.core.truth.folder import TruthFolder, gold_at
-from triage.core.truth.judged import Truth, align
+from triage.core.truth.judged import ExactTruth, align
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ class Evaluation:
     k_default: bool = False  # no k anywhere: `k` is DEFAULT_K
     # Judged against exact truth (a truth folder as the labels; core/truth): the gold is the truth at
     # `k`, n_eligible the truth's exact counts, recall@k over min(k, n_eligible); None: other labels
-    truth: Truth | None = None
+    truth: ExactTruth | None = None
 
     @property
     def cutoffs(self) -> tuple[int, ...]:
@@ -734,7 +734,7 @@ def evaluate(
     )
 
 
-def truth_labels(inputs: Inputs, truth: TruthFolder, k: Cutoffs = None) -> Inputs:
+def judged_on_truth(inputs: Inputs, truth: TruthFolder, k: Cutoffs = None) -> Inputs:
     """`inputs` whose frozen labels are `truth`'s true neighbours at the decision k (`gold_at`),
     under the labels file's own hash (amendments and runs name it). A decision k deeper than the
     truth is refused: the truth at K judges any k ≤ K."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from triage.core.checks.holdout import check_holdout
 from triage.core.checks.model import Check, worst_first
 from triage.core.checks.suite import PENDING, check_corpus, gold_checks, input_checks
-from triage.core.evaluation import Cutoffs, Evaluation, evaluate, truth_labels
+from triage.core.evaluation import Cutoffs, Evaluation, evaluate, judged_on_truth
 from triage.core.inputs.load import FILES, Inputs, Tables, load_inputs
 from triage.core.inputs.manifest import Spec
 from triage.core.truth.folder import open_truth_folder
@@ -138,7 +138,7 @@ def open_snapshot(
     inputs = load_inputs(spec, tables, scores)
     truth = None if spec.truth is None else open_truth_folder(spec.truth)
     if truth is not None:  # judged against exact truth: the gold is the truth at the decision k
-        inputs = truth_labels(inputs, truth, k)
+        inputs = judged_on_truth(inputs, truth, k)
     folder = spec.amendments or (None if "labels" in inputs.given else default_folder(spec.labels))
     corpus = _corpus_run(inputs) if corpus_check or inputs.corpus is None else None
     log = read_log(folder, inputs.frozen.sha256, apply_stale)

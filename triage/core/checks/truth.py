@@ -22,7 +22,7 @@ from triage.core.checks.model import ERROR, OK, SHOW, WARNING, Check, some
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.inputs.contract import single
 from triage.core.truth.folder import unfiltered
-from triage.core.truth.judged import Truth, padding
+from triage.core.truth.judged import ExactTruth, padding
 
 POSTFILTER = "postfilter"  # the plan that filters an unfiltered top k afterwards
 LOW_SELECTIVITY = 0.01  # below it a postfilter plan keeps about k × s < 0.01 k results
@@ -44,7 +44,7 @@ def truth_checks(ev: Evaluation) -> list[Check]:
     )
 
 
-def _judged(ev: Evaluation, t: Truth) -> list[Check]:
+def _judged(ev: Evaluation, t: ExactTruth) -> list[Check]:
     f = t.folder
     return [
         Check(
@@ -57,7 +57,7 @@ def _judged(ev: Evaluation, t: Truth) -> list[Check]:
     ]
 
 
-def _provenance(ev: Evaluation, t: Truth) -> list[Check]:
+def _provenance(ev: Evaluation, t: ExactTruth) -> list[Check]:
     """The runs' metadata against truth.json: the corpus (snapshot, digest), the queries' vectors
     (digest) and the metric; and the corpus given against the rows the truth was computed over."""
     corpus, queries = t.folder.section("corpus"), t.folder.section("queries")
@@ -126,7 +126,7 @@ _what = {
 }
 
 
-def _ids(ev: Evaluation, t: Truth) -> list[Check]:
+def _ids(ev: Evaluation, t: ExactTruth) -> list[Check]:
     """Truth ids that are padding ("-1", empty) or, with a corpus, absent from it."""
     labels = t.folder.labels.table
     chunks = single(labels.column("chunk_id"))
@@ -176,7 +176,7 @@ def _label_padding(ev: Evaluation) -> list[Check]:
     ]
 
 
-def _estimates(ev: Evaluation, t: Truth, arm: Arm) -> list[Check]:
+def _estimates(ev: Evaluation, t: ExactTruth, arm: Arm) -> list[Check]:
     """The run's n_eligible (the router's estimate, part of the system under test) against the
     exact count, where both are known."""
     recorded = arm.aligned("n_eligible")
@@ -200,7 +200,7 @@ def _estimates(ev: Evaluation, t: Truth, arm: Arm) -> list[Check]:
     ]
 
 
-def _postfilter_plans(ev: Evaluation, t: Truth, arm: Arm) -> list[Check]:
+def _postfilter_plans(ev: Evaluation, t: ExactTruth, arm: Arm) -> list[Check]:
     """Queries a postfilter plan answered below 1% exact selectivity: a top k filtered afterwards
     keeps about k × s results, so a short list; beside the short lists counted among them."""
     plans = arm.aligned("plan")
@@ -227,7 +227,7 @@ def _postfilter_plans(ev: Evaluation, t: Truth, arm: Arm) -> list[Check]:
     ]
 
 
-def _no_eligible(ev: Evaluation, t: Truth) -> list[Check]:
+def _no_eligible(ev: Evaluation, t: ExactTruth) -> list[Check]:
     zero = t.listed & (t.n_eligible == 0)
     if not zero.any():
         return []

@@ -288,28 +288,22 @@ TRUTH_LABELS = "labels.parquet"
 TRUTH_QUERIES = "queries.parquet"
 
 
-def truth_provenance(folder: Path) -> dict[str, object]:
-    """`folder`'s truth.json, a JSON object whose `format` is "triage-truth" (refused otherwise,
-    naming the file)."""
-    path = Path(folder) / TRUTH_JSON
-    doc = read_json_object(path, "truth provenance")
-    if doc.get("format") != TRUTH_FORMAT:
-        raise InputError(
-            path, f"format is {quoted(doc.get('format'))}, not {TRUTH_FORMAT!r}: not a truth folder"
-        )
-    return doc
-
-
 def is_truth(path: Path) -> bool:
-    """Whether `path` is a truth folder: a folder holding truth.json, which must then say it is one
-    (`provenance`), and the labels and queries files beside it (each refused by name when absent)."""
+    """Whether `path` is a truth folder: a folder holding truth.json, which must then be one JSON
+    object whose `format` is "triage-truth", with the labels and queries files beside it (each refused
+    by name otherwise)."""
     path = Path(path)
     if is_pattern(path) or not path.is_dir() or not os.path.lexists(path / TRUTH_JSON):
         return False
-    truth_provenance(path)
+    said = read_json_object(path / TRUTH_JSON, "truth provenance").get("format")
+    if said != TRUTH_FORMAT:
+        raise InputError(
+            path / TRUTH_JSON, f"format is {quoted(said)}, not {TRUTH_FORMAT!r}: not a truth folder"
+        )
     for name in (TRUTH_LABELS, TRUTH_QUERIES):
         if not os.path.lexists(path / name):
             raise InputError(path / name, f"missing: a truth folder holds {TRUTH_LABELS} and {TRUTH_QUERIES}")
+        regular_file(path / name)
     return True
 
 

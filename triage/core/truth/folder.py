@@ -1,9 +1,11 @@
-"""A truth folder read back, with the data contract's refusals (docs/data.md "Exact truth as labels").
+"""A truth folder read back as labels, with the data contract's refusals (docs/data.md "Exact truth
+as labels").
 
-`open_truth_folder` is the one reading of a folder `triage truth` wrote: truth.json (the provenance:
-metric, order, k, tolerance, the corpus's and the queries' digests), labels.parquet (one row per
-(query, true neighbour): rank, score, tied) and queries.parquet (every query with its exact
-`n_eligible`). Anything broken is refused naming the file, the row or the key, and the problem.
+`open_truth_folder` checks what `output.read_truth` reads of a folder `triage truth` wrote:
+truth.json (the provenance: metric, k, tolerance, the corpus's and the queries' digests),
+labels.parquet (one row per (query, true neighbour): rank, score, tied) and queries.parquet (every
+query with its exact `n_eligible`). Anything broken is refused naming the file, the row or the key,
+and the problem.
 """
 
 from __future__ import annotations
@@ -20,12 +22,11 @@ import pyarrow.compute as pc
 from triage.core.errors import InputError
 from triage.core.ids import codes
 from triage.core.inputs.contract import BOOL, FLOAT, ID, INT, QUERIES, STR, conform, single, unique_ids
-from triage.core.inputs.manifest import TRUTH_JSON, TRUTH_LABELS, TRUTH_QUERIES, truth_provenance
-from triage.core.inputs.readers import Parsed, quoted
-from triage.core.inputs.shapes import Role, read_input
+from triage.core.inputs.manifest import TRUTH_JSON, TRUTH_LABELS, TRUTH_QUERIES
+from triage.core.inputs.readers import Parsed, plain_table, quoted
+from triage.core.truth.output import VERSION, read_truth  # VERSION: the truth.json version written
 
-VERSION = 1  # the truth.json version this triage reads
-METRICS = {"cosine": "descending", "ip": "descending", "l2": "ascending"}  # metric -> its order
+METRICS = ("cosine", "ip", "l2")  # best first: the score descending, but for l2's distance
 TRUTH_ROWS = {
     "query_id": (ID, True),
     "chunk_id": (ID, True),
@@ -50,7 +51,7 @@ class TruthFolder:
     path: Path
     provenance: Mapping[str, object]  # truth.json as read
     metric: str  # cosine | ip | l2
-    descending: bool  # scores best first descend (cosine, ip) or ascend (l2)
+    descending: bool  # scores best first descend (cosine, ip) or ascend (l2's distance)
     ks: tuple[int, ...]  # the cut-offs it was computed for; the truth at max(ks) serves every k ≤ it
     tolerance: float  # tied with the k-th: |s − s_k| ≤ tolerance × max(1, |s_k|)
     labels: Parsed
@@ -71,13 +72,14 @@ class TruthFolder:
 
 
 def open_truth_folder(folder: Path) -> TruthFolder:
-    """Read and check the truth folder `folder` (its truth.json must say it is one)."""
+    """Read (`read_truth`) and check the truth folder `folder`."""
     folder = Path(folder)
-    doc = truth_provenance(folder)
+    read = read_truth(folder)
+    doc = read.provenance
     where = folder / TRUTH_JSON
     metric, descending = _metric(where, doc)
-    labels = _conformed(read_input(folder / TRUTH_LABELS, Role.LABELS, "parquet"), TRUTH_ROWS)
-    queries = _conformed(read_input(folder / TRUTH_QUERIES, Role.QUERIES, "parquet"), TRUTH_QUERY_ROWS)
+    labels = _conformed(folder / TRUTH_LABELS, read.labels, TRUTH_ROWS)
+    queries = _conformed(folder / TRUTH_QUERIES, read.queries, TRUTH_QUERY_ROWS)
     unique_ids(queries, queries.table)
     _check_rows(labels, queries, descending)
     return TruthFolder(
@@ -85,8 +87,10 @@ def open_truth_folder(folder: Path) -> TruthFolder:
     )
 
 
-def _conformed(loaded: Parsed, spec: dict[str, tuple[str, bool]]) -> Parsed:
-    return Parsed(loaded.path, conform(loaded, spec), loaded.meta, loaded.lines)
+def _conformed(path: Path, table: pa.Table, spec: dict[str, tuple[str, bool]]) -> Parsed:
+    """A truth file's table in the contract's kinds (refusals name the file and the row)."""
+    loaded = Parsed(path, plain_table(path, table))
+    return Parsed(path, conform(loaded, spec))
 
 
 def _metric(where: Path, doc: Mapping[str, object]) -> tuple[str, bool]:
@@ -100,10 +104,7 @@ def _metric(where: Path, doc: Mapping[str, object]) -> tuple[str, bool]:
     metric = doc.get("metric")
     if metric not in METRICS:
         raise InputError(where, f"metric is {quoted(metric)}, expected one of {', '.join(METRICS)}")
-    order = doc.get("order", METRICS[str(metric)])
-    if order not in ("descending", "ascending"):
-        raise InputError(where, f'order is {quoted(order)}, expected "descending" or "ascending"')
-    return str(metric), order == "descending"
+    return str(metric), metric != "l2"
 
 
 def _ks(where: Path, doc: Mapping[str, object]) -> tuple[int, ...]:

@@ -30,7 +30,7 @@ class Neighbour:
 
 
 @dataclass(frozen=True)
-class Truth:
+class ExactTruth:
     """`folder` over the query universe: arrays with one entry per query index."""
 
     folder: TruthFolder
@@ -65,7 +65,7 @@ class Truth:
         return np.bincount(self.row_query[mine], minlength=len(self.listed)).astype(np.int64)
 
 
-def align(folder: TruthFolder, query_ids: pa.Array) -> Truth:
+def align(folder: TruthFolder, query_ids: pa.Array) -> ExactTruth:
     """`folder` over the query universe `query_ids`."""
     n = len(query_ids)
     q = folder.queries.table
@@ -85,7 +85,7 @@ def align(folder: TruthFolder, query_ids: pa.Array) -> Truth:
     sel[at[mine]] = _selectivity(folder, q)[mine]
     sel[~filtered] = np.nan
     row_query = codes.encode(folder.labels.table.column("query_id"), query_ids).astype(np.int64)
-    return Truth(folder, listed, n_elig, sel, filtered, row_query)
+    return ExactTruth(folder, listed, n_elig, sel, filtered, row_query)
 
 
 def _selectivity(folder: TruthFolder, q: pa.Table) -> np.ndarray:
