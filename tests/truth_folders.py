@@ -87,7 +87,9 @@ def write_truth(
         "triage": "0.1.0",
         "created_at": "2026-12-01T00:00:00Z",
         "metric": metric,
-        "order": "score (distance) ascending, then chunk_id ascending" if metric == "l2" else "score descending, then chunk_id ascending",
+        "order": "score (distance) ascending, then chunk_id ascending"
+        if metric == "l2"
+        else "score descending, then chunk_id ascending",
         "k": k if isinstance(k, list) else [k],
         "tolerance": tolerance,
         "engine": "local",

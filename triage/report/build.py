@@ -6,6 +6,7 @@ for a snapshot: the workspace's results, mapped."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -15,7 +16,7 @@ import pyarrow as pa
 from triage import __version__
 from triage.core.checks.overlap import GENERATED_LIKE
 from triage.core.measures.paired import Outcome
-from triage.core.views.slices import DEFAULT_FLOOR
+from triage.core.views.slices import DEFAULT_FLOOR, RECALL
 from triage.report.costs import answers_section, cost_section
 from triage.report.model import (
     ArmMeans,
@@ -48,6 +49,7 @@ from triage.report.model import (
     TenantOrder,
     TenantRow,
     TenantsSection,
+    TruthSection,
     WinTieLossRow,
 )
 from triage.report.rows import Drops, Flips
@@ -285,13 +287,28 @@ def _tenants(t: Tenants | None, c: SliceComparisons | None, name: str) -> Tenant
     if t is None or c is None:
         return None
     rows = tuple(tenant_row(x, {name: slice_compare(c, i)}) for i, x in enumerate(t.rows))
+    if t.measure == RECALL:  # against exact truth: each tenant's recall, what they are ranked on
+        rows = tuple(
+            replace(row, recall=ByArm(_num(x.slice.a.recall), _num(x.slice.b.recall)))
+            for row, x in zip(rows, t.rows, strict=True)
+        )
     return TenantsSection(
         floor=t.floor,
         below_floor=ByArm(t.below_floor["a"], t.below_floor["b"]),
         p5=ByArm(_num(t.p5["a"]), _num(t.p5["b"])),
         worst=rows[: len(t.worst)],
         rows=rows,
+        measure=name if t.measure == RECALL else None,
     )
+
+
+def _truth(r: Results) -> TruthSection | None:
+    t = r.ev.truth
+    if t is None:
+        return None
+    f = t.folder
+    no_eligible = int((t.listed & (t.n_eligible == 0)).sum())
+    return TruthSection(f.path, f.k, f.metric, f.tolerance, r.decision, no_eligible)
 
 
 def _moved(labels: LabelState, arms: ByArm[ArmSection], frozen: FrozenView) -> ByArm[float | None] | None:
@@ -481,6 +498,7 @@ def report_of(r: Results, tenant_order: TenantOrder = TenantOrder.HIT_RATE) -> R
         compare={name: MeasureComparison.of(c) for name, c in r.compare.items()},
         queries=None if r.queries is None else QueryTable(r.queries),
         unjudged_same_depth=r.unjudged_same_depth,
+        truth=_truth(r),
     )
     return report if tenant_order is TenantOrder.HIT_RATE else report.with_tenant_order(tenant_order)
 

@@ -501,17 +501,22 @@ def tenant_marks(t: TenantRow, floor_at: float) -> str:
 
 
 def below_floor(t: TenantsSection) -> str:
-    """ "2 below the floor 0.80 in A, 3 in B"."""
+    """ "2 below the floor 0.80 in A, 3 in B"; against exact truth "tenants below 0.80 recall: 2 in
+    A, 3 in B"."""
+    if t.measure is not None:
+        return f"tenants below {floor(t.floor)} recall: {t.below_floor.a} in A, {t.below_floor.b} in B"
     return f"{t.below_floor.a} below the floor {floor(t.floor)} in A, {t.below_floor.b} in B"
 
 
 def p5(t: TenantsSection) -> str:
-    return f"5th-percentile tenant hit rate A {rate(t.p5.a)}, B {rate(t.p5.b)}"
+    what = "hit rate" if t.measure is None else t.measure
+    return f"5th-percentile tenant {what} A {rate(t.p5.a)}, B {rate(t.p5.b)}"
 
 
 def tenant_summary(t: TenantsSection) -> str:
+    of = f" ({t.measure})" if t.measure is not None else ""
     return (
-        f"floor {floor(t.floor)}: {t.below_floor.a} tenants below it in A, {t.below_floor.b} in B; "
+        f"floor {floor(t.floor)}{of}: {t.below_floor.a} tenants below it in A, {t.below_floor.b} in B; "
         f"{p5(t)}; {len(t.rows)} tenants, {t.order.label}"
     )
 
@@ -520,6 +525,8 @@ def below_floor_line(t: TenantsSection, show: int = 3) -> str:
     """ "2 tenants below 0.80 in B: acme, globex": the overview's line, the first `show` named."""
     names = [r.tenant for r in t.below()]
     head = f"{len(names)} tenants below {floor(t.floor)} in B"
+    if t.measure is not None:
+        head = f"tenants below {floor(t.floor)} recall in B: {len(names)}"
     if not names:
         return head
     return f"{head}: {', '.join(names[:show])}{' …' if len(names) > show else ''}"

@@ -144,6 +144,39 @@ TENANTS: tuple[Column[TenantLine], ...] = (
     Column("", MARKS, _marks),
 )
 
+
+def _recall(t: TenantLine, side: str) -> float | None:
+    return None if t.row.recall is None else getattr(t.row.recall, side)
+
+
+# Against exact truth the tenants are ranked on recall at k: it stands where the hit rate does.
+RECALL_A = "Arm A's recall at k in this row: against exact truth, over min(k, n_eligible)."
+RECALL_B = "Arm B's recall at k in this row: against exact truth, over min(k, n_eligible)."
+_BY_RECALL: dict[str, Column[TenantLine]] = {
+    "hit A": Column("rec A", RECALL_A, lambda t: cells.rate(_recall(t, "a")), 5, right=True),
+    "hit B": Column("rec B", RECALL_B, lambda t: cells.rate(_recall(t, "b")), 5, right=True),
+    "B−A": Column(
+        "B−A",
+        "B's recall minus A's for that row.",
+        lambda t: cells.delta(_recall(t, "a"), _recall(t, "b")),
+        6,
+        True,
+        wide=True,
+    ),
+}
+
+
+def tenant_columns(tenants: TenantsSection | None, bars: bool = False) -> tuple[Column[TenantLine], ...]:
+    """The tenants table's columns (`bars`: the app's bars): TENANTS, or against exact truth (the
+    section's `measure`) with each arm's recall where its hit rate stands."""
+    columns = TENANT_BARS if bars else TENANTS
+    if tenants is None or tenants.measure is None:
+        return columns
+    if bars:
+        return tuple(_BARS_BY_RECALL.get(c.title, c) for c in columns)
+    return tuple(_BY_RECALL.get(c.title, c) for c in columns)
+
+
 # The app's bars (`b`): each arm's hit rate drawn, ┃ at the floor, then the rate.
 NARROW_BAR = 10  # cells of a full bar on the app's narrow layout (cells.BAR otherwise)
 BAR_A = "Arm A's hit rate, as a bar."
@@ -157,6 +190,22 @@ TENANT_BARS: tuple[Column[TenantLine], ...] = (
     Column("B", BAR_B, lambda t: _bar(t.row.hit_rate_b, t), cells.BAR + 7, narrow=NARROW_BAR + 6),
     Column("", MARKS, _marks),
 )
+_BARS_BY_RECALL: dict[str, Column[TenantLine]] = {
+    "A": Column(
+        "A",
+        "Arm A's recall, as a bar.",
+        lambda t: _bar(_recall(t, "a"), t),
+        cells.BAR + 7,
+        narrow=NARROW_BAR + 6,
+    ),
+    "B": Column(
+        "B",
+        "Arm B's recall, as a bar.",
+        lambda t: _bar(_recall(t, "b"), t),
+        cells.BAR + 7,
+        narrow=NARROW_BAR + 6,
+    ),
+}
 
 SLICES: tuple[Column[SliceRow], ...] = (
     Column(

@@ -223,15 +223,24 @@ class TenantRow:
     wilson_low_b: float | None  # Wilson 95% interval of B's hit rate
     wilson_high_b: float | None
     compare: Mapping[str, SliceComparison] = field(default_factory=dict)  # as SliceRow's
+    # Against exact truth: each arm's recall at k over min(k, n_eligible), what tenants are ranked on
+    recall: ByArm[float | None] | None = field(default=None, metadata={"omit_empty": True})
+
+    @property
+    def ranked_b(self) -> float | None:
+        """B's figure the tenants are ranked and floored on: its recall against exact truth, else its
+        hit rate."""
+        return self.hit_rate_b if self.recall is None else self.recall.b
 
     def below(self, floor: float) -> bool:
-        return self.hit_rate_b is not None and self.hit_rate_b < floor
+        return self.ranked_b is not None and self.ranked_b < floor
 
 
 class TenantOrder(Enum):
     """How the tenants are listed, worst first (JSON `tenants.order`)."""
 
-    HIT_RATE = "hit_rate_b"  # B's hit rate ascending, then more queries first, then the name
+    # B's hit rate (against exact truth: recall) ascending, then more queries first, then the name
+    HIT_RATE = "hit_rate_b"
     LOWER_BOUND = "wilson_low_b"  # the low end of B's 95% interval, then its high end, then the name
 
     @property
@@ -258,9 +267,12 @@ class TenantsSection:
     worst: tuple[TenantRow, ...]  # the first three rows
     rows: tuple[TenantRow, ...]  # every tenant, worst first in `order`
     order: TenantOrder = TenantOrder.HIT_RATE
+    # What `order`'s rate, the floor and the 5th percentile read: "recall@10" against exact truth
+    # (each row's `recall`); None: the hit rate
+    measure: str | None = field(default=None, metadata={"omit_empty": True})
 
     def below(self) -> list[TenantRow]:
-        """Tenants whose B hit rate is below the floor, worst first."""
+        """Tenants whose B hit rate (against exact truth: recall) is below the floor, worst first."""
         return [r for r in self.rows if r.below(self.floor)]
 
     @cached_property
@@ -276,7 +288,7 @@ class TenantsSection:
             rows = tuple(sorted(self.rows, key=_lower_bound_key))
         else:
             rows = tuple(
-                sorted(self.rows, key=lambda r: (r.hit_rate_b is None, r.hit_rate_b or 0.0, -r.n, r.tenant))
+                sorted(self.rows, key=lambda r: (r.ranked_b is None, r.ranked_b or 0.0, -r.n, r.tenant))
             )
         return replace(self, rows=rows, worst=rows[: len(self.worst)], order=order)
 
@@ -625,6 +637,18 @@ class QueryTable:
 
 
 @dataclass(frozen=True)
+class TruthSection:
+    """The exact truth the runs are judged against: the decision measure is `decision`."""
+
+    path: Path  # the truth folder
+    k: int  # the truth's depth: it judges every k ≤ it
+    metric: str
+    tolerance: float
+    decision: str  # "recall@10": over min(k, n_eligible), the truth's exact count
+    no_eligible: int  # queries the truth lists with n_eligible = 0: counted apart, not scored
+
+
+@dataclass(frozen=True)
 class Report:
     triage: str  # the version that wrote it
     k: int
@@ -663,6 +687,8 @@ class Report:
     # shorter one, when they differ in length: the shown B − A of the unjudged counts; not in the
     # JSON, whose `unjudged_in_top_k` keeps its meaning.
     unjudged_same_depth: tuple[int, int, int] | None = field(default=None, metadata={"json": False})
+    # Judged against exact truth (docs/data.md "Exact truth as labels"); left out otherwise.
+    truth: TruthSection | None = field(default=None, metadata={"omit_empty": True})
 
     def with_tenant_order(self, order: TenantOrder) -> Report:
         return self if self.tenants is None else replace(self, tenants=self.tenants.ordered(order))

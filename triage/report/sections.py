@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 
 from triage.core.measures.paired import Outcome
 from triage.report import cells
-from triage.report.columns import SLICES, TENANTS, FlipLine, cells_of, flip_columns, tenant_lines, titles
+from triage.report.columns import (
+    SLICES,
+    FlipLine,
+    cells_of,
+    flip_columns,
+    tenant_columns,
+    tenant_lines,
+    titles,
+)
 from triage.report.model import Report
 
 
@@ -252,10 +260,11 @@ def _tenants(r: Report) -> Section:
     if t is None:
         return Section("tenants", [Para(cells.unfilled(r)["tenants"], own=True)])
     out: list[Block] = [Heading(f"Tenants, {t.order.label}"), Para(cells.tenant_summary(t))]
-    rows = [cells_of(TENANTS, x) for x in tenant_lines(t, cells.SLICE_CAP)]
+    shown = tenant_columns(t)
+    rows = [cells_of(shown, x) for x in tenant_lines(t, cells.SLICE_CAP)]
     # the HTML aligns the counts and rates right; the interval, the selectivity and Δ q read as text
-    numeric = [c.right and c.title not in ("B 95%", "sel.", "Δ q") for c in TENANTS]
-    out.append(Table(titles(TENANTS), rows, frozenset(i for i, right in enumerate(numeric) if right)))
+    numeric = [c.right and c.title not in ("B 95%", "sel.", "Δ q") for c in shown]
+    out.append(Table(titles(shown), rows, frozenset(i for i, right in enumerate(numeric) if right)))
     if len(t.rows) > cells.SLICE_CAP:
         more = len(t.rows) - cells.SLICE_CAP
         out.append(Para(f"… {more} more tenants (`--format json` lists them all).", own=True))

@@ -13,7 +13,7 @@ from triage.core.checks.model import Level
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import one_line
 from triage.report import cells
-from triage.report.columns import SLICES, TENANTS, FlipLine, cells_of, flip_columns, tenant_lines
+from triage.report.columns import SLICES, FlipLine, cells_of, flip_columns, tenant_columns, tenant_lines
 from triage.report.model import Report
 
 STYLE = {"error": "bold red", "warning": "dark_orange", "ok": "green"}
@@ -261,7 +261,8 @@ def tenants_view(r: Report) -> Group | Text:
         return unfilled_line(r, "tenants")
     table = Table(title=f"Tenants, {t.order.label}", title_justify="left")
     width = min(32, max(len(x.tenant) for x in t.rows))
-    for c in TENANTS:
+    shown = tenant_columns(t)
+    for c in shown:
         table.add_column(
             c.title,
             justify="right" if c.right else "left",
@@ -272,7 +273,7 @@ def tenants_view(r: Report) -> Group | Text:
         style = "bold red" if x.i <= 3 and x.row.below(t.floor) else ("bold" if x.i <= 3 else "")
         drawn = (
             plain_text(v, TENANT_CUT[c.title]) if c.title in TENANT_CUT else v
-            for c, v in zip(TENANTS, cells_of(TENANTS, x), strict=True)
+            for c, v in zip(shown, cells_of(shown, x), strict=True)
         )
         table.add_row(*drawn, style=style)
     if len(t.rows) > cells.SLICE_CAP:

@@ -66,13 +66,12 @@ class Row:
 
 @dataclass(frozen=True)
 class Missed:
-    """A true neighbour (of the truth at k) an arm did not return in its top k: its rank and score
-    in the truth, and where the arm ranked it (None: not in its stored list)."""
+    """A true neighbour (of the first min(k, n_eligible) in the truth) an arm did not return in its
+    top k: its rank and score in the truth, and where the arm ranked it (None: not in its list)."""
 
     chunk_id: str
     truth_rank: int
     truth_score: float
-    tied: bool  # tied with the k-th, past min(k, n_eligible): it may stand in for a neighbour it ties with
     rank: int | None
 
 
@@ -92,6 +91,7 @@ class ArmView:
     answer_correct: bool | None = None  # the harness's verdict on this query's answer (None: not graded)
     recall: float | None = None  # recall@k (against exact truth over min(k, n_eligible)); None: undefined
     missed: tuple[Missed, ...] = ()  # against exact truth: the true neighbours not in its top k
+    stand_ins: int = 0  # of the neighbours tied with the k-th past min(k, n_eligible), those in its top k
 
     def inside(self, k: int) -> bool:
         return self.gold_rank is not None and self.gold_rank <= k
@@ -203,20 +203,33 @@ def _arm_view(
         answer_correct=arm.value("answer_correct", q),
         recall=None if np.isnan(recall) else recall,
         missed=_missed(ev, q, ranked, gold),
+        stand_ins=_stand_ins(ev, q, ranked, gold),
     )
 
 
 def _missed(ev: Evaluation, q: int, ranked: list[str], gold: dict[str, int]) -> tuple[Missed, ...]:
-    """Against exact truth, query `q`'s true neighbours at k (`gold`) not in the arm's top k
-    (`ranked`), in the truth's order; () against other labels."""
+    """Against exact truth, query `q`'s first min(k, n_eligible) true neighbours not in the arm's top
+    k (`ranked`), in the truth's order; () against other labels."""
     if ev.truth is None:
         return ()
     where = {c: i + 1 for i, c in reversed(list(enumerate(ranked)))}
     full = min(ev.k, int(ev.truth.n_eligible[q]))  # past it, the neighbours tied with the last
     return tuple(
-        Missed(n.chunk_id, n.rank, n.score, n.rank > full, where.get(n.chunk_id))
+        Missed(n.chunk_id, n.rank, n.score, where.get(n.chunk_id))
         for n in ev.truth.neighbours(q)
-        if n.chunk_id in gold and where.get(n.chunk_id, ev.k + 1) > ev.k
+        if n.rank <= full and n.chunk_id in gold and where.get(n.chunk_id, ev.k + 1) > ev.k
+    )
+
+
+def _stand_ins(ev: Evaluation, q: int, ranked: list[str], gold: dict[str, int]) -> int:
+    """Against exact truth, the neighbours tied with the k-th (past min(k, n_eligible)) the arm
+    returned in its top k: each is credited in place of a neighbour it ties with."""
+    if ev.truth is None:
+        return 0
+    full = min(ev.k, int(ev.truth.n_eligible[q]))
+    top = set(ranked[: ev.k])
+    return sum(
+        1 for n in ev.truth.neighbours(q) if n.rank > full and n.chunk_id in gold and n.chunk_id in top
     )
 
 

@@ -25,10 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.defaults import DEFAULT_FLOOR
+from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.measures.intervals import wilson
 from triage.core.measures.paired import Outcome, noise_band
 from triage.core.measures.significance import SliceComparisons, compare_slices
+from triage.core.truth.predicate import parse_filter
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language", "origin")
 UNFILTERED = "unfiltered"
@@ -64,10 +66,16 @@ class Slice:
 
 
 def filter_shape(text: str | None) -> str:
-    """The attributes a filter predicate names, sorted, values ignored: "source_type & tenant"."""
+    """The attributes a filter predicate names, sorted, values ignored: "source_type & tenant". A
+    SQL WHERE clause's columns as the filters' reader finds them (core/truth/predicate.py); a filter
+    it refuses (another syntax), the names before a comparison."""
     if not text or not text.strip():
         return UNFILTERED
-    names = sorted({m.group(1).lower() for m in _ATTRIBUTE.finditer(text)})
+    try:
+        columns = parse_filter(text).columns
+    except InputError:
+        columns = frozenset(m.group(1) for m in _ATTRIBUTE.finditer(text))
+    names = sorted({c.lower() for c in columns})
     return " & ".join(names) if names else "(unparsed)"
 
 

@@ -18,7 +18,7 @@ from triage.core.measures.paired import Outcome
 from triage.core.views.slices import FEW, Slice
 from triage.report import cells, columns
 from triage.report import terminal as report_text
-from triage.report.columns import SLICES, TENANT_BARS, TENANTS, Column, TenantLine
+from triage.report.columns import SLICES, TENANT_BARS, TENANTS, Column, TenantLine, tenant_columns
 from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
 from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
@@ -151,9 +151,7 @@ class TenantsScreen(LiveScreen):
             )
         )
         bar = columns.NARROW_BAR if self.narrow else cells.BAR
-        shown = columns.shown(
-            self.BARS if self.show_bars else self.COLUMNS, empty_tenant_columns(rows), self.narrow
-        )
+        shown = columns.shown(tenant_columns(t, self.show_bars), empty_tenant_columns(rows), self.narrow)
 
         def row(i: int) -> list[str]:
             return columns.cells_of(shown, TenantLine(i + 1, rows[i], t, bar))
