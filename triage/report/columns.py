@@ -168,13 +168,14 @@ _BY_RECALL: dict[str, Column[TenantLine]] = {
 
 def tenant_columns(tenants: TenantsSection | None, bars: bool = False) -> tuple[Column[TenantLine], ...]:
     """The tenants table's columns (`bars`: the app's bars): TENANTS, or against exact truth (the
-    section's `measure`) with each arm's recall where its hit rate stands."""
+    section's `measure`) with each arm's recall where its hit rate stands, and no interval."""
     columns = TENANT_BARS if bars else TENANTS
     if tenants is None or tenants.measure is None:
         return columns
     if bars:
         return tuple(_BARS_BY_RECALL.get(c.title, c) for c in columns)
-    return tuple(_BY_RECALL.get(c.title, c) for c in columns)
+    # B 95% is the interval of B's hit rate: beside recall it would read as recall's
+    return tuple(_BY_RECALL.get(c.title, c) for c in columns if c.title != "B 95%")
 
 
 # The app's bars (`b`): each arm's hit rate drawn, ┃ at the floor, then the rate.

@@ -24,6 +24,7 @@ from triage.core.measures.corrections import Correction
 from triage.core.measures.paired import Outcome
 from triage.core.measures.significance import MeasureTest, NoTest, PairedTest
 from triage.core.text.sanitize import bytes_shown
+from triage.core.views.slices import RATE_DIGITS
 from triage.labels import jsontext
 from triage.report.rows import Drops, Flips, Rows
 
@@ -229,8 +230,9 @@ class TenantRow:
     @property
     def ranked_b(self) -> float | None:
         """B's figure the tenants are ranked and floored on: its recall against exact truth, else its
-        hit rate."""
-        return self.hit_rate_b if self.recall is None else self.recall.b
+        hit rate; to RATE_DIGITS decimals (a mean of recalls is a sum of floats)."""
+        rate = self.hit_rate_b if self.recall is None else self.recall.b
+        return None if rate is None else round(rate, RATE_DIGITS)
 
     def below(self, floor: float) -> bool:
         return self.ranked_b is not None and self.ranked_b < floor

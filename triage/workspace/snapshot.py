@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from triage.core.checks.holdout import check_holdout
@@ -135,8 +135,10 @@ def open_snapshot(
     Without `fingerprints`, and with no corpus (whose check and cost rows read them), the runs' id
     fingerprints are let go once the arms are judged (for a caller that judges once and names no
     measure: a report); anything that reads them later computes them again (`Prints`)."""
-    inputs = load_inputs(spec, tables, scores)
-    truth = None if spec.truth is None else open_truth_folder(spec.truth)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the truth folder read beside the inputs
+        reading = None if spec.truth is None else pool.submit(open_truth_folder, spec.truth)
+        inputs = load_inputs(spec, tables, scores)
+        truth = None if reading is None else reading.result()
     if truth is not None:  # judged against exact truth: the gold is the truth at the decision k
         inputs = judged_on_truth(inputs, truth, k)
     folder = spec.amendments or (None if "labels" in inputs.given else default_folder(spec.labels))

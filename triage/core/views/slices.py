@@ -264,6 +264,9 @@ class Tenant:
 
 
 HIT_RATE, RECALL = "hit_rate", "recall"  # what tenants are ranked on: ArmSlice's field
+# Rates are compared to this many decimals: two tenants whose recall differs only by the rounding
+# of a float sum tie (then more queries first), and a tenant at the floor is not below it
+RATE_DIGITS = 12
 
 
 @dataclass(frozen=True)
@@ -310,15 +313,17 @@ def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
         out.append(Tenant(s, top, share, float(np.median(values)) if len(values) else math.nan))
     measure = RECALL if ev.truth is not None else HIT_RATE
 
-    def b_rate(t: Tenant) -> float:
-        return float(getattr(t.slice.b, measure))
+    def b_rate(t: Tenant) -> float:  # to RATE_DIGITS: a mean of recalls is a sum of floats
+        return round(float(getattr(t.slice.b, measure)), RATE_DIGITS)
 
     out.sort(key=lambda t: (math.isnan(b_rate(t)), b_rate(t), -t.slice.n, t.name))
     rates = {side: np.array([getattr(getattr(t.slice, side), measure) for t in out]) for side in ("a", "b")}
     return Tenants(
         floor=floor,
         rows=out,
-        below_floor={side: int((r[~np.isnan(r)] < floor).sum()) for side, r in rates.items()},
+        below_floor={
+            side: int((np.round(r[~np.isnan(r)], RATE_DIGITS) < floor).sum()) for side, r in rates.items()
+        },
         p5={
             side: float(np.percentile(r[~np.isnan(r)], 5)) if (~np.isnan(r)).any() else math.nan
             for side, r in rates.items()

@@ -126,9 +126,8 @@ def test_a_manifest_names_a_truth_folder_as_its_labels(tmp_path: Path) -> None:
     )
     spec = from_manifest(tmp_path / "triage.toml")
     assert spec.truth == folder and spec.labels == folder / "labels.parquet"
-    (tmp_path / "triage.toml").write_text(
-        '[arms.a]\npath = "a.parquet"\n[arms.b]\npath = "b.parquet"\n[labels]\npath = "truth"\nsplit = "dev"\n'
-    )
+    arms = '[arms.a]\npath = "a.parquet"\n[arms.b]\npath = "b.parquet"\n'
+    (tmp_path / "triage.toml").write_text(arms + '[labels]\npath = "truth"\nsplit = "dev"\n')
     with pytest.raises(InputError, match="split 'dev' names a split of a BEIR folder, not of a truth folder"):
         from_manifest(tmp_path / "triage.toml")
 
