@@ -472,3 +472,39 @@ def test_a_queries_file_named_apart_keeps_the_truths_exact_counts(tmp_path: Path
     assert ev.queries is not None and "text" in ev.queries.column_names
     assert ev.truth is not None and ev.truth.n_eligible.tolist() == [1000, 4, 0]
     assert ev.b.judged.recall[ev.query_index("q2")] == 0.25
+
+
+# -- the gate ---------------------------------------------------------------------------------------
+
+
+def test_the_gates_floors_read_recall_against_exact_truth(
+    capsys: pytest.CaptureFixture[str], case: Case, tmp_path: Path
+) -> None:
+    gate = tmp_path / "FLOORS.toml"
+    gate.write_text('[floors]\noverall = 0.5\n"tenant:*" = 0.8\n')
+    rc, got, err = report(
+        capsys, str(case.run_a), str(case.run_b), "--labels", str(case.truth), "--gate", str(gate)
+    )
+    assert rc == 1, err
+    mine = independent_tenants(case)
+    broken = {f["name"] for f in got["gate"]["floors"] if not f["holds"]}
+    assert broken == {f"tenant:{t}" for t, m in mine.items() if round(m["b"], 12) < 0.8}
+    (overall,) = [f for f in got["gate"]["floors"] if f["name"] == "overall"]
+    assert overall["hit_rate"] == pytest.approx(got["arms"]["b"]["recall"]) and overall["holds"]
+
+
+def test_a_gate_judged_on_a_faked_truth_fails(
+    capsys: pytest.CaptureFixture[str], case: Case, tmp_path: Path
+) -> None:
+    gate = tmp_path / "FLOORS.toml"
+    gate.write_text("[floors]\noverall = 0.1\n")
+    folder = _variant(case, "v2-gate", lambda f, qs: write_truth(f, qs, K, snapshot="corpus-v2"))
+    rc, got, _ = report(
+        capsys, str(case.run_a), str(case.run_b), "--labels", str(folder), "--gate", str(gate)
+    )
+    assert rc == 1 and not got["gate"]["holds"]
+    assert "the truth fails its checks (truth.corpus)" in got["gate"]["nothing_evaluated"]
+    rc, got, _ = report(
+        capsys, str(case.run_a), str(case.run_b), "--labels", str(case.truth), "--gate", str(gate)
+    )
+    assert rc == 0 and got["gate"]["holds"]

@@ -25,6 +25,10 @@ from triage.core.truth.folder import unfiltered
 from triage.core.truth.judged import ExactTruth, padding
 
 POSTFILTER = "postfilter"  # the plan that filters an unfiltered top k afterwards
+# Checks whose error says the truth is not the runs' (a gate judged on it fails: core/gate/apply.py)
+TRUTH_ERRORS = frozenset(
+    {"truth.postfiltered", "truth.corpus", "truth.queries", "truth.metric", "truth.ids", "labels.padding"}
+)
 LOW_SELECTIVITY = 0.01  # below it a postfilter plan keeps about k × s < 0.01 k results
 
 
