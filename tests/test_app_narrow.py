@@ -95,7 +95,7 @@ async def test_at_80_columns_the_overview_stacks_the_paired_table_and_folds_the_
     from rich.console import Console
     from textual.widgets import Static
 
-    from triage.report import cells
+    from triage.report.sections.origins import ORIGIN_HEAD
 
     app = TriageApp()
     async with app.run_test(size=NARROW) as pilot:
@@ -110,7 +110,7 @@ async def test_at_80_columns_the_overview_stacks_the_paired_table_and_folds_the_
         Console(file=out, width=box.content_size.width, color_system=None).print(box.content)
         text = out.getvalue()
         assert "…" not in text and all(len(x) <= box.content_size.width for x in text.splitlines())
-        for name in cells.ORIGIN_HEAD:
+        for name in ORIGIN_HEAD:
             assert name in text, name  # every column, in two or more tables
         assert "By query origin (1 of" in text
 
@@ -289,3 +289,15 @@ async def test_at_80x24_each_list_focused_shows_every_row_it_says_it_shows() -> 
             assert table.max_scroll_y == 0, (list_id, rows)  # every row drawn, nothing to scroll
             top, bottom = table.region.y, table.region.bottom
             assert 0 < top and bottom <= 24 - 6  # above the preview docked at the bottom
+
+
+def test_the_narrow_tenants_note_names_the_wide_columns_that_fit_then_an_ellipsis() -> None:
+    from triage.report.sections.tenants import TENANTS
+    from triage.ui.screens.slices import wider
+
+    every = [c.title for c in TENANTS if c.wide]
+    assert wider(TENANTS) == ", ".join(every) and len(every) >= 4
+    assert wider(TENANTS, 1000) == ", ".join(every)
+    cut = wider(TENANTS, len(", ".join(every)) - 1)
+    assert cut.endswith(", …") and cut == ", ".join([*every[: cut.count(",")], "…"])
+    assert all(len(wider(TENANTS, room)) <= room for room in range(3, 80))

@@ -21,8 +21,14 @@ from triage.cli.main import main
 from triage.core.errors import InputError
 from triage.core.measures.significance import compare_all
 from triage.report import cells, markdown
-from triage.report.model import MeasureComparison, QueryTable, Randomization
 from triage.report.schema import _Schemas
+from triage.report.sections.measures import (
+    MeasureComparison,
+    Randomization,
+    compare_notes,
+    compare_overview_head,
+)
+from triage.report.sections.queries import QueryTable
 from triage.ui.screens.help import topic_of
 
 from conftest import write_parquet
@@ -167,7 +173,7 @@ def test_equal_arms_and_one_query_say_why_there_is_no_p(tmp_path: Path) -> None:
         assert c.reason is not None and c.reason.value == "all_differences_zero"
         assert c.p.t is None and c.p_holm is None and c.ci95 is None and c.mde80 is None
         assert c.delta == 0.0
-    assert cells.compare_notes(report) == [
+    assert compare_notes(report) == [
         "AP: no test (every difference is 0)",
         "RR: no test (every difference is 0)",
     ]
@@ -253,7 +259,7 @@ def test_text_and_markdown_print_each_measure_and_what_the_query_set_cannot_see(
     text = capsys.readouterr().out
     assert line in text and "Paired tests per measure over 6 scored queries" in text
     sample = triage.open(measures=FIVE).report()  # every change here is well above its MDE
-    assert not any("cannot see" in n for n in cells.compare_notes(sample))
+    assert not any("cannot see" in n for n in compare_notes(sample))
     assert main(["report"]) == 0
     assert "Paired tests per measure" not in capsys.readouterr().out  # none named: no section
 
@@ -306,7 +312,7 @@ async def test_the_overview_shows_each_measure_under_the_headline_at_80x24() -> 
             assert cells.rate(c.mde80) in shown
         assert "95% interval" in shown and "p corr.: t, holm" in shown
         topic = topic_of(type(screen))
-        assert all(topic.covers(term) for term in cells.compare_overview_head() if term not in "AB")
+        assert all(topic.covers(term) for term in compare_overview_head() if term not in "AB")
         assert max(len(line.rstrip()) for line in shown.splitlines()) <= 78
 
 

@@ -21,6 +21,9 @@ from triage.core.inputs.manifest import from_manifest
 from triage.report import cells, markdown
 from triage.report.build import build
 from triage.report.model import Report
+from triage.report.sections.labels import label_state_rows
+from triage.report.sections.metrics import JUDGED_NOTE, judged_rows, metric_rows, metrics_note
+from triage.report.sections.paired import paired_rows, unjudged_regressions
 from triage.ui.app import TriageApp
 from triage.ui.screens.detail import DetailScreen
 from triage.ui.table import VirtualTable
@@ -128,15 +131,15 @@ def test_the_hand_built_figures_in_the_json(hand: Path, capsys) -> None:
 
 def test_the_hand_built_rows_in_text_markdown_and_cells(hand: Path, capsys) -> None:
     r = build(open_snapshot(from_manifest(hand)))
-    rows = cells.judged_rows(r)
+    rows = judged_rows(r)
     assert rows == [
         ["judged@3", "0.667", "0.583", "-0.083"],
         # B − A over both lists cut at the shorter one (3, 2, 2, 1 ids): A 1+1+1+0, B 2+2+0+0
         ["unjudged in top 3", "3", "5", "+1"],
         ["hit_rate@3 upper", "1.000", "0.750", "-0.250"],
     ]
-    assert cells.metric_rows(r)[-3:] == rows
-    assert cells.unjudged_regressions(r) == "regressions with an unjudged passage in B's top 3: 1 of 2"
+    assert metric_rows(r)[-3:] == rows
+    assert unjudged_regressions(r) == "regressions with an unjudged passage in B's top 3: 1 of 2"
     md = markdown.render_markdown(r)
     assert body(md, "## Metrics")[-3:] == rows
     assert (
@@ -149,7 +152,7 @@ def test_the_hand_built_rows_in_text_markdown_and_cells(hand: Path, capsys) -> N
     for name, *figures in rows:  # each row on one line of the text report, in its order
         line = next(x for x in text.splitlines() if name in x)
         assert re.search(r".*".join(re.escape(f) for f in figures), line), (name, line)
-    assert cells.unjudged_regressions(r) in text
+    assert unjudged_regressions(r) in text
 
 
 def test_judging_an_unjudged_passage_not_relevant_moves_the_judged_numbers(hand: Path, capsys) -> None:
@@ -198,7 +201,7 @@ def test_the_evidence_balance_and_the_frozen_regressions(hand: Path, capsys) -> 
     assert "hit rate frozen → amended: A +0.000, B +0.250" in check["message"]
     r = build(s.snapshot)
     assert r.frozen.arms.b.hit_rate == 0.5 and s.ev.frozen_hit_rate(s.ev.b) == 0.5
-    rows = cells.label_state_rows(r)
+    rows = label_state_rows(r)
     assert rows is not None and ("hit rate moved A / B", "", "+0.000 / +0.250") in rows
     frozen_only = report_json(hand, capsys, "--label-state", "frozen")["labels"]
     assert (frozen_only["gold_added"], frozen_only["not_relevant"], frozen_only["moved"]) == (0, 0, None)
@@ -340,7 +343,7 @@ def test_the_acceptance_q150_judged_then_three_unjudged_passages_judged_not_rele
     assert main(["report", str(copy)]) == 0
     text = capsys.readouterr().out
     r = build(s.snapshot)
-    (hit, both_hit, down), (miss, up, both_miss) = cells.paired_rows(r.paired)
+    (hit, both_hit, down), (miss, up, both_miss) = paired_rows(r.paired)
     assert (both_hit, both_miss, up, down) == tuple(str(x) for x in AMENDED)
     assert re.search(rf"A hit\s+│\s+{both_hit}\s+│\s+{down}\s+│", text)
     assert re.search(rf"A miss\s+│\s+{up}\s+│\s+{both_miss}\s+│", text)
@@ -382,14 +385,14 @@ def assert_overview(app: TriageApp, r: Report) -> None:
     and the count of regressions with an unjudged passage in B's top k (the overview scrolled to
     its metrics: the checks above them may take the first screen)."""
     lines = screen_lines(app)
-    for name, *figures in cells.judged_rows(r):
+    for name, *figures in judged_rows(r):
         line = next(x for x in lines if f"│ {name} " in x)
         assert re.search(r"│\s*" + r"\s*│\s*".join(re.escape(f) for f in figures) + r"\s*│", line), (
             name,
             line,
         )
-    assert any(cells.unjudged_regressions(r).split(" (sparse")[0] in x for x in lines)  # the reason may wrap
-    assert any(cells.JUDGED_NOTE.split(";")[0].split(",")[0] in x for x in lines)
+    assert any(unjudged_regressions(r).split(" (sparse")[0] in x for x in lines)  # the reason may wrap
+    assert any(JUDGED_NOTE.split(";")[0].split(",")[0] in x for x in lines)
 
 
 async def open_q150(pilot, app: TriageApp) -> DetailScreen:  # type: ignore[no-untyped-def]
@@ -462,7 +465,7 @@ def test_unjudged_counts_of_lists_of_different_lengths_compare_at_one_depth(tmp_
 
     r = triage.open(a=tmp_path / "a.run", b=tmp_path / "b.run", labels=tmp_path / "q.qrels", k=10).report()
     assert (r.arms.a.unjudged_in_top_k, r.arms.b.unjudged_in_top_k) == (40, 70)
-    row = next(x for x in cells.judged_rows(r) if x[0] == "unjudged in top 10")
+    row = next(x for x in judged_rows(r) if x[0] == "unjudged in top 10")
     assert row == ["unjudged in top 10", "40", "70", "+0"]
-    assert "cut at the shorter one" in cells.metrics_note(r) and "60 ids each" in cells.metrics_note(r)
+    assert "cut at the shorter one" in metrics_note(r) and "60 ids each" in metrics_note(r)
     assert "unjudged_same_depth" not in str(r.to_json())

@@ -54,6 +54,28 @@ def test_the_thin_cli_contract_names_the_label_store_and_core_internals() -> Non
     } <= set(thin["forbidden_modules"])
 
 
+def test_the_rich_contract_names_every_report_module_but_the_terminal() -> None:
+    """ "Only the terminal report imports Rich" lists the report's modules one by one (a package's
+    parent cannot be both source and home of the terminal): a module added to the report is in it."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    (rich,) = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"] == "Only the terminal report imports Rich"
+    ]
+    folder = ROOT / "triage" / "report"
+    children = {
+        f"triage.report.{p.stem}"
+        for p in folder.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
+    assert {"triage.report.model", "triage.report.sections", "triage.report.terminal"} <= children
+    assert set(rich["source_modules"]) >= children - {"triage.report.terminal"}
+    assert rich["forbidden_modules"] == ["rich"] and "triage.report.terminal" not in rich["source_modules"]
+
+
 def test_no_cli_module_imports_the_label_store_directly() -> None:
     """What the contract says, read off the import graph (lazy imports included)."""
     graph = grimp.build_graph("triage", cache_dir=None)
@@ -137,7 +159,14 @@ def test_no_folder_of_the_package_holds_more_than_15_modules() -> None:
     assert {room: n for room, n in counts.items() if n > 15} == {}
 
 
-MAPPERS = ("triage/report/build.py", "triage/report/costs.py")
+# The report's builders: `build` and each section's module (its types, builder and cells).
+MAPPERS = (
+    "triage/report/build.py",
+    *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("triage/report/sections/*.py")),
+)
+# What a section's cells may call of the core: the visible-text helpers (one line, a count in words),
+# which spell a figure already computed and compute none.
+SPELLING = "triage.core.text.sanitize"
 
 
 def _run_time_imports(path: Path) -> list[tuple[str, str]]:
@@ -160,14 +189,19 @@ def _run_time_imports(path: Path) -> list[tuple[str, str]]:
 
 
 def test_the_reports_builders_map_and_compute_nothing() -> None:
-    """report/build.py and report/costs.py fill the model from what the workspace computed
-    (workspace/results.py): from the core, the label store and the workspace they take, at run
-    time, types and constants only, no function and no module to call one through; the one
-    exception is `compute`, the workspace's call `build` maps."""
+    """report/build.py and the sections' modules (report/sections/) fill the model from what the
+    workspace computed (workspace/results.py): from the core, the label store and the workspace they
+    take, at run time, types and constants only, no function and no module to call one through;
+    the exceptions are `compute`, the workspace's call `build` maps, and the core's visible-text
+    helpers the cells spell with."""
+    assert len(MAPPERS) >= 12 and "triage/report/sections/tenants.py" in MAPPERS
     seen = 0
     for path in MAPPERS:
         for module, name in _run_time_imports(ROOT / path):
-            if not module.startswith(("triage.core", "triage.labels", "triage.workspace")):
+            if (
+                not module.startswith(("triage.core", "triage.labels", "triage.workspace"))
+                or module == SPELLING
+            ):
                 continue
             seen += 1
             value = getattr(importlib.import_module(module), name)

@@ -10,7 +10,7 @@ import pytest
 from triage.core.bundled import sample_spec
 from triage.core.checks.model import Level
 from triage.report.build import build
-from triage.report.cells import check_rows
+from triage.report.sections.checks import check_rows
 from triage.ui.app import TriageApp
 from triage.ui.screens.live import report
 from triage.workspace.snapshot import open_snapshot

@@ -21,6 +21,7 @@ from triage.cli.main import main
 from triage.core.evaluation import Evaluation
 from triage.core.views.ranks import TIE, Ranks, ranks, win_tie_loss
 from triage.report import cells
+from triage.report.sections.ranks import DROP_CAP, histogram_rows, wins_ties_losses
 
 from conftest import frozen_evaluation, manifest, write_parquet
 
@@ -198,8 +199,8 @@ def test_reports_cap_the_drops_and_say_how_many_more(capsys) -> None:
     assert main(["report", "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)["ranks"]
     n = len(d["drops"])
-    assert n > cells.DROP_CAP
-    hidden = n - cells.DROP_CAP
+    assert n > DROP_CAP
+    hidden = n - DROP_CAP
     assert main(["report"]) == 0
     text = capsys.readouterr().out
     assert f"and {hidden} more" in text and f"{n} queries hit in both arms" in text
@@ -207,12 +208,12 @@ def test_reports_cap_the_drops_and_say_how_many_more(capsys) -> None:
     md = capsys.readouterr().out
     first, last_shown, first_hidden = (
         d["drops"][0],
-        d["drops"][cells.DROP_CAP - 1],
-        d["drops"][cells.DROP_CAP],
+        d["drops"][DROP_CAP - 1],
+        d["drops"][DROP_CAP],
     )
     drops_md = md.split("## Rank drops")[1].split("\n## ")[0]
     assert f"| 1 | {first['query_id']} |" in drops_md
-    assert f"| {cells.DROP_CAP} | {last_shown['query_id']} |" in drops_md
+    assert f"| {DROP_CAP} | {last_shown['query_id']} |" in drops_md
     assert f"| {first_hidden['query_id']} |" not in drops_md
     assert f"… and {hidden} more" in md
     m = d["mrr"]
@@ -220,14 +221,14 @@ def test_reports_cap_the_drops_and_say_how_many_more(capsys) -> None:
 
 
 def test_histogram_rows_zero_fill_a_short_span_only() -> None:
-    from triage.report.model import RankHistogram
+    from triage.report.sections.ranks import RankHistogram
 
     h = RankHistogram(4, {-2: 1, 1: 3}, 1, 0, 3, 0, 0, 0)
-    rows = cells.histogram_rows(h, width=8)
+    rows = histogram_rows(h, width=8)
     assert [c for c, _ in rows] == [-2, -1, 0, 1]
     assert rows[0][1] == ["−2", "1", "██▋"] and rows[1][1] == ["−1", "0", ""] and rows[3][1][2] == "█" * 8
     wide = RankHistogram(2, {-40: 1, 40: 1}, 1, 0, 1, 0, 0, 0)
-    assert [c for c, _ in cells.histogram_rows(wide)] == [-40, 40]
+    assert [c for c, _ in histogram_rows(wide)] == [-40, 40]
 
 
 def test_queries_absent_from_b_count_as_empty(tmp_path: Path) -> None:
@@ -264,7 +265,7 @@ async def test_r_opens_the_drops_from_the_overview_its_gold_rank_choice_the_repo
         assert app.session is not None
         r = build(app.session.snapshot)
         hint = str(app.screen.query_one("#hint", Static).render())
-        assert cells.wins_ties_losses(r.ranks, r.k) in hint and "r: rank drops" in hint
+        assert wins_ties_losses(r.ranks, r.k) in hint and "r: rank drops" in hint
         assert (
             f"mrr@5 {r.ranks.mrr.wins} wins / {r.ranks.mrr.ties} ties / {r.ranks.mrr.losses} losses" in hint
         )
@@ -277,7 +278,7 @@ async def test_r_opens_the_drops_from_the_overview_its_gold_rank_choice_the_repo
             await pilot.press("M")
         assert "Δ gold rank (both hit)" in str(screen.query_one("#list-title", Static).render())
         drops = r.ranks.drops
-        assert table.count > len(drops) > cells.DROP_CAP  # every drop, then the rises
+        assert table.count > len(drops) > DROP_CAP  # every drop, then the rises
         texts = app.session.texts
         for i in (0, len(drops) - 1):
             d = drops[i]
@@ -292,7 +293,7 @@ async def test_r_opens_the_drops_from_the_overview_its_gold_rank_choice_the_repo
             assert table.cells(i)[5] == cells.text(texts[q].as_py())[: len(table.cells(i)[5])]
         assert table.cells(len(drops))[4].startswith("+")  # the first rise follows the last drop
         bars = str(screen.query_one("#histogram", Static).render())
-        for _, (label, count, bar) in cells.histogram_rows(r.ranks.histogram, 20):
+        for _, (label, count, bar) in histogram_rows(r.ranks.histogram, 20):
             assert f"{label:>4} {count:>4} {bar}" in bars
         assert f"query 1 of {table.count}" in str(screen.query_one("#list-title", Static).render())
         await pilot.press("j", "j", "enter")

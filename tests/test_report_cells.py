@@ -19,6 +19,9 @@ from triage.core.measures.paired import Outcome
 from triage.report import cells, columns, markdown
 from triage.report.build import build
 from triage.report.model import Report, dumps_report
+from triage.report.sections.labels import label_state_rows
+from triage.report.sections.slices import SLICES
+from triage.report.sections.tenants import TENANT_BARS, TENANTS, below_floor_line, plan, tenant_lines
 from triage.ui.app import TriageApp
 from triage.ui.screens.slices import SlicesScreen, TenantsScreen
 from triage.ui.table import VirtualTable
@@ -71,21 +74,21 @@ async def test_tenants_and_slices_screens_draw_the_report_cells() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
         hint = str(app.screen.query_one("#hint").render())
-        assert cells.below_floor_line(tenants) in hint and "3 tenants below 0.80 in B" in hint
+        assert below_floor_line(tenants) in hint and "3 tenants below 0.80 in B" in hint
         await pilot.press("t")
         screen = app.screen
         assert isinstance(screen, TenantsScreen)
         table = screen.query_one(VirtualTable)
         rows = drawn(table)
-        want = [columns.cells_of(columns.TENANTS, t) for t in columns.tenant_lines(tenants)]
+        want = [columns.cells_of(TENANTS, t) for t in tenant_lines(tenants)]
         assert rows == want and len(rows) == 8
-        assert columns.titles(table.columns) == columns.titles(columns.TENANTS)
+        assert columns.titles(table.columns) == columns.titles(TENANTS)
         assert_fits(table, rows)
         assert body(md, "## Tenants, worst first by B") == [[markdown.cell(c) for c in r] for r in rows]
-        plan = columns.titles(columns.TENANTS).index("plan")
+        plan = columns.titles(TENANTS).index("plan")
         assert any(r[plan] == "scan (100%)" for r in rows)  # the plan cell, one spelling everywhere
         await pilot.press("b")
-        bars = [columns.cells_of(columns.TENANT_BARS, t) for t in columns.tenant_lines(tenants)]
+        bars = [columns.cells_of(TENANT_BARS, t) for t in tenant_lines(tenants)]
         assert drawn(table) == bars
         await pilot.press("escape", "s")
         screen = app.screen
@@ -94,7 +97,7 @@ async def test_tenants_and_slices_screens_draw_the_report_cells() -> None:
         for key, slice_rows in expected.slices.items():
             assert f"by {key}:" in str(screen.query_one("#slices-title").render())
             rows = drawn(table)
-            assert rows == [[*columns.cells_of(columns.SLICES, s), ""] for s in slice_rows]
+            assert rows == [[*columns.cells_of(SLICES, s), ""] for s in slice_rows]
             assert_fits(table, rows)
             printed = body(md, f"## By {key}")
             assert printed and rows
@@ -116,7 +119,7 @@ async def test_the_screens_follow_an_amendment(tmp_path: Path) -> None:
         after = drawn(app.screen.query_one(VirtualTable))
         now = build(app.session.snapshot)
         assert now.tenants is not None and after != before
-        assert after == [columns.cells_of(columns.TENANTS, t) for t in columns.tenant_lines(now.tenants)]
+        assert after == [columns.cells_of(TENANTS, t) for t in tenant_lines(now.tenants)]
 
 
 def documented_keys() -> list[str]:
@@ -160,7 +163,7 @@ def test_every_outcome_in_the_json_is_spelled_as_outcome_json(amended: Session) 
 @pytest.mark.slow
 def test_the_report_and_its_markdown_say_the_same_label_state_rows(amended: Session) -> None:
     r = build(amended.snapshot)
-    rows = cells.label_state_rows(r)
+    rows = label_state_rows(r)
     assert rows is not None and rows[-1] == ("  q150", "hit→miss", "both hit")
     md = markdown.render_markdown(r)
     assert "|   q150 | hit→miss | both hit |" in md
@@ -169,8 +172,8 @@ def test_the_report_and_its_markdown_say_the_same_label_state_rows(amended: Sess
 def test_a_tenants_share_is_of_every_tenants_scored_queries() -> None:
     tenants = sample_report().tenants
     assert tenants is not None and tenants.scored == sum(t.n for t in tenants.rows) > 0
-    share = columns.titles(columns.TENANTS).index("n %")
-    drawn = [columns.cells_of(columns.TENANTS, t)[share] for t in columns.tenant_lines(tenants)]
+    share = columns.titles(TENANTS).index("n %")
+    drawn = [columns.cells_of(TENANTS, t)[share] for t in tenant_lines(tenants)]
     assert drawn == [f"{t.n / tenants.scored:.0%}" for t in tenants.rows]
     assert 95 <= sum(int(x.rstrip("%")) for x in drawn) <= 105  # whole percentages, rounded each
     assert cells.share(1, 1000) == "<1%" and cells.share(0, 10) == "0%" and cells.share(5, 0) == cells.NONE
@@ -180,13 +183,13 @@ def test_a_tenants_share_is_of_every_tenants_scored_queries() -> None:
 def test_undefined_numbers_are_null_and_drawn_as_a_dash() -> None:
     assert cells.rate(None) == cells.band(None) == cells.p_value(None) == cells.delta(0.5, None) == "–"
     assert cells.rank(None, 5) == cells.rank(0, 5) == "absent" and cells.rank(7, 5) == "7 (>k)"
-    assert cells.plan("scan", 1.0) == "scan (100%)" and cells.plan(None, 0.0) == "–"
+    assert plan("scan", 1.0) == "scan (100%)" and plan(None, 0.0) == "–"
     assert cells.k_cell(None) == "depth too short" and cells.k_cell(0.625) == "0.625"
 
 
 def test_the_checks_tally_names_the_worst_level_and_counts_only_what_is_not_ok() -> None:
     from triage.core.checks.model import Check, Level
-    from triage.report.cells import checks_tally
+    from triage.report.sections.checks import checks_tally
 
     def of(*levels: Level) -> list[Check]:
         return [Check(level, f"code.{i}", "message") for i, level in enumerate(levels)]

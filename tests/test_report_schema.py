@@ -18,8 +18,11 @@ import report_schema_check as rsc
 
 from triage.cli.main import main
 from triage.report import model
+from triage.report.arms import ByArm
 from triage.report.rows import Rows
 from triage.report.schema import _Schemas, json_schema
+from triage.report.sections.metrics import AtK
+from triage.report.sections.queries import QueryTable
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "sample_runs" / "runs"
@@ -64,9 +67,9 @@ def reachable() -> dict[str, type]:
         origin = typing.get_origin(t)
         if origin is not None:
             visit(origin)
-        if isinstance(t, type) and issubclass(t, Rows | model.QueryTable):
+        if isinstance(t, type) and issubclass(t, Rows | QueryTable):
             visit(t.row_type)
-        if isinstance(t, type) and dataclasses.is_dataclass(t) and t is not model.ByArm:
+        if isinstance(t, type) and dataclasses.is_dataclass(t) and t is not ByArm:
             if t.__name__ not in found:
                 found[t.__name__] = t
                 for hint in typing.get_type_hints(t).values():
@@ -97,13 +100,13 @@ def test_every_field_of_every_model_class_is_in_the_schema_and_nothing_else() ->
 def test_a_field_added_to_the_model_is_in_the_schema() -> None:
     """The schema follows the model: a class with one more field gets one more key."""
     wider = dataclasses.make_dataclass(
-        "AtK", [("new_measure", float | None)], bases=(model.AtK,), frozen=True, namespace={}
+        "AtK", [("new_measure", float | None)], bases=(AtK,), frozen=True, namespace={}
     )
-    wider.__module__ = model.__name__
+    wider.__module__ = AtK.__module__
     made = _Schemas({}).closed(wider)
     assert list(made["properties"])[-1] == "new_measure"
     assert made["properties"]["new_measure"] == {"anyOf": [{"type": "number"}, {"type": "null"}]}
-    assert made != _Schemas({}).closed(model.AtK)
+    assert made != _Schemas({}).closed(AtK)
 
 
 # -- the reports -------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -225,3 +226,57 @@ def test_a_run_and_the_queries_file_disagreeing_on_a_tenant_is_an_error(tmp_path
     assert len(conflict) == 1 and conflict[0].level == "error"
     others = story.N_QUERIES - story.TENANTS["acme-legal"][0]  # the queries of the seven other tenants
     assert "headers.parquet" in conflict[0].message and f"{others} queries" in conflict[0].message
+
+
+def judged_evaluation(folder: Path) -> Path:
+    """Three tenants at k = 3, each query's B list spelled out: gold `g…`, judged not relevant `n…`,
+    unjudged `x…`. dense: q1 [g1 n1 x1] judges 2 of 3, q2 [n2] (a short list) 1 of 1; bare: q3
+    answered by A alone, q4 [x4 x5 g4] 1 of 3; void: q5 answered by A alone (nothing listed)."""
+    b_lists = {"q1": ["g1", "n1", "x1"], "q2": ["n2"], "q4": ["x4", "x5", "g4"]}
+    tenant = {"q1": "dense", "q2": "dense", "q3": "bare", "q4": "bare", "q5": "void"}
+    rows_a = [{"query_id": q, "retrieved": [f"g{q[1]}"]} for q in tenant]
+    rows_b = [{"query_id": q, "retrieved": ids} for q, ids in b_lists.items()]
+    labels = [{"query_id": q, "chunk_id": f"g{q[1]}", "relevance": 1} for q in tenant]
+    labels += [{"query_id": q, "chunk_id": f"n{q[1]}", "relevance": 0} for q in ("q1", "q2")]
+    queries = [{"query_id": q, "text": f"question {q}", "tenant": t} for q, t in tenant.items()]
+    return write_evaluation(folder, rows_a, rows_b, labels, queries, run_k=3, k=3)
+
+
+def test_each_tenants_judged_share_is_bs_judged_at_k_over_its_queries(tmp_path: Path) -> None:
+    ev = frozen_evaluation(judged_evaluation(tmp_path))
+    t = tenants(ev)
+    assert t is not None
+    judged = {x.name: x.judged_b for x in t.rows}
+    assert judged["dense"] == pytest.approx((2 / 3 + 1) / 2)
+    assert judged["bare"] == pytest.approx(1 / 3)  # q3: no B list, so not in the mean
+    assert np.isnan(judged["void"])  # no B list at all: undefined, not 0
+    # The tenants' shares, weighted by their queries with a B list, are B's judged@k.
+    assert (2 * judged["dense"] + judged["bare"]) / 3 == pytest.approx(ev.judged_at_k(ev.b))
+
+
+def test_the_judged_share_is_in_every_output_of_the_report(tmp_path: Path, capsys) -> None:
+    manifest = judged_evaluation(tmp_path)
+    assert main(["report", str(manifest), "--format", "json"]) == 0
+    rows = {r["tenant"]: r for r in json.loads(capsys.readouterr().out)["tenants"]["rows"]}
+    assert rows["dense"]["judged_at_k_b"] == pytest.approx(5 / 6) and rows["void"]["judged_at_k_b"] is None
+    shown = {"dense": "0.833", "bare": "0.333", "void": "–"}
+    header = {
+        "markdown": "| # | tenant",
+        "html": '<th class="num">#</th><th>tenant</th>',
+        "text": "┃ # ┃ tenant",
+    }
+    for fmt in ("markdown", "html", "text"):
+        assert main(["report", str(manifest), "--format", fmt]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        head = cells(next(x for x in lines if header[fmt] in x))
+        column = head.index("judged B")
+        for name, cell in shown.items():
+            row = cells(next(x for x in lines if name in x and len(cells(x)) == len(head)))
+            assert row[column] == cell, (fmt, name, row)
+
+
+def cells(line: str) -> list[str]:
+    """A table row's cells in Markdown, HTML or the text report's Rich table."""
+    if line.startswith("<tr>"):
+        return re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", line)
+    return [c.strip() for c in re.split(r"[|┃│]", line.strip())[1:-1]]

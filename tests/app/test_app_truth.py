@@ -9,8 +9,9 @@ from textual.widgets import Static
 from truth_folders import Case, K, make_case
 
 from triage.core.inputs.manifest import from_args
-from triage.report.columns import TENANTS, TenantLine, cells_of, tenant_columns
-from triage.report.model import ByArm, TenantRow, TenantsSection
+from triage.report.arms import ByArm
+from triage.report.columns import cells_of
+from triage.report.sections.tenants import TENANTS, TenantLine, TenantRow, TenantsSection, tenant_columns
 from triage.ui.app import TriageApp
 from triage.ui.screens.detail import DetailScreen
 from triage.ui.screens.lists import FlipsScreen
@@ -31,7 +32,7 @@ def text_of(screen, selector: str) -> str:
 def _row(name: str, hit_b: float, recall_b: float | None) -> TenantRow:
     recall = None if recall_b is None else ByArm(1.0, recall_b)
     return TenantRow(
-        name, 6, 1.0, hit_b, hit_b - 1.0, 0, 0, "ann", 1.0, 0.01, True, 0.1, 0.5, 1.0, {}, recall
+        name, 6, 1.0, hit_b, hit_b - 1.0, 0, 0, "ann", 1.0, 0.01, True, 0.1, 0.5, 1.0, 0.9, {}, recall
     )
 
 

@@ -453,7 +453,8 @@ def report_command(args: argparse.Namespace) -> int:
     from triage.core.checks.model import Level
     from triage.labels.state import LabelMode
     from triage.report.build import report_of
-    from triage.report.model import TenantOrder, dumps_report, write_json
+    from triage.report.model import dumps_report, write_json
+    from triage.report.sections.tenants import TenantOrder
     from triage.workspace.results import open_results
 
     spec = with_measure_flags(spec_from(args), args)

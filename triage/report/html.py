@@ -14,9 +14,14 @@ from __future__ import annotations
 import re
 
 from triage.report import cells, svg
+from triage.report.blocks import Block, Heading, Items, Para, Section, Table
 from triage.report.model import Report
+from triage.report.page import at_k, sections
 from triage.report.review.html import STYLE, e, page_start
-from triage.report.sections import Block, Heading, Items, Para, Section, Table, sections
+from triage.report.sections.labels import labels_line
+from triage.report.sections.paired import mcnemar
+from triage.report.sections.ranks import change, histogram_line, histogram_rows
+from triage.report.sections.tenants import tenant_summary
 
 CELL = 200  # characters of a data cell
 PROSE = 4000  # characters of a sentence holding data (a check's message)
@@ -47,7 +52,7 @@ def _table(
 
 
 def _title(r: Report) -> str:
-    return f"triage report: {r.arms.a.name} → {r.arms.b.name} {cells.at_k(r)}"
+    return f"triage report: {r.arms.a.name} → {r.arms.b.name} {at_k(r)}"
 
 
 def _summary(r: Report) -> list[str]:
@@ -56,7 +61,7 @@ def _summary(r: Report) -> list[str]:
         ["arm A", f'{e(a.name, CELL)} <span class="muted id">{e(a.path, CELL)}</span>'],
         ["arm B", f'{e(b.name, CELL)} <span class="muted id">{e(b.path, CELL)}</span>'],
         ["k", str(r.k) + (f" (also {', '.join(map(str, r.ks[1:]))})" if len(r.ks) > 1 else "")],
-        ["labels", e(cells.labels_line(r), CELL)],
+        ["labels", e(labels_line(r), CELL)],
         ["queries", f"{r.n_queries}: scored {r.n_scored}, unlabelled {r.n_unlabelled}"],
         ["missing", f"from A {len(r.missing.a)}, from B {len(r.missing.b)}"],
         ["triage", e(r.triage)],
@@ -104,11 +109,11 @@ def _figure(chart: str, caption: str) -> list[str]:
 
 def _rank_chart(r: Report) -> list[str]:
     h = r.ranks.histogram
-    line = e(cells.histogram_line(h), PROSE)
-    every = [c for c, _ in cells.histogram_rows(h)]
+    line = e(histogram_line(h), PROSE)
+    every = [c for c, _ in histogram_rows(h)]
     if not every:
         return [f"<p>Gold-rank change: no scored query has a gold id in both stored lists. {line}.</p>"]
-    parts = "; ".join(f"{cells.change(c)}: {h.changes.get(c, 0)}" for c in every if h.changes.get(c, 0))
+    parts = "; ".join(f"{change(c)}: {h.changes.get(c, 0)}" for c in every if h.changes.get(c, 0))
     desc = f"Queries per gold-rank change A − B ({parts}). {line}."
     return _figure(svg.rank_histogram("chart-ranks", h.changes, every, desc), line + ".")
 
@@ -122,7 +127,7 @@ def _delta_chart(r: Report) -> list[str]:
     mean = (p.a_miss_b_hit - p.a_hit_b_miss) / p.n if p.n else None
     words = (
         f"{p.n} scored queries: {p.a_hit_b_miss} at −1 (hit→miss), {same} at 0, "
-        f"{p.a_miss_b_hit} at +1 (miss→hit); mean difference {cells.signed(mean)}; {cells.mcnemar(p)}"
+        f"{p.a_miss_b_hit} at +1 (miss→hit); mean difference {cells.signed(mean)}; {mcnemar(p)}"
     )
     title = f"Per-query Δ hit rate@{k}, B − A, sorted"
     chart = svg.sorted_deltas("chart-delta", title, runs, e(words, PROSE), f"Δ hit@{k}")
@@ -148,9 +153,9 @@ def _tenant_chart(r: Report) -> list[str]:
     )
     more = f" (the first {len(shown)} of {len(t.rows)}, {t.order.label})" if len(t.rows) > len(shown) else ""
     title = f"Tenants against the floor {cells.floor(t.floor)}{more}"
-    desc = e(f"{cells.tenant_summary(t)}. {each}.", PROSE * 4)
+    desc = e(f"{tenant_summary(t)}. {each}.", PROSE * 4)
     chart = svg.tenant_floor("chart-tenants", marks, t.floor, desc, e(title))
-    return _figure(chart, e(cells.tenant_summary(t), PROSE) + ".")
+    return _figure(chart, e(tenant_summary(t), PROSE) + ".")
 
 
 def _charts(r: Report) -> list[str]:

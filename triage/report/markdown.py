@@ -4,9 +4,9 @@ for Markdown (control characters visible, pipes and markup characters escaped)."
 from __future__ import annotations
 
 from triage.core.text.sanitize import one_line
-from triage.report import cells
+from triage.report.blocks import Block, Heading, Items, Para, Table
 from triage.report.model import Report
-from triage.report.sections import Block, Heading, Items, Para, Table, sections
+from triage.report.page import at_k, sections
 
 LEVEL = {"error": "❌ error", "warning": "⚠️ warning", "ok": "ok"}
 
@@ -52,7 +52,7 @@ def _block(b: Block) -> list[str]:
 
 def render_markdown(r: Report) -> str:
     a, b = r.arms.a, r.arms.b
-    out = [f"# triage report: {cell(a.name)} → {cell(b.name)} {cells.at_k(r)}", ""]
+    out = [f"# triage report: {cell(a.name)} → {cell(b.name)} {at_k(r)}", ""]
     for section in sections(r):
         for block in section.blocks:
             out += _block(block)

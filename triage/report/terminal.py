@@ -13,8 +13,68 @@ from triage.core.checks.model import Level
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import one_line
 from triage.report import cells
-from triage.report.columns import SLICES, FlipLine, cells_of, flip_columns, tenant_columns, tenant_lines
+from triage.report.columns import cells_of
 from triage.report.model import Report
+from triage.report.page import at_k, unfilled
+from triage.report.sections.answers import ANSWER_HEAD, answer_change, answer_rows
+from triage.report.sections.checks import check_rows
+from triage.report.sections.cost import (
+    COST_HEAD,
+    COST_NOTE,
+    LATENCY_HEAD,
+    cost_checks,
+    cost_recorded,
+    cost_rows,
+    latency_rows,
+)
+from triage.report.sections.flips import FLIP_TEXT, FlipLine, capped_flips, flip_columns
+from triage.report.sections.gate import (
+    FLOOR_HEAD,
+    MEASURE_GATE_HEAD,
+    floor_cells,
+    measure_gate_cells,
+    measure_gate_line,
+    measure_verdict,
+    nothing_evaluated,
+)
+from triage.report.sections.holdout import HOLDOUT_HEAD, holdout_line, holdout_rows
+from triage.report.sections.labels import label_state_rows, labels_line
+from triage.report.sections.measures import (
+    compare_head,
+    compare_notes,
+    compare_overview_head,
+    compare_overview_rows,
+    compare_rows,
+    compare_title,
+)
+from triage.report.sections.metrics import at_k_head, at_k_rows, at_k_title, metric_rows, metrics_note
+from triage.report.sections.origins import (
+    ORIGIN_HEAD,
+    OVERLAP_HEAD,
+    OVERLAP_NOTE,
+    origin_rows,
+    overlap_rows,
+    overlap_unavailable,
+    quote_line,
+)
+from triage.report.sections.paired import (
+    flip_counts,
+    mcnemar,
+    paired_rows,
+    unjudged_regressions,
+    unjudged_why,
+)
+from triage.report.sections.ranks import (
+    WTL_HEAD,
+    capped_drops,
+    drop_head,
+    drop_row,
+    drops_line,
+    histogram_line,
+    win_tie_loss_rows,
+)
+from triage.report.sections.slices import LEGEND, SLICES, decision_line
+from triage.report.sections.tenants import tenant_columns, tenant_lines, tenant_summary
 
 STYLE = {"error": "bold red", "warning": "dark_orange", "ok": "green"}
 
@@ -36,7 +96,7 @@ def checks_table(r: Report, compact: bool = False) -> Table:
     """Every check, errors and warnings first; `compact` (the app's overview) folds the passing ones
     into one row of one line and caps each other message at `COMPACT_MESSAGE` characters, so the
     numbers below stay near (the report prints every message whole)."""
-    rows = cells.check_rows(r.checks, compact)
+    rows = check_rows(r.checks, compact)
     t = Table(title="Checks", title_justify="left", expand=compact)
     if compact:  # the level and the code whole, the message in the width that is left
         t.add_column("level", no_wrap=True, width=7)
@@ -60,14 +120,14 @@ def metrics_table(r: Report) -> Table:
     t = Table(
         title=f"Metrics at k = {r.k} over {r.n_scored} scored queries",
         title_justify="left",
-        caption=cells.metrics_note(r),
+        caption=metrics_note(r),
         caption_justify="left",
     )
     t.add_column("metric")
     t.add_column(Text("A ") + plain_text(a.name, 30), justify="right")
     t.add_column(Text("B ") + plain_text(b.name, 30), justify="right")
     t.add_column("B − A", justify="right")
-    for name, *figures in cells.metric_rows(r):
+    for name, *figures in metric_rows(r):
         t.add_row(Text(name), *figures)
     return t
 
@@ -77,12 +137,12 @@ def compare_view(r: Report) -> Group | None:
     set cannot see (None: no measure named)."""
     if not r.compare:
         return None
-    t = Table(title=cells.compare_title(r), title_justify="left")
-    for i, name in enumerate(cells.compare_head(r)):
+    t = Table(title=compare_title(r), title_justify="left")
+    for i, name in enumerate(compare_head(r)):
         t.add_column(name, justify="left" if i == 0 else "right")
-    for row in cells.compare_rows(r):
+    for row in compare_rows(r):
         t.add_row(Text(row[0]), *row[1:])
-    return Group(t, *(Text(line) for line in cells.compare_notes(r)))
+    return Group(t, *(Text(line) for line in compare_notes(r)))
 
 
 def compare_overview(r: Report) -> Table | None:
@@ -92,20 +152,20 @@ def compare_overview(r: Report) -> Table | None:
     first = next(iter(r.compare.values()))
     title = f"Paired tests per measure, n = {first.n} (p corr.: {first.test.value}, {first.correction.value})"
     t = Table(title=title, title_justify="left", padding=(0, 1), box=None)
-    for i, name in enumerate(cells.compare_overview_head()):
+    for i, name in enumerate(compare_overview_head()):
         t.add_column(name, justify="left" if i == 0 else "right")
-    for row in cells.compare_overview_rows(r):
+    for row in compare_overview_rows(r):
         t.add_row(Text(row[0]), *row[1:])
     return t
 
 
 def k_cells_table(r: Report) -> Table | None:
     """Each arm's metrics at every cut-off, and recall at its stored depth (several k only)."""
-    rows = cells.at_k_rows(r)
+    rows = at_k_rows(r)
     if rows is None:
         return None
-    t = Table(title=cells.at_k_title(r), title_justify="left")
-    for i, name in enumerate(cells.at_k_head(r)):
+    t = Table(title=at_k_title(r), title_justify="left")
+    for i, name in enumerate(at_k_head(r)):
         t.add_column(name, justify="left" if i < 2 else "right")
     shown = ""
     for side, (metric, *figures) in rows:
@@ -122,11 +182,11 @@ def paired_view(r: Report) -> Group:
     t.add_column("")
     t.add_column("B hit", justify="right")
     t.add_column("B miss", justify="right")
-    (hit, both_hit, down), (miss, up, both_miss) = cells.paired_rows(p)
+    (hit, both_hit, down), (miss, up, both_miss) = paired_rows(p)
     t.add_row(hit, both_hit, Text(down, "red"))
     t.add_row(miss, Text(up, "green"), both_miss)
-    why = cells.unjudged_why(r)
-    lines = [Text(f"{cells.mcnemar(p)}; {cells.flip_counts(p)}"), Text(cells.unjudged_regressions(r))]
+    why = unjudged_why(r)
+    lines = [Text(f"{mcnemar(p)}; {flip_counts(p)}"), Text(unjudged_regressions(r))]
     return Group(t, *lines, *([Text(why, "dim")] if why else []))
 
 
@@ -177,14 +237,14 @@ class Folded:
 
 def origins_view(r: Report) -> Group | None:
     """The headline numbers per query origin beside the blend, and which figure to quote."""
-    rows = cells.origin_rows(r)
+    rows = origin_rows(r)
     if not rows:
         return None
     # n and the hit rates, then each measure's A and B, then the paired counts: each run whole
     runs = [[1, 2, 3, 4], [5, 6], [7, 8], [9, 10], [11, 12, 13, 14]]
-    parts: list[RenderableType] = [Folded("By query origin", cells.ORIGIN_HEAD, rows, runs)]
+    parts: list[RenderableType] = [Folded("By query origin", ORIGIN_HEAD, rows, runs)]
     if r.origin_quote is not None:
-        parts.append(Text(cells.quote_line(r.origin_quote), "bold"))
+        parts.append(Text(quote_line(r.origin_quote), "bold"))
     return Group(*parts)
 
 
@@ -194,18 +254,18 @@ def overlap_view(r: Report) -> RenderableType | None:
     if o is None:
         return None
     if not o.available:
-        return Text(cells.overlap_unavailable(o), "dim")
-    t = Table(title="Lexical overlap with the gold", title_justify="left", caption=cells.OVERLAP_NOTE)
-    for i, name in enumerate(cells.OVERLAP_HEAD):
+        return Text(overlap_unavailable(o), "dim")
+    t = Table(title="Lexical overlap with the gold", title_justify="left", caption=OVERLAP_NOTE)
+    for i, name in enumerate(OVERLAP_HEAD):
         t.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
-    for name, *figures in cells.overlap_rows(o):
+    for name, *figures in overlap_rows(o):
         t.add_row(plain_text(name, 40), *figures)
     return t
 
 
 def label_states_table(r: Report) -> Table | None:
     """Frozen labels beside amended labels, when amendments are in force."""
-    rows = cells.label_state_rows(r)
+    rows = label_state_rows(r)
     if rows is None:
         return None
     t = Table(title=f"Frozen labels beside amended ({r.labels.state})", title_justify="left")
@@ -218,8 +278,8 @@ def label_states_table(r: Report) -> Table | None:
 
 
 def unfilled_line(r: Report, section: str) -> Text:
-    """The one line a section shows when its inputs cannot fill it (`cells.unfilled`)."""
-    return Text(cells.unfilled(r)[section].replace("`", ""), "dim")
+    """The one line a section shows when its inputs cannot fill it (`unfilled`)."""
+    return Text(unfilled(r)[section].replace("`", ""), "dim")
 
 
 def slices_view(r: Report) -> Group | Text:
@@ -248,7 +308,7 @@ def slices_view(r: Report) -> Group | Text:
         if len(rows) > cells.SLICE_CAP:
             t.caption = f"… {len(rows) - cells.SLICE_CAP} more (--format json lists all)"
         parts += [t, Text("")]
-    return Group(*parts, Text(cells.LEGEND, "dim"), Text(cells.decision_line(r), "dim"))
+    return Group(*parts, Text(LEGEND, "dim"), Text(decision_line(r), "dim"))
 
 
 TENANT_NO_WRAP = {"tenant", "plan", "Δ q", ""}  # columns never wrapped
@@ -278,7 +338,7 @@ def tenants_view(r: Report) -> Group | Text:
         table.add_row(*drawn, style=style)
     if len(t.rows) > cells.SLICE_CAP:
         table.caption = f"… {len(t.rows) - cells.SLICE_CAP} more tenants (--format json lists all)"
-    return Group(Text(cells.tenant_summary(t)), table)
+    return Group(Text(tenant_summary(t)), table)
 
 
 def gate_view(r: Report) -> Group | None:
@@ -290,17 +350,17 @@ def gate_view(r: Report) -> Group | None:
         f"Gate {g.path}: {len(failed)} of {len(g.floors)} floors broken by B",
         "bold red" if failed else "bold green",
     )
-    empty = cells.nothing_evaluated(g)
+    empty = nothing_evaluated(g)
     if empty is not None:
         head = Text(f"Gate {g.path}: ", "bold red") + Text(one_line(empty, 400), "bold red")
     extra: list[RenderableType] = []
     if g.measures:
-        m = Table(title=cells.measure_gate_line(g), title_justify="left")
-        for i, name in enumerate([*cells.MEASURE_GATE_HEAD, ""]):
-            m.add_column(name, justify="left" if i in (0, len(cells.MEASURE_GATE_HEAD)) else "right")
+        m = Table(title=measure_gate_line(g), title_justify="left")
+        for i, name in enumerate([*MEASURE_GATE_HEAD, ""]):
+            m.add_column(name, justify="left" if i in (0, len(MEASURE_GATE_HEAD)) else "right")
         for x in g.measures:
-            name, *figures = cells.measure_gate_cells(x)
-            verdict = Text(cells.measure_verdict(x), "bold red" if not x.holds else "green")
+            name, *figures = measure_gate_cells(x)
+            verdict = Text(measure_verdict(x), "bold red" if not x.holds else "green")
             if x.blind and x.holds:
                 verdict.stylize("yellow")
             m.add_row(plain_text(name, 60), *figures, verdict)
@@ -308,10 +368,10 @@ def gate_view(r: Report) -> Group | None:
         if not g.floors:
             return Group(*([head] if empty is not None else []), *extra)
     t = Table(title_justify="left")
-    for i, name in enumerate([*cells.FLOOR_HEAD, ""]):
-        t.add_column(name, justify="left" if i in (0, len(cells.FLOOR_HEAD)) else "right")
+    for i, name in enumerate([*FLOOR_HEAD, ""]):
+        t.add_column(name, justify="left" if i in (0, len(FLOOR_HEAD)) else "right")
     for f in failed + [f for f in g.floors if f.holds][: max(0, 25 - len(failed))]:
-        name, *figures = cells.floor_cells(f)
+        name, *figures = floor_cells(f)
         verdict = Text("BELOW", "bold red") if not f.holds else Text("ok", "green")
         if f.noisy:
             verdict += Text(" · fires on noise", "yellow")
@@ -321,12 +381,12 @@ def gate_view(r: Report) -> Group | None:
 
 def holdout_view(r: Report) -> Group | None:
     """The blend beside the held-out queries alone, and what the held-out figure covers."""
-    rows = cells.holdout_rows(r)
-    line = cells.holdout_line(r)
+    rows = holdout_rows(r)
+    line = holdout_line(r)
     if rows is None or line is None:
         return None
     t = Table(title="Held-out documents beside the blend", title_justify="left")
-    for i, name in enumerate(cells.HOLDOUT_HEAD):
+    for i, name in enumerate(HOLDOUT_HEAD):
         t.add_column(name, justify="left" if i == 0 else "right")
     for row in rows:
         t.add_row(*row)
@@ -337,7 +397,7 @@ PIPED_WIDTH = 160  # characters per line when the output is not a terminal
 
 
 def flips_view(r: Report) -> Group:
-    shown, hidden = cells.capped_flips(r.flips)
+    shown, hidden = capped_flips(r.flips)
     # The text takes what width the other columns leave (one line, cut with an ellipsis).
     t = Table(title="Flips, hit→miss first", title_justify="left", expand=True, min_width=None)
     head = flip_columns(r)
@@ -346,7 +406,7 @@ def flips_view(r: Report) -> Group:
             t.add_column(c.title, ratio=1, no_wrap=True, overflow="ellipsis")
         else:
             t.add_column(c.title, justify="right" if c.right else "left", overflow="fold")
-    width = {"query": 40, "text": cells.FLIP_TEXT, "tenant": 24, "plan A": 16, "plan B": 16}
+    width = {"query": 40, "text": FLIP_TEXT, "tenant": 24, "plan A": 16, "plan B": 16}
     for i, f in enumerate(shown, 1):
         drawn: list[RenderableType] = []
         for c, value in zip(head, cells_of(head, FlipLine(i, f, r.k)), strict=True):
@@ -358,7 +418,7 @@ def flips_view(r: Report) -> Group:
     parts: list[RenderableType] = [t]
     if hidden:
         parts.append(Text(f"… {hidden} more flips (--format json lists them all)"))
-    if "text" in cells.unfilled(r):
+    if "text" in unfilled(r):
         parts.append(unfilled_line(r, "text"))
     return Group(*parts)
 
@@ -368,31 +428,31 @@ def ranks_view(r: Report) -> Group:
     whose gold B ranked lower (the first DROP_CAP; JSON lists all)."""
     x = r.ranks
     wtl = Table(title=f"Per query, B against A (n = {x.n})", title_justify="left")
-    for i, name in enumerate(cells.WTL_HEAD):
+    for i, name in enumerate(WTL_HEAD):
         wtl.add_column(name, justify="left" if i == 0 else "right")
-    for metric, wins, ties, losses in cells.win_tie_loss_rows(x, r.k):
+    for metric, wins, ties, losses in win_tie_loss_rows(x, r.k):
         wtl.add_row(metric, Text(wins, "green"), ties, Text(losses, "red"))
-    shown, hidden = cells.capped_drops(x.drops)
+    shown, hidden = capped_drops(x.drops)
     drops = Table()
-    head = cells.drop_head(r)
+    head = drop_head(r)
     for name in head:
         drops.add_column(
             name, justify="right" if name in ("#", "gold A → B", "drop") else "left", overflow="fold"
         )
     width = {"query": 40, "tenant": 24, "text": 40}
     for i, d in enumerate(shown, 1):
-        row = cells.drop_row(i, d, head)
+        row = drop_row(i, d, head)
         drops.add_row(
             *(
                 Text(c, "red") if h == "drop" else plain_text(c, width[h]) if h in width else c
                 for h, c in zip(head, row, strict=True)
             )
         )
-    parts: list[RenderableType] = [wtl, Text(""), Text(cells.drops_line(x, r.k), "bold")]
+    parts: list[RenderableType] = [wtl, Text(""), Text(drops_line(x, r.k), "bold")]
     parts += [drops] if shown else []
     if hidden:
         parts.append(Text(f"… and {hidden} more (--format json lists them all)"))
-    parts.append(Text(cells.histogram_line(x.histogram), "dim"))
+    parts.append(Text(histogram_line(x.histogram), "dim"))
     return Group(*parts)
 
 
@@ -401,12 +461,10 @@ def cost_table(r: Report) -> Table | None:
     c = r.cost
     if c is None:
         return None
-    t = Table(
-        title="What the change cost", title_justify="left", caption=cells.COST_NOTE, caption_justify="left"
-    )
-    for i, name in enumerate(cells.COST_HEAD):
+    t = Table(title="What the change cost", title_justify="left", caption=COST_NOTE, caption_justify="left")
+    for i, name in enumerate(COST_HEAD):
         t.add_column(name, justify="right" if 0 < i < 4 else "left", overflow="fold")
-    for name, *figures, source_a, source_b in cells.cost_rows(c, r.k):
+    for name, *figures, source_a, source_b in cost_rows(c, r.k):
         t.add_row(Text(name), *figures, plain_text(source_a, 80), plain_text(source_b, 80))
     return t
 
@@ -415,16 +473,16 @@ def cost_view(r: Report, slices: bool = True) -> Group | Text:
     """The cost table, its checks, and (`slices`) each slice's own latency percentiles; a line
     naming what would fill it when nothing is recorded."""
     t = cost_table(r)
-    if t is None or r.cost is None or not cells.cost_recorded(r.cost):
+    if t is None or r.cost is None or not cost_recorded(r.cost):
         return unfilled_line(r, "cost")
     parts: list[RenderableType] = [t]
-    for c in cells.cost_checks(r.checks):
+    for c in cost_checks(r.checks):
         parts.append(Text(f"{c.level} {c.code}: ", STYLE[c.level]) + plain_text(c.message, 400))
-    rows = cells.latency_rows(r.cost) if slices else []
+    rows = latency_rows(r.cost) if slices else []
     if rows:
         lat = Table(title="Latency by slice (ms; each slice's own percentiles)", title_justify="left")
         lat.add_column("key")
-        for i, name in enumerate(cells.LATENCY_HEAD):
+        for i, name in enumerate(LATENCY_HEAD):
             lat.add_column(name, justify="left" if i == 0 else "right")
         shown = ""
         for key, (value, *figures) in rows:
@@ -450,25 +508,25 @@ def answers_view(r: Report) -> Group | Text:
         t = Table(
             title=Text(f"Evidence × answer, {side.upper()} ") + plain_text(arm.name, 30), title_justify="left"
         )
-        for i, name in enumerate(cells.ANSWER_HEAD):
+        for i, name in enumerate(ANSWER_HEAD):
             t.add_column(name, justify="left" if i == 0 else "right")
-        (hit, working, assembly), (miss, lucky, retrieval) = cells.answer_rows(c)
+        (hit, working, assembly), (miss, lucky, retrieval) = answer_rows(c)
         t.add_row(hit, Text(working, "green"), Text(assembly, "dark_orange"))
         t.add_row(miss, lucky, Text(retrieval, "red"))
         parts.append(t)
-    return Group(*parts, Text(cells.answer_change(x)))
+    return Group(*parts, Text(answer_change(x)))
 
 
 def title(r: Report) -> Text:
     a, b = r.arms.a, r.arms.b
     head = Text("triage report: ", "bold") + plain_text(a.name, 40) + Text(" → ") + plain_text(b.name, 40)
-    return head + Text(" " + cells.at_k(r))
+    return head + Text(" " + at_k(r))
 
 
 def summary(r: Report) -> Text:
     """The label state and the query counts."""
     return Text(
-        f"labels: {cells.labels_line(r)}  ·  queries {r.n_queries}, scored {r.n_scored}, "
+        f"labels: {labels_line(r)}  ·  queries {r.n_queries}, scored {r.n_scored}, "
         f"unlabelled {r.n_unlabelled}, missing from A {len(r.missing.a)}, "
         f"from B {len(r.missing.b)}"
     )

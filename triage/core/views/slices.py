@@ -249,6 +249,9 @@ class Tenant:
     plan: str | None  # B's most used plan for the tenant's queries
     plan_share: float  # that plan's share of the tenant's scored queries
     median_selectivity: float  # NaN when none of its queries is filtered
+    # B's judged@k over the tenant's queries (`Evaluation.judged_at_k`): the mean share of a top k
+    # judged, gold or not relevant; NaN when no top k of B's holds an id
+    judged_b: float
 
     @property
     def name(self) -> str:
@@ -299,6 +302,9 @@ def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
         plan_code = encoded.indices.to_numpy().astype(np.int64)
         has_plan = plans.is_valid().to_numpy(zero_copy_only=False)
     sel = selectivity_of(ev)
+    b = ev.b
+    listed = b.shown > 0
+    judged = np.divide(b.judged_top, b.shown, out=np.zeros(ev.n), where=listed)  # per query
     out = []
     for s in rows:
         top, share = None, 0.0
@@ -310,7 +316,9 @@ def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
                 top, share = plan_names[best], float(counts[best] / s.n)
         values = sel[s.queries]
         values = values[~np.isnan(values)]
-        out.append(Tenant(s, top, share, float(np.median(values)) if len(values) else math.nan))
+        mine = s.queries[listed[s.queries]]
+        judged_b = float(judged[mine].mean()) if len(mine) else math.nan
+        out.append(Tenant(s, top, share, float(np.median(values)) if len(values) else math.nan, judged_b))
     measure = RECALL if ev.truth is not None else HIT_RATE
 
     def b_rate(t: Tenant) -> float:  # to RATE_DIGITS: a mean of recalls is a sum of floats

@@ -23,8 +23,10 @@ from triage.core.measures.paired import Outcome
 from triage.core.views.hints import Hint, HintKind, hints_for
 from triage.labels.verdicts import Verdict
 from triage.report import cells
+from triage.report.arms import ByArm
 from triage.report.build import build
-from triage.report.model import ByArm, PairedSection
+from triage.report.sections.paired import PairedSection
+from triage.report.sections.tenants import selectivity
 from triage.workspace.detail import QUERY_FIELDS, ArmView, Judgement, QueryDetail, build_detail
 from triage.workspace.snapshot import Snapshot
 
@@ -272,7 +274,7 @@ def field_value(name: str, value: object) -> str:
     if value is None:
         return cells.NONE
     if name == "selectivity" and isinstance(value, int | float):
-        return cells.selectivity(float(value))
+        return selectivity(float(value))
     return cells.text(value)
 
 

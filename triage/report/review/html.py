@@ -29,6 +29,7 @@ from triage.report.review.document import (
     scope_line,
     verdict_line,
 )
+from triage.report.sections.paired import flip_counts, mcnemar, paired_rows
 from triage.workspace.detail import Judgement
 
 STYLE = """
@@ -80,8 +81,8 @@ def _head(r: ReviewDocument) -> list[str]:
         out.append("<p>Every check is ok.</p>")
     p = r.paired
     out.append("<h2>Paired outcomes</h2>")
-    out += _table(["", "B hit", "B miss"], [[e(c) for c in row] for row in cells.paired_rows(p)])
-    out.append(f"<p>n = {p.n}; {e(cells.mcnemar(p))}; flips: {e(cells.flip_counts(p))}.</p>")
+    out += _table(["", "B hit", "B miss"], [[e(c) for c in row] for row in paired_rows(p)])
+    out.append(f"<p>n = {p.n}; {e(mcnemar(p))}; flips: {e(flip_counts(p))}.</p>")
     return out
 
 

@@ -32,6 +32,7 @@ from triage.report.review.document import (
     scope_line,
     verdict_line,
 )
+from triage.report.sections.paired import flip_counts, mcnemar, paired_rows
 
 _SPECIAL = re.compile(r"[\\`*_\[\]<>#|~&$@]")
 _AUTOLINK = re.compile(r"(?<=\w):(?=//)|(?<=\bwww)\.", re.I)  # what GitHub would turn into a link
@@ -83,8 +84,8 @@ def _head(r: ReviewDocument) -> list[str]:
         out += ["Every check is ok.", ""]
     p = r.paired
     out += ["## Paired outcomes", ""]
-    out += _table(["", "B hit", "B miss"], cells.paired_rows(p))
-    out += [f"n = {p.n}; {cells.mcnemar(p)}; flips: {cells.flip_counts(p)}.", ""]
+    out += _table(["", "B hit", "B miss"], paired_rows(p))
+    out += [f"n = {p.n}; {mcnemar(p)}; flips: {flip_counts(p)}.", ""]
     return out
 
 

@@ -18,6 +18,15 @@ from triage.core.checks.model import Level
 from triage.report import cells
 from triage.report import terminal as report_text
 from triage.report.model import Report
+from triage.report.page import at_k
+from triage.report.sections.answers import answer_change
+from triage.report.sections.checks import checks_tally
+from triage.report.sections.cost import cost_line, cost_recorded
+from triage.report.sections.holdout import holdout_summary
+from triage.report.sections.origins import quote_line
+from triage.report.sections.paired import flip_counts, mcnemar, regressions_and_wins
+from triage.report.sections.ranks import drops_line, wins_ties_losses
+from triage.report.sections.tenants import below_floor_line
 from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line, plain
@@ -36,7 +45,7 @@ def headline(r: Report) -> Content:
     above everything that can push them below the first screen. Against exact truth recall@k, the
     decision measure, comes first."""
     a, b = r.arms.a, r.arms.b
-    level, tally = cells.checks_tally(r.checks)
+    level, tally = checks_tally(r.checks)
     parts: list[str | tuple[str, str]] = []
     rows = [
         ("hit rate", a.hit_rate, b.hit_rate),
@@ -54,7 +63,7 @@ def headline(r: Report) -> Content:
         parts += ["\n" if i in (0, 2) else "   "]
     p = r.paired
     parts[-1] = "\n"
-    parts += [(cells.flip_counts(p), "bold"), "   ", (cells.mcnemar(p), "bold $text-accent")]
+    parts += [(flip_counts(p), "bold"), "   ", (mcnemar(p), "bold $text-accent")]
     return line(*parts)
 
 
@@ -171,14 +180,14 @@ class OverviewScreen(Screen):
                 r.arms.a.name,
                 ("  →  B ", "bold"),
                 r.arms.b.name,
-                ("  " + cells.at_k(r), "bold"),
+                ("  " + at_k(r), "bold"),
                 f"  (also k = {', '.join(map(str, r.ks[1:]))})" if len(r.ks) > 1 else "",
             )
         )
         self.query_one("#headline", Static).update(headline(r))
         summary = report_text.summary(r)
         if r.origin_quote is not None:  # real and generated queries: which figure to quote, on top
-            summary = summary + "\n" + Text(cells.quote_line(r.origin_quote), "bold")
+            summary = summary + "\n" + Text(quote_line(r.origin_quote), "bold")
         self.query_one("#summary", Static).update(summary)
         self.query_one("#checks", Static).update(report_text.checks_table(r, compact=True))
         self.query_one("#metrics", Static).update(report_text.metrics_table(r))
@@ -207,22 +216,18 @@ class OverviewScreen(Screen):
         self._cost(r)
         below = ""
         if r.tenants is not None:
-            below = f"\n{cells.below_floor_line(r.tenants)}   t: tenants   s: slices"
-        held = cells.holdout_summary(r)
+            below = f"\n{below_floor_line(r.tenants)}   t: tenants   s: slices"
+        held = holdout_summary(r)
         self.query_one("#hint", Static).update(
             line(
-                (cells.regressions_and_wins(r.paired), "bold"),
+                (regressions_and_wins(r.paired), "bold"),
                 "  f: read the flips   a: all queries   /: search   ?: keys",
                 f"\n{held}" if held else "",
-                f"\n{cells.wins_ties_losses(r.ranks, r.k)}",
-                f"\n{cells.drops_line(r.ranks, r.k)}   r: rank drops",
+                f"\n{wins_ties_losses(r.ranks, r.k)}",
+                f"\n{drops_line(r.ranks, r.k)}   r: rank drops",
                 below,
-                *(
-                    [f"\n{cells.cost_line(r.cost, r.k)}"]
-                    if r.cost is not None and cells.cost_recorded(r.cost)
-                    else []
-                ),
-                *([f"\n{cells.answer_change(r.answers)}"] if r.answers is not None else []),
+                *([f"\n{cost_line(r.cost, r.k)}"] if r.cost is not None and cost_recorded(r.cost) else []),
+                *([f"\n{answer_change(r.answers)}"] if r.answers is not None else []),
             )
         )
 

@@ -1,7 +1,7 @@
 """Rank drops (`r`): every scored query that moved, by B − A of a chosen measure, worst first (`M`
 cycles the measure; the gold rank of the queries both arms hit is one of the choices), beside the
-histogram of gold-rank changes. The order is core/views/deltas.py's; the histogram a report cell
-(report/cells.py)."""
+histogram of gold-rank changes. The order is core/views/deltas.py's; the histogram the ranks
+section's cells (report/sections/ranks.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from textual.widgets import Static
 from triage.core.views.deltas import GOLD_RANK, Choice, Deltas, by_name, choices, deltas
 from triage.report import cells, columns
 from triage.report.columns import Column
-from triage.report.model import RanksSection
+from triage.report.sections.ranks import RanksSection, change, histogram_line, histogram_rows
 from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
@@ -39,12 +39,12 @@ def histogram(x: RanksSection, bar: int = HISTOGRAM_BAR) -> Content:
     h = x.histogram
     parts: list[str | tuple[str, str]] = [("Gold rank A − B", "bold"), "\n"]
     parts += [("+: B ranked it higher", "$text-muted"), "\n"]
-    for c, (label, count, drawn) in cells.histogram_rows(h, bar):
+    for c, (label, count, drawn) in histogram_rows(h, bar):
         style = "$text-error" if c < 0 else ("$text-success" if c > 0 else "$text-accent")
         parts += [(f"{label:>4} {count:>4} ", "$text-muted" if count == "0" else ""), (drawn, style), "\n"]
     if not h.changes:
         parts += ["no query has a gold id in both lists\n"]
-    parts += ["\n", (cells.histogram_line(h), "$text-muted")]
+    parts += ["\n", (histogram_line(h), "$text-muted")]
     return line(*parts)
 
 
@@ -55,7 +55,7 @@ def value_cell(v: float, rank: bool) -> str:
 
 def delta_cell(d: float, rank: bool) -> str:
     """A per-query Δ: "-0.369"; for the gold rank, places gained ("−3": B ranked it 3 lower)."""
-    return cells.change(int(d)) if rank else cells.signed(float(d))
+    return change(int(d)) if rank else cells.signed(float(d))
 
 
 def _choice(x: QueryLine) -> Choice:

@@ -18,8 +18,20 @@ from triage.core.measures.paired import Outcome
 from triage.core.views.slices import FEW, Slice
 from triage.report import cells, columns
 from triage.report import terminal as report_text
-from triage.report.columns import SLICES, TENANT_BARS, TENANTS, Column, TenantLine, tenant_columns
-from triage.report.model import SliceRow, TenantOrder, TenantRow, TenantsSection
+from triage.report.columns import Column
+from triage.report.sections.slices import LEGEND, SLICES, SliceRow
+from triage.report.sections.tenants import (
+    NARROW_BAR,
+    TENANT_BARS,
+    TENANTS,
+    TenantLine,
+    TenantOrder,
+    TenantRow,
+    TenantsSection,
+    below_floor,
+    p5,
+    tenant_columns,
+)
 from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
 from triage.ui.literal import line
@@ -30,9 +42,18 @@ from triage.ui.table import LIST_KEYS, VirtualTable, opens
 from triage.workspace.session import Session
 
 
-def wider(columns: Iterable[Column[Any]]) -> str:
-    """The columns only a wide screen shows: "B 95%, rec A, rec B"."""
-    return ", ".join(c.title for c in columns if c.wide)
+def wider(columns: Iterable[Column[Any]], room: int | None = None) -> str:
+    """The columns only a wide screen shows: "B 95%, rec A, rec B"; with `room`, as many as fit in
+    that many characters, then "…" (`?` names every one)."""
+    titles = [c.title for c in columns if c.wide]
+    said = ", ".join(titles)
+    while room is not None and len(said) > room and titles:
+        titles.pop()
+        said = ", ".join([*titles, "…"])
+    return said
+
+
+NARROW_NOTE = ("worst three highlighted · wider: ", " · ? explains each")  # around the wide-only columns
 
 
 def slice_named(session: Session, key: str, value: str) -> Slice:
@@ -134,8 +155,10 @@ class TenantsScreen(LiveScreen):
         rows, floor = t.rows, t.floor
         decision = next((name for r in rows for name in r.compare), None)  # Δ q's measure
         of = f" of {decision}" if decision is not None else ""
+        before, after = NARROW_NOTE
+        listed = wider(self.COLUMNS, self.size.width - len(before) - len(after))
         note = (
-            f"\nworst three highlighted · wider: {wider(self.COLUMNS)} · ? explains each"
+            f"\n{before}{listed}{after}"
             if self.narrow
             else "\nthe worst three are highlighted; few = fewer than "
             f"{FEW} scored queries; B 95%: Wilson interval of B's hit rate; Δ q: B − A{of} and its "
@@ -145,12 +168,12 @@ class TenantsScreen(LiveScreen):
         self.query_one("#tenants-title", Static).update(
             line(
                 (f"Tenants, {t.order.label}  ", "bold"),
-                (cells.below_floor(t), "$text-error bold"),
-                f"   {cells.p5(t)}",
+                (below_floor(t), "$text-error bold"),
+                f"   {p5(t)}",
                 (note, "$text-muted"),
             )
         )
-        bar = columns.NARROW_BAR if self.narrow else cells.BAR
+        bar = NARROW_BAR if self.narrow else cells.BAR
         shown = columns.shown(tenant_columns(t, self.show_bars), empty_tenant_columns(rows), self.narrow)
 
         def row(i: int) -> list[str]:
@@ -216,7 +239,7 @@ class SlicesScreen(LiveScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="slices-title")
         yield VirtualTable(self.COLUMNS, id="slices")
-        yield Static(cells.LEGEND, id="slices-legend")
+        yield Static(LEGEND, id="slices-legend")
         yield Keys()
 
     def current(self) -> tuple[str, tuple[SliceRow, ...]]:
