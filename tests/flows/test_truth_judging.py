@@ -508,3 +508,86 @@ def test_a_gate_judged_on_a_faked_truth_fails(
         capsys, str(case.run_a), str(case.run_b), "--labels", str(case.truth), "--gate", str(gate)
     )
     assert rc == 0 and got["gate"]["holds"]
+
+
+# -- end to end: `triage truth`, then the runs judged against what it wrote ----------------------------
+
+
+def test_runs_are_judged_against_the_folder_triage_truth_writes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A corpus of 600 vectors of three tenants (one of 6 documents), queries filtered by tenant and
+    one matching nothing; `triage truth --k 10` writes the folder, two runs are judged against it:
+    recall against a float64 brute force written here, the empty query counted apart, the tiny
+    tenant's recall over its 6 eligible documents."""
+    rng = np.random.default_rng(5)
+    n, d = 600, 8
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    tenant = np.array(["acme"] * 300 + ["globex"] * 294 + ["tiny"] * 6)
+    ids = [f"doc-{i:03d}" for i in range(n)]
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), d)
+    pq.write_table(
+        pa.table({"chunk_id": ids, "embedding": vectors, "tenant": tenant}), tmp_path / "corpus.parquet"
+    )
+    filters = {"q0": None, "q1": "tenant = 'acme'", "q2": "tenant = 'tiny'", "q3": "tenant = 'nobody'"}
+    q = rng.standard_normal((4, d)).astype(np.float32)
+    with open(tmp_path / "queries.jsonl", "w") as f:
+        for i, (qid, where) in enumerate(filters.items()):
+            row = {
+                "query_id": qid,
+                "embedding": q[i].tolist(),
+                "filter": where,
+                "tenant": (where or "x")[10:-1],
+            }
+            f.write(json.dumps(row) + "\n")
+    rc = main(
+        [
+            "truth",
+            "--corpus",
+            str(tmp_path / "corpus.parquet"),
+            "--queries",
+            str(tmp_path / "queries.jsonl"),
+            "--k",
+            "10",
+            "--out",
+            str(tmp_path / "truth"),
+        ]
+    )
+    capsys.readouterr()
+    assert rc == 0
+    # the brute force: cosine in float64 over each query's eligible rows
+    unit = x.astype(np.float64) / np.linalg.norm(x.astype(np.float64), axis=1, keepdims=True)
+    admits = {"q0": np.ones(n, bool), "q1": tenant == "acme", "q2": tenant == "tiny", "q3": np.zeros(n, bool)}
+    exact = {}
+    for i, qid in enumerate(filters):
+        rows = np.flatnonzero(admits[qid])
+        s = unit[rows] @ (q[i].astype(np.float64) / np.linalg.norm(q[i].astype(np.float64)))
+        exact[qid] = [ids[r] for r in rows[np.argsort(-s, kind="stable")][:10]]
+    # A returns each truth whole; B the first half of each, then documents of another tenant
+    other = [c for c, t in zip(ids, tenant, strict=True) if t == "globex"]
+    meta = {"k": "10", "metric": "cosine"}
+    write_run(tmp_path / "a.parquet", [{"query_id": k, "retrieved": v} for k, v in exact.items()], meta)
+    halves = [{"query_id": k, "retrieved": v[: len(v) // 2] + other[:5]} for k, v in exact.items()]
+    write_run(tmp_path / "b.parquet", halves, meta)
+    rc, got, err = report(
+        capsys,
+        str(tmp_path / "a.parquet"),
+        str(tmp_path / "b.parquet"),
+        "--labels",
+        str(tmp_path / "truth"),
+        "--strict",
+    )
+    assert rc == 0, err
+    assert got["truth"]["metric"] == "cosine" and got["truth"]["no_eligible"] == 1 and got["n_scored"] == 3
+    assert got["arms"]["a"]["recall"] == 1.0
+    # B: its half of each truth (q2: 3 of min(10, 6)), and whatever of the other tenant's it names
+    # that is a true neighbour (q0 is unfiltered)
+    b = [
+        len(set(h["retrieved"]) & set(exact[h["query_id"]])) / min(10, len(exact[h["query_id"]]))
+        for h in halves[:3]
+    ]
+    assert b[1:] == [0.5, 0.5]
+    assert got["arms"]["b"]["recall"] == pytest.approx(sum(b) / 3, abs=1e-12)
+    assert [c["level"] for c in checks(got, "truth.metric")] == ["ok"]
+    bands = {s["value"]: s["n"] for s in got["slices"]["selectivity"]}
+    assert bands == {"unfiltered": 1, "≥10%": 1, "1–10%": 1}  # tiny: 6 of 600 eligible, 1%
