@@ -65,7 +65,8 @@ def _provenance(ev: Evaluation, t: ExactTruth) -> list[Check]:
     """The runs' metadata against truth.json: the corpus (snapshot, digest), the queries' vectors
     (digest) and the metric; and the corpus given against the rows the truth was computed over."""
     corpus, queries = t.folder.section("corpus"), t.folder.section("queries")
-    compared = {  # run metadata key -> (the check's code, what truth.json says, where it says it)
+    # run metadata key -> (the check's code, what truth.json says, where it says it)
+    compared: dict[str, tuple[str, list[object], str]] = {
         "corpus_snapshot": ("truth.corpus", [corpus.get("snapshot")], "corpus.snapshot"),
         "corpus_digest": ("truth.corpus", [corpus.get("digest")], "corpus.digest"),
         "queries_digest": (
@@ -75,7 +76,8 @@ def _provenance(ev: Evaluation, t: ExactTruth) -> list[Check]:
         ),
         "metric": ("truth.metric", [t.folder.metric], "metric"),
     }
-    out, agreed = [], {}
+    out: list[Check] = []
+    agreed: dict[str, list[str]] = {}
     for key, (code, said, where) in compared.items():
         theirs = [str(v) for v in said if v is not None]
         for arm in ev.arms:
@@ -255,19 +257,10 @@ def check_postfiltered(ev: Evaluation) -> list[Check]:
     Of a truth folder: its ids at K against min(K, n_eligible). Of another labels file, when it is a
     top-k list (`_list_length`) and n_eligible is on the queries or the runs: its gold against
     min(k, K, n_eligible)."""
-    t = ev.truth
-    if t is not None:
-        n_elig, held, expected = t.n_eligible, t.held, np.minimum(t.k, t.n_eligible)
-        filtered, known = t.filtered, t.listed
-    else:
-        n_elig = _eligible_counts(ev)
-        length = _list_length(ev)
-        if n_elig is None or length is None:
-            return []
-        held = ev.gold.sets.n_gold
-        expected = np.minimum(min(ev.k, length), n_elig)
-        filtered = _filtered(ev, n_elig)
-        known = ev.scored | ev.a.present | ev.b.present
+    counts = _truth_counts(ev)
+    if counts is None:
+        return []
+    n_elig, held, expected, filtered, known = counts
     short = known & filtered & (n_elig > 0) & (held < expected)
     if not short.any():
         return [Check(OK, "truth.postfiltered", "every filtered query's truth holds min(k, n_eligible) ids")]
@@ -291,6 +284,20 @@ def check_postfiltered(ev: Evaluation) -> list[Check]:
             },
         )
     ]
+
+
+def _truth_counts(ev: Evaluation) -> tuple[np.ndarray, ...] | None:
+    """Per query: n_eligible, the ids the truth holds, the ids it should hold (min(k, n_eligible)),
+    whether filtered, whether known; None when the labels are no top-k list or no n_eligible is given."""
+    t = ev.truth
+    if t is not None:
+        return t.n_eligible, t.held, np.minimum(t.k, t.n_eligible), t.filtered, t.listed
+    n_elig = _eligible_counts(ev)
+    length = _list_length(ev)
+    if n_elig is None or length is None:
+        return None
+    known = ev.scored | ev.a.present | ev.b.present
+    return n_elig, ev.gold.sets.n_gold, np.minimum(min(ev.k, length), n_elig), _filtered(ev, n_elig), known
 
 
 def _eligible_counts(ev: Evaluation) -> np.ndarray | None:

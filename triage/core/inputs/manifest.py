@@ -244,8 +244,7 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
     if is_truth(labels):
         if split is not None:
             raise InputError(labels, f"split {split!r} names a split of a BEIR folder, not of a truth folder")
-        given = queries if queries is not None else labels / TRUTH_QUERIES
-        return Beir(labels / TRUTH_LABELS, corpus, given, truth=labels)
+        return Beir(labels / TRUTH_LABELS, corpus, queries or labels / TRUTH_QUERIES, truth=labels)
     if not is_beir(labels):
         if split is not None:
             raise InputError(labels, f"split {split!r} names a split of a BEIR folder (one holding qrels/)")
