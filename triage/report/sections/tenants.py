@@ -341,6 +341,9 @@ _BY_RECALL: dict[str, Column[TenantLine]] = {
 }
 
 
+RECALL_COLUMNS = (_BY_RECALL["hit A"], _BY_RECALL["hit B"])  # what `?` adds to the tenants' columns
+
+
 def tenant_columns(tenants: TenantsSection | None, bars: bool = False) -> tuple[Column[TenantLine], ...]:
     """The tenants table's columns (`bars`: the app's bars): TENANTS, or against exact truth (the
     section's `measure`) with each arm's recall where its hit rate stands, and no interval (B 95% is

@@ -22,6 +22,7 @@ from triage.report.columns import Column
 from triage.report.sections.slices import LEGEND, SLICES, SliceRow
 from triage.report.sections.tenants import (
     NARROW_BAR,
+    RECALL_COLUMNS,
     TENANT_BARS,
     TENANTS,
     TenantLine,
@@ -103,7 +104,10 @@ class SliceQueries(QueryList):
 
 
 class TenantsScreen(LiveScreen):
-    TOPIC = Topic("Tenants", (*TENANTS, "< floor", "few", "floor", "5th-percentile", "bars", *TENANT_BARS))
+    TOPIC = Topic(
+        "Tenants",
+        (*TENANTS, *RECALL_COLUMNS, "< floor", "few", "floor", "5th-percentile", "bars", *TENANT_BARS),
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
         BACK,
