@@ -692,7 +692,7 @@ def evaluate(
     relevance ≥ 1)
     rows, one per pair, holding at least the frozen file's gold pairs. `judged`: every judged pair
     (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides.
-    `truth`: the truth folder the labels are (their gold the truth at k: `truth_labels`), whose
+    `truth`: the truth folder the labels are (their gold the truth at k: `judged_on_truth`), whose
     exact n_eligible the recall reads."""
     spec = inputs.spec
     ks = choose_ks(inputs, k)
