@@ -24,11 +24,13 @@ import pyarrow.compute as pc
 
 from triage.core.errors import InputError
 from triage.core.ids import codes
+from triage.core.inputs.frozen import frozen_of
 from triage.core.inputs.load import Inputs, Run
 from triage.core.inputs.manifest import ArmSpec, check_ks
+from triage.core.inputs.readers import Parsed
 from triage.core.inputs.shapes import Format, Role, detect
 from triage.core.measures import ranked
-from triage.core.measures.families.recall import recall_at
+from triage.core.measures.families.recall import exact_recall_at, recall_at
 from triage.core.measures.gold import (
     KEY,
     Gold,
@@ -49,14 +51,25 @@ from triage.core.measures.hits import GoldHits, GoldSets, hits_at
 from triage.core.measures.intervals import wilson_one
 from triage.core.measures.metrics import Means, PerQuery, judge_arm, judge_at, means
 from triage.core.measures.names import DEFAULT_K, Measure
-from triage.core.measures.paired import Paired, flip_order, noise_band, outcome_codes, paired
+from triage.core.measures.paired import (
+    Outcome,
+    Paired,
+    change_order,
+    flip_order,
+    noise_band,
+    outcome_codes,
+    paired,
+)
 from triage.core.measures.ranked import Order
+from triage.core.truth.folder import TruthFolder, gold_at
+from triage.core.truth.judged import ExactTruth, align
 
 
 @dataclass(frozen=True)
 class Arm:
     """One arm over the query universe. `row` is the run's row per query (-1: absent from the run);
-    `depth` the stored list length; `n_eligible` -1 where unknown."""
+    `depth` the stored list length; `n_eligible` -1 where unknown: the run's, or judged against exact
+    truth the truth's exact counts (the run's own are then read with `aligned("n_eligible")`)."""
 
     run: Run
     row: np.ndarray
@@ -156,6 +169,9 @@ class Evaluation:
     measures: tuple[Measure, ...] = ()  # measures by name (core/measures/names.py), as asked for
     orders: tuple[Order, Order] = (Order.AS_GIVEN, Order.AS_GIVEN)  # the order each arm is read in for them
     k_default: bool = False  # no k anywhere: `k` is DEFAULT_K
+    # Judged against exact truth (a truth folder as the labels; core/truth): the gold is the truth at
+    # `k`, n_eligible the truth's exact counts, recall@k over min(k, n_eligible); None: other labels
+    truth: ExactTruth | None = None
 
     @property
     def cutoffs(self) -> tuple[int, ...]:
@@ -273,8 +289,11 @@ class Evaluation:
 
     @cached_property
     def flips(self) -> np.ndarray:
-        """Indices of the flipped queries in flip order (`flip_order`)."""
+        """Indices of the flipped queries in flip order (`flip_order`); judged against exact truth,
+        the queries whose recall@k changed, the largest fall first (`change_order`)."""
         a, b = self.a, self.b
+        if self.truth is not None:
+            return change_order(a.judged.recall, b.judged.recall, self.scored, self.query_ids)
         return flip_order(
             a.judged.hit,
             b.judged.hit,
@@ -285,6 +304,14 @@ class Evaluation:
             b.depth,
             self.query_ids,
         )
+
+    @cached_property
+    def regressions_in_flips(self) -> int:
+        """The flips that are regressions (listed first): hit→miss, or against exact truth the
+        queries whose recall@k fell."""
+        if self.truth is not None:
+            return int((self.b.judged.recall[self.flips] < self.a.judged.recall[self.flips]).sum())
+        return int((self.outcomes[self.flips] == Outcome.HIT_TO_MISS).sum())
 
     @cached_property
     def flip_positions(self) -> np.ndarray:
@@ -352,11 +379,12 @@ class Evaluation:
 
         def arm(old: Arm) -> Arm:
             new = query_hits(old.retrieved(q), q, gold)
-            one = judge_arm(
+            one = judged_at(
                 GoldHits(new.query * 0, new.rank, new.grade, new.code),
                 self.k,
                 one_set,
                 old.n_eligible[q : q + 1],
+                self.truth is not None,
             )
             j = old.judged
             judged = PerQuery(
@@ -392,13 +420,16 @@ class Evaluation:
 
     def _frozen_judged(self, arm: Arm) -> tuple[PerQuery, GoldSets]:
         hits, sets = frozen_only(arm.hits, self.gold)
-        return judge_arm(hits, self.k, sets, arm.n_eligible), sets
+        return judged_at(hits, self.k, sets, arm.n_eligible, self.truth is not None), sets
 
     def at_k(self, arm: Arm, ks: Sequence[int]) -> dict[int, Means | None]:
         """`arm`'s means at each of `ks`, read from its gold hits in one go (`judge_at`: no pass
         over the ranked lists); None at a k its stored depth cannot show (every list shorter),
-        even at the decision k, whose means are the arm's own."""
+        even at the decision k, whose means are the arm's own. Against exact truth each k is judged
+        against the truth at that k (`_truth_at_k`)."""
         depth = self.depth(arm)
+        if self.truth is not None:
+            return self._truth_at_k(arm, ks, depth)
         other = [k for k in ks if k != self.k and k <= depth]
         judged = judge_at(arm.hits, other, self.gold.sets, arm.n_eligible)
         out: dict[int, Means | None] = {}
@@ -407,6 +438,26 @@ class Evaluation:
                 out[k] = None
             else:
                 out[k] = self.means(arm) if k == self.k else means(judged[k], self.scored)
+        return out
+
+    def _truth_at_k(self, arm: Arm, ks: Sequence[int], depth: int) -> dict[int, Means | None]:
+        """`at_k` against exact truth: at each k but the decision k, the truth at that k found in
+        the lists anew (one pass each); None at a k deeper than the stored lists or the truth."""
+        assert self.truth is not None
+        out: dict[int, Means | None] = {}
+        row_query = np.zeros(arm.run.table.num_rows, np.int64)
+        row_query[arm.row[arm.present]] = np.flatnonzero(arm.present)
+        for k in ks:
+            if k > depth or k > self.truth.k:
+                out[k] = None
+            elif k == self.k:
+                out[k] = self.means(arm)
+            else:
+                table = gold_at(self.truth.folder, k)
+                gold = encode_gold(table, table, self.query_ids)
+                run = arm.run
+                hits = gold_hits(run.retrieved, row_query, gold, run.fingerprints, bool(run.facts.duplicates))
+                out[k] = means(judged_at(hits, k, gold.sets, arm.n_eligible, True), self.scored)
         return out
 
     @cached_property
@@ -544,6 +595,13 @@ def choose_ks(inputs: Inputs, k: Cutoffs) -> tuple[int, ...]:
     return (min(known),) if known else (DEFAULT_K,)
 
 
+def judged_at(hits: GoldHits, k: int, sets: GoldSets, n_eligible: np.ndarray, exact: bool) -> PerQuery:
+    """`judge_arm`; with `exact` (judged against exact truth) its recall over min(k, n_eligible),
+    the truth's exact count, whatever the truth holds (`exact_recall_at`)."""
+    judged = judge_arm(hits, k, sets, n_eligible)
+    return replace(judged, recall=exact_recall_at(hits, k, n_eligible)) if exact else judged
+
+
 def build_arm(
     run: Run,
     query_ids: pa.Array,
@@ -551,8 +609,10 @@ def build_arm(
     not_relevant: JudgedPairs,
     k: int,
     row_query: np.ndarray | None = None,
+    exact: np.ndarray | None = None,
 ) -> Arm:
-    """`row_query`: each run row's query index, when already known."""
+    """`row_query`: each run row's query index, when already known; `exact`: the truth's exact
+    n_eligible per query (judged against exact truth), in place of the run's."""
     n = len(query_ids)
     if row_query is None:
         row_query = codes.encode(run.table.column("query_id"), query_ids).astype(np.int64)
@@ -562,13 +622,16 @@ def build_arm(
     depth[row_query] = pc.list_value_length(run.retrieved).to_numpy(zero_copy_only=False)
     n_eligible = np.full(n, -1, np.int64)
     col = run.column("n_eligible")
-    if col is not None:
+    if exact is not None:
+        n_eligible = exact
+    elif col is not None:
         n_eligible[row_query] = col.fill_null(-1).to_numpy()
     hits = gold_hits(run.retrieved, row_query, gold, run.fingerprints, bool(run.facts.duplicates))
     # Judged ids in the top k: its gold (already found) and those judged not relevant (usually few:
     # no pass over the lists at all when there are none).
     top = hits_at(hits, k, n) + judged_in_top(run.retrieved, row_query, not_relevant, k, n)
-    return Arm(run, row, depth, n_eligible, hits, judge_arm(hits, k, gold.sets, n_eligible), top)
+    judged = judged_at(hits, k, gold.sets, n_eligible, exact is not None)
+    return Arm(run, row, depth, n_eligible, hits, judged, top)
 
 
 def universe(inputs: Inputs) -> tuple[pa.Array, list[np.ndarray], np.ndarray]:
@@ -618,11 +681,19 @@ def _repeats_collapsed(ids: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
     return ids.take(pa.array(first)), np.diff(np.r_[first, len(ids)])
 
 
-def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table | None = None) -> Evaluation:
+def evaluate(
+    inputs: Inputs,
+    gold: pa.Table,
+    k: Cutoffs = None,
+    judged: pa.Table | None = None,
+    truth: TruthFolder | None = None,
+) -> Evaluation:
     """Judge both arms at one k (docs/measures.md "The numbers") against `gold`: (query_id, chunk_id,
     relevance ≥ 1)
     rows, one per pair, holding at least the frozen file's gold pairs. `judged`: every judged pair
-    (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides."""
+    (any grade; default: the frozen file's judgements). `k` as `choose_ks`: the first decides.
+    `truth`: the truth folder the labels are (their gold the truth at k: `judged_on_truth`), whose
+    exact n_eligible the recall reads."""
     spec = inputs.spec
     ks = choose_ks(inputs, k)
     k_default = _no_k(inputs, k)
@@ -642,8 +713,10 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
     pooled = encode_judged(below, query_ids) if below.num_rows else None
     # The arms one after the other: in two threads they took no less time, and each thread's freed
     # memory stayed resident apart (docs/benchmarks.md "Memory at a million queries").
-    arm_a = build_arm(inputs.a, query_ids, encoded, not_relevant, judged_k, rows_a)
-    arm_b = build_arm(inputs.b, query_ids, encoded, not_relevant, judged_k, rows_b)
+    exact = None if truth is None else align(truth, query_ids)
+    counts = None if exact is None else exact.n_eligible
+    arm_a = build_arm(inputs.a, query_ids, encoded, not_relevant, judged_k, rows_a, counts)
+    arm_b = build_arm(inputs.b, query_ids, encoded, not_relevant, judged_k, rows_b, counts)
     return Evaluation(
         inputs=inputs,
         k=judged_k,
@@ -657,7 +730,22 @@ def evaluate(inputs: Inputs, gold: pa.Table, k: Cutoffs = None, judged: pa.Table
         measures=spec.measures,
         orders=(run_order(spec.order, spec.a, inputs.a), run_order(spec.order, spec.b, inputs.b)),
         k_default=k_default,
+        truth=exact,
     )
+
+
+def judged_on_truth(inputs: Inputs, truth: TruthFolder, k: Cutoffs = None) -> Inputs:
+    """`inputs` whose frozen labels are `truth`'s true neighbours at the decision k (`gold_at`),
+    under the labels file's own hash (amendments and runs name it). A decision k deeper than the
+    truth is refused: the truth at K judges any k ≤ K."""
+    decide = choose_ks(inputs, k)[0]
+    if decide > truth.k:
+        raise InputError(
+            truth.json_path, f"the truth is computed at k = {truth.k}: it cannot judge k = {decide}"
+        )
+    frozen = inputs.frozen
+    at_k = frozen_of(Parsed(frozen.path, gold_at(truth, decide), frozen.meta), frozen.sha256)
+    return replace(inputs, frozen=at_k)
 
 
 def _no_k(inputs: Inputs, k: Cutoffs) -> bool:

@@ -12,7 +12,7 @@ from triage import __version__
 from triage.core.checks.overlap import GENERATED_LIKE
 from triage.core.views.slices import DEFAULT_FLOOR
 from triage.report.arms import ByArm
-from triage.report.model import Report
+from triage.report.model import Report, TruthSection
 from triage.report.sections.answers import answers_section
 from triage.report.sections.cost import cost_section
 from triage.report.sections.flips import flips_of
@@ -75,8 +75,19 @@ def report_of(r: Results, tenant_order: TenantOrder = TenantOrder.HIT_RATE) -> R
         compare={name: MeasureComparison.of(c) for name, c in r.compare.items()},
         queries=None if r.queries is None else QueryTable(r.queries),
         unjudged_same_depth=r.unjudged_same_depth,
+        truth=_truth(r),
     )
     return report if tenant_order is TenantOrder.HIT_RATE else report.with_tenant_order(tenant_order)
+
+
+def _truth(r: Results) -> TruthSection | None:
+    """The exact truth judged against (None: other labels)."""
+    t = r.ev.truth
+    if t is None:
+        return None
+    f = t.folder
+    no_eligible = int((t.listed & (t.n_eligible == 0)).sum())
+    return TruthSection(f.path, f.k, f.metric, f.tolerance, r.decision, no_eligible)
 
 
 def build(

@@ -41,6 +41,19 @@ SCHEMA = 1  # `to_json()["schema"]`: raised when a key changes name or meaning
 
 
 @dataclass(frozen=True)
+class TruthSection:
+    """The exact truth the runs are judged against (docs/data.md "Exact truth as labels"): the
+    decision measure is `decision`."""
+
+    path: Path  # the truth folder
+    k: int  # the truth's depth: it judges every k ≤ it
+    metric: str
+    tolerance: float
+    decision: str  # "recall@10": over min(k, n_eligible), the truth's exact count
+    no_eligible: int  # queries the truth lists with n_eligible = 0: counted apart, not scored
+
+
+@dataclass(frozen=True)
 class Report:
     triage: str  # the version that wrote it
     k: int
@@ -79,6 +92,8 @@ class Report:
     # shorter one, when they differ in length: the shown B − A of the unjudged counts; not in the
     # JSON, whose `unjudged_in_top_k` keeps its meaning.
     unjudged_same_depth: tuple[int, int, int] | None = field(default=None, metadata={"json": False})
+    # Judged against exact truth; left out otherwise.
+    truth: TruthSection | None = field(default=None, metadata={"omit_empty": True})
 
     def with_tenant_order(self, order: TenantOrder) -> Report:
         return self if self.tenants is None else replace(self, tenants=self.tenants.ordered(order))

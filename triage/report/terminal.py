@@ -74,7 +74,7 @@ from triage.report.sections.ranks import (
     win_tie_loss_rows,
 )
 from triage.report.sections.slices import LEGEND, SLICES, decision_line
-from triage.report.sections.tenants import TENANTS, tenant_lines, tenant_summary
+from triage.report.sections.tenants import tenant_columns, tenant_lines, tenant_summary
 
 STYLE = {"error": "bold red", "warning": "dark_orange", "ok": "green"}
 
@@ -321,7 +321,8 @@ def tenants_view(r: Report) -> Group | Text:
         return unfilled_line(r, "tenants")
     table = Table(title=f"Tenants, {t.order.label}", title_justify="left")
     width = min(32, max(len(x.tenant) for x in t.rows))
-    for c in TENANTS:
+    shown = tenant_columns(t)
+    for c in shown:
         table.add_column(
             c.title,
             justify="right" if c.right else "left",
@@ -332,7 +333,7 @@ def tenants_view(r: Report) -> Group | Text:
         style = "bold red" if x.i <= 3 and x.row.below(t.floor) else ("bold" if x.i <= 3 else "")
         drawn = (
             plain_text(v, TENANT_CUT[c.title]) if c.title in TENANT_CUT else v
-            for c, v in zip(TENANTS, cells_of(TENANTS, x), strict=True)
+            for c, v in zip(shown, cells_of(shown, x), strict=True)
         )
         table.add_row(*drawn, style=style)
     if len(t.rows) > cells.SLICE_CAP:

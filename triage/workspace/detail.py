@@ -65,6 +65,17 @@ class Row:
 
 
 @dataclass(frozen=True)
+class Missed:
+    """A true neighbour (of the first min(k, n_eligible) in the truth) an arm did not return in its
+    top k: its rank and score in the truth, and where the arm ranked it (None: not in its list)."""
+
+    chunk_id: str
+    truth_rank: int
+    truth_score: float
+    rank: int | None
+
+
+@dataclass(frozen=True)
 class ArmView:
     side: str  # "a" | "b"
     name: str
@@ -78,6 +89,9 @@ class ArmView:
     rows: list[Row]  # the first max(k, 10), then any deeper row holding gold
     graded: bool = False  # the run carries answer_correct (core/views/answers.py)
     answer_correct: bool | None = None  # the harness's verdict on this query's answer (None: not graded)
+    recall: float | None = None  # recall@k (against exact truth over min(k, n_eligible)); None: undefined
+    missed: tuple[Missed, ...] = ()  # against exact truth: the true neighbours not in its top k
+    stand_ins: int = 0  # of the neighbours tied with the k-th past min(k, n_eligible), those in its top k
 
     def inside(self, k: int) -> bool:
         return self.gold_rank is not None and self.gold_rank <= k
@@ -110,6 +124,8 @@ class QueryDetail:
     # retrieved non-gold chunk id -> (the gold id its text nearly duplicates, similarity 0–100)
     suggestions: dict[str, tuple[str, float]] = field(default_factory=dict)
     amended: dict[str, str] = field(default_factory=dict)  # gold chunk id -> reviewer who added it
+    # judged against exact truth: the truth's n_eligible (the runs' own are each arm's `n_eligible`)
+    exact_eligible: int | None = None
     # chunk id judged not relevant by a judgement in force -> its reviewer (absent: the frozen file)
     not_relevant: dict[str, str] = field(default_factory=dict)
 
@@ -160,6 +176,7 @@ def _arm_view(
     present = int(arm.row[q]) >= 0  # not `arm.present`: that is an array over every query
     n_elig = arm.value("n_eligible", q)
     n_ret = arm.value("n_returned", q)
+    recall = float(arm.judged.recall[q])
     return ArmView(
         side=side,
         name=arm.name,
@@ -184,6 +201,35 @@ def _arm_view(
         ],
         graded="answer_correct" in arm.run.table.column_names,
         answer_correct=arm.value("answer_correct", q),
+        recall=None if np.isnan(recall) else recall,
+        missed=_missed(ev, q, ranked, gold),
+        stand_ins=_stand_ins(ev, q, ranked, gold),
+    )
+
+
+def _missed(ev: Evaluation, q: int, ranked: list[str], gold: dict[str, int]) -> tuple[Missed, ...]:
+    """Against exact truth, query `q`'s first min(k, n_eligible) true neighbours not in the arm's top
+    k (`ranked`), in the truth's order; () against other labels."""
+    if ev.truth is None:
+        return ()
+    where = {c: i + 1 for i, c in reversed(list(enumerate(ranked)))}
+    full = min(ev.k, int(ev.truth.n_eligible[q]))  # past it, the neighbours tied with the last
+    return tuple(
+        Missed(n.chunk_id, n.rank, n.score, where.get(n.chunk_id))
+        for n in ev.truth.neighbours(q)
+        if n.rank <= full and n.chunk_id in gold and where.get(n.chunk_id, ev.k + 1) > ev.k
+    )
+
+
+def _stand_ins(ev: Evaluation, q: int, ranked: list[str], gold: dict[str, int]) -> int:
+    """Against exact truth, the neighbours tied with the k-th (past min(k, n_eligible)) the arm
+    returned in its top k: each is credited in place of a neighbour it ties with."""
+    if ev.truth is None:
+        return 0
+    full = min(ev.k, int(ev.truth.n_eligible[q]))
+    top = set(ranked[: ev.k])
+    return sum(
+        1 for n in ev.truth.neighbours(q) if n.rank > full and n.chunk_id in gold and n.chunk_id in top
     )
 
 
@@ -246,5 +292,6 @@ def build_detail(snapshot: Snapshot, q: int, corpus: Corpus | None) -> QueryDeta
         fields=fields,
         suggestions=suggestions,
         amended={c: r.reviewer for c, r in decided.items() if r.relevance >= 1},
+        exact_eligible=None if ev.truth is None or not ev.truth.listed[q] else int(ev.truth.n_eligible[q]),
         not_relevant={c: r.reviewer for c, r in decided.items() if r.relevance == 0},
     )

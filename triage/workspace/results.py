@@ -10,6 +10,7 @@ read first, the inputs read and judged, then `compute`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -308,14 +309,20 @@ def _compare(snapshot: Snapshot) -> dict[str, MeasureTest]:
 
 
 def judge_gate(
-    ev: Evaluation, path: Path, gate: GateFile, cut: dict[str, list[Slice]] | None = None
+    ev: Evaluation,
+    path: Path,
+    gate: GateFile,
+    cut: dict[str, list[Slice]] | None = None,
+    found: Sequence[Check] = (),
 ) -> GateVerdicts:
     """The gate file `gate` (read from `path`) judged on `ev`; `cut`: the slices already computed,
-    by key (core/gate/apply.py `judge_floors`)."""
+    by key (core/gate/apply.py `judge_floors`); `found`: the evaluation's checks (a truth that fails
+    its own fails the gate: `apply.nothing_evaluated_reason`)."""
     floors = apply.judge_floors(ev, gate.floors, path, cut)
     measured = apply.judge_measures(ev, gate.measures)
     checks = (apply.noise_checks(floors) if gate.floors else []) + apply.mde_checks(measured)
-    return GateVerdicts(path, floors, measured, apply.nothing_evaluated_reason(ev, floors, measured), checks)
+    why = apply.nothing_evaluated_reason(ev, floors, measured, found)
+    return GateVerdicts(path, floors, measured, why, checks)
 
 
 def report_corpus(snapshot: Snapshot) -> Corpus | None:
@@ -412,7 +419,8 @@ def _results(
         overlap_figures, overlap_found = _overlap(
             ev, chunks if overlap_corpus == "same" else overlap_corpus, parts
         )
-    verdicts = None if gate is None or limits is None else judge_gate(ev, gate, limits, cut)
+    found = [*snapshot.input_checks, *snapshot.own_checks]
+    verdicts = None if gate is None or limits is None else judge_gate(ev, gate, limits, cut, found)
     arms = (_arm(ev, ev.a, ks), _arm(ev, ev.b, ks))
     frozen, holdout, rank_figures = _frozen(ev, snapshot.labels), _holdout(ev), ranks(ev)
     hints = flip_hint_table(ev, ev.flips, chunks) if flips else None

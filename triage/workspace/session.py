@@ -22,7 +22,6 @@ from triage.core.checks.model import Check
 from triage.core.evaluation import Cutoffs, Evaluation
 from triage.core.inputs.corpus import Corpus
 from triage.core.inputs.manifest import Spec
-from triage.core.measures.paired import Outcome
 from triage.core.text.search import Searcher
 from triage.core.views.hints import FlipHints, Hint, flip_hint_table, hints_for
 from triage.core.views.slices import DEFAULT_FLOOR, Slice, Tenants, all_slices, tenants
@@ -316,11 +315,9 @@ class Session:
     # -- reading ---------------------------------------------------------------------------------
     @property
     def n_regressions(self) -> int:
-        """Hit→miss flips: counted once per snapshot version (read on every key of a flip list)."""
-        return self.cached(
-            "n_regressions",
-            lambda snapshot: int((snapshot.ev.outcomes[snapshot.ev.flips] == Outcome.HIT_TO_MISS).sum()),
-        )
+        """Hit→miss flips (against exact truth: recall falls): counted once per snapshot version
+        (read on every key of a flip list)."""
+        return self.cached("n_regressions", lambda snapshot: snapshot.ev.regressions_in_flips)
 
     def flip_position(self, q: int) -> int:
         """Where query index `q` stands in the flip order (-1: not a flip), from a position per

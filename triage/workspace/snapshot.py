@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from triage.core.checks.holdout import check_holdout
 from triage.core.checks.model import Check, worst_first
 from triage.core.checks.suite import PENDING, check_corpus, gold_checks, input_checks
-from triage.core.evaluation import Cutoffs, Evaluation, evaluate
+from triage.core.evaluation import Cutoffs, Evaluation, evaluate, judged_on_truth
 from triage.core.inputs.load import FILES, Inputs, Tables, load_inputs
 from triage.core.inputs.manifest import Spec
+from triage.core.truth.folder import open_truth_folder
 from triage.labels.amendment_checks import check_amendments
 from triage.labels.log import default_folder, read_log
 from triage.labels.state import LabelMode, LabelState
@@ -134,12 +135,17 @@ def open_snapshot(
     Without `fingerprints`, and with no corpus (whose check and cost rows read them), the runs' id
     fingerprints are let go once the arms are judged (for a caller that judges once and names no
     measure: a report); anything that reads them later computes them again (`Prints`)."""
-    inputs = load_inputs(spec, tables, scores)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the truth folder read beside the inputs
+        reading = None if spec.truth is None else pool.submit(open_truth_folder, spec.truth)
+        inputs = load_inputs(spec, tables, scores)
+        truth = None if reading is None else reading.result()
+    if truth is not None:  # judged against exact truth: the gold is the truth at the decision k
+        inputs = judged_on_truth(inputs, truth, k)
     folder = spec.amendments or (None if "labels" in inputs.given else default_folder(spec.labels))
     corpus = _corpus_run(inputs) if corpus_check or inputs.corpus is None else None
     log = read_log(folder, inputs.frozen.sha256, apply_stale)
     labels = LabelState.read(inputs.frozen, log, mode)
-    ev = evaluate(inputs, labels.gold_table(), k, labels.judged_table())
+    ev = evaluate(inputs, labels.gold_table(), k, labels.judged_table(), truth)
     if not fingerprints and inputs.corpus is None:
         inputs.a.prints.drop()
         inputs.b.prints.drop()

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from triage.core.checks.model import ERROR, OK, SHOW, WARNING, Check, some
 from triage.core.checks.rag import check_rag
+from triage.core.checks.truth import check_postfiltered, truth_checks
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.inputs.contract import single
 from triage.core.inputs.load import Inputs
@@ -117,6 +118,8 @@ def check_queries(ev: Evaluation) -> list[Check]:
             )
         )
     unlabelled = ~ev.scored & (ev.a.present | ev.b.present)
+    if ev.truth is not None:  # nothing eligible: counted apart (truth.no_eligible), not unlabelled
+        unlabelled &= ~(ev.truth.listed & (ev.truth.n_eligible == 0))
     if unlabelled.any():
         names = ev.ids_where(unlabelled)
         out.append(
@@ -376,7 +379,7 @@ def check_reconcile(ev: Evaluation) -> list[Check]:
 
 def input_checks(ev: Evaluation) -> list[Check]:
     """The checks no judgement can change (k, lists, metadata, label time, the label file, slice
-    columns): run once per evaluation opened."""
+    columns, the truth judged against): run once per evaluation opened."""
     return (
         check_k(ev)
         + check_lists(ev)
@@ -385,9 +388,10 @@ def input_checks(ev: Evaluation) -> list[Check]:
         + check_labels(ev)
         + check_slices(ev)
         + check_rag(ev)
+        + truth_checks(ev)
     )
 
 
 def gold_checks(ev: Evaluation) -> list[Check]:
     """The checks that read the gold (what is scored, what was found): run again after a decision."""
-    return check_reconcile(ev) + check_queries(ev) + check_eligible(ev)
+    return check_reconcile(ev) + check_queries(ev) + check_eligible(ev) + check_postfiltered(ev)

@@ -29,13 +29,15 @@ empty slices) fails whatever its limits say.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from triage.core.checks.model import OK, SHOW, WARNING, Check, some
+from triage.core.checks.model import ERROR, OK, SHOW, WARNING, Check, some
+from triage.core.checks.truth import TRUTH_ERRORS
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
 from triage.core.gate.propose import toml_key
@@ -44,7 +46,7 @@ from triage.core.measures.corrections import Correction
 from triage.core.measures.names import Measure, parse
 from triage.core.measures.significance import compare_all
 from triage.core.text.sanitize import counted
-from triage.core.views.slices import BANDS, KEYS, Slice, slices
+from triage.core.views.slices import BANDS, KEYS, RATE_DIGITS, Slice, slices
 
 NOISE_SE = 2.0  # a floor nearer B's hit rate than this many standard errors fires on noise
 ALPHA = 0.05  # a measure's drop fails when its Holm-adjusted paired-t p is below this
@@ -55,7 +57,7 @@ LIMITS = ("floor", "max_drop")  # the keys of a [measures."NAME"] table
 class Floor:
     name: str  # "overall", "tenant:acme-legal", …
     floor: float
-    hit_rate: float  # B's
+    hit_rate: float  # B's (against exact truth: B's recall at k, JSON `hit_rate` still)
     n: int
     noise_band: float
     wilson_low: float = math.nan  # Wilson 95% interval of B's hit rate (NaN: nothing judged)
@@ -63,7 +65,8 @@ class Floor:
 
     @property
     def holds(self) -> bool:
-        return not (self.hit_rate < self.floor)  # NaN (nothing judged) holds: no evidence of a drop
+        # NaN (nothing judged) holds: no evidence of a drop; to RATE_DIGITS, as tenants are floored
+        return not (round(self.hit_rate, RATE_DIGITS) < self.floor)
 
     @property
     def distance_se(self) -> float:
@@ -195,9 +198,12 @@ def judge_floors(
     out = []
     if "overall" in floors:
         m = ev.means(ev.b)
-        out.append(
-            Floor("overall", floors["overall"], m.hit_rate, m.n, ev.noise_band(ev.b), *ev.wilson(ev.b))
-        )
+        if ev.truth is not None:  # against exact truth: B's recall at k, which has no interval here
+            out.append(Floor("overall", floors["overall"], m.recall, m.n_recall, math.nan))
+        else:
+            out.append(
+                Floor("overall", floors["overall"], m.hit_rate, m.n, ev.noise_band(ev.b), *ev.wilson(ev.b))
+            )
     by_key: dict[str, list[Slice]] = dict(sliced or {})
     for name in floors:
         if name == "overall":
@@ -209,6 +215,9 @@ def judge_floors(
         for s in cut:
             named = f"{key}:{s.value}"
             if value == s.value or (value == "*" and named not in floors):
+                if ev.truth is not None:  # against exact truth: B's recall at k
+                    out.append(Floor(named, floors[name], s.b.recall, s.n, math.nan))
+                    continue
                 out.append(
                     Floor(
                         named,
@@ -285,12 +294,17 @@ def noise_checks(floors: list[Floor]) -> list[Check]:
 
 
 def nothing_evaluated_reason(
-    ev: Evaluation, floors: list[Floor], verdicts: list[MeasureVerdict]
+    ev: Evaluation, floors: list[Floor], verdicts: list[MeasureVerdict], found: Sequence[Check] = ()
 ) -> str | None:
     """Why the gate evaluated nothing, so fails whatever its limits say; None when it evaluated
     something. Nothing is evaluated when no query is scored (no label of grade ≥ 1 among the
     evaluation's queries), when B answers none of the scored queries (a run for other queries:
-    each would count as a miss), or when every floor's slice is empty and no measure is gated."""
+    each would count as a miss), when every floor's slice is empty and no measure is gated, or when
+    the truth judged against fails its checks (an error among `found`: `checks/truth.py`), whose
+    recall is then no index recall."""
+    faked = sorted({c.code for c in found if c.level is ERROR and c.code in TRUTH_ERRORS})
+    if faked:
+        return f"the truth fails its checks ({', '.join(faked)}): its recall is not the runs' index recall"
     scored = ev.scored
     n = int(scored.sum())
     if n == 0:

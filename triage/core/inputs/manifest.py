@@ -13,7 +13,7 @@ from pathlib import Path
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect
 from triage.core.inputs.rag.from_runs import LABELS as FROM_RUNS
-from triage.core.inputs.readers import SUFFIX, kind, linked, quoted, read_toml, regular_file
+from triage.core.inputs.readers import SUFFIX, kind, linked, quoted, read_json_object, read_toml, regular_file
 from triage.core.inputs.shapes import FORMATS, Format, Role, detect, is_pattern, members, sidecar_of
 from triage.core.inputs.split import DEFAULT_FRACTION, Holdout, Rule, check_fraction
 from triage.core.measures.names import Measure, parse_all
@@ -74,6 +74,9 @@ class Spec:
     # No labels named: the runs' expected ids are the labels (runs in a RAG framework's shape;
     # core/inputs/rag/from_runs.py), and `labels` only the name they go by
     labels_from_runs: bool = False
+    # A truth folder given as the labels (`triage truth`'s output; core/inputs/truth_folder.py):
+    # `labels` is its labels.parquet, and the runs are judged against it (core/truth); None: not one
+    truth: Path | None = None
 
     @property
     def beir(self) -> Path | None:
@@ -85,7 +88,8 @@ class Spec:
         tuned = self.holdout.tuned_docs if self.holdout else None
         labels = None if self.labels_from_runs else self.labels
         given = [p for p in (self.a.path, self.b.path, labels, self.corpus, self.queries, tuned) if p]
-        present = [m for p in [*given, self.manifest] if p is not None for m in members(p)]
+        truth = [self.truth / TRUTH_JSON] if self.truth is not None else []
+        present = [m for p in [*given, *truth, self.manifest] if p is not None for m in members(p)]
         sidecars = [sidecar_of(p) for p in dict.fromkeys([*given, *present])]
         return present + [p for p in sidecars if p.exists()]
 
@@ -101,6 +105,7 @@ class Spec:
         files = [*self.inputs(), *(members(self.beir) if self.beir else []), *(also or [])]
         folders = [p for p in given if p.is_dir()] + [_glob_folder(p) for p in given if is_pattern(p)]
         folders += [self.beir] if self.beir is not None else []
+        folders += [self.truth] if self.truth is not None else []
         names = [*given, *files, *(sidecar_of(p) for p in [*given, *files])]
         if self.manifest is not None:
             names.append(self.manifest)
@@ -190,6 +195,7 @@ def from_manifest(path: Path) -> Spec:
         order=order,
         split=files.split,
         labels_from_runs=files.from_runs,
+        truth=files.truth,
     )
     return _tests(path, doc, spec)
 
@@ -209,6 +215,7 @@ class Beir:
     split: str | None = None
     amendments: Path | None = None
     from_runs: bool = False  # no labels named: the runs' expected ids
+    truth: Path | None = None  # a truth folder: `labels` its labels.parquet, `queries` its queries.parquet
 
 
 def is_llamaindex_dataset(path: Path) -> bool:
@@ -231,8 +238,13 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
     that are not a BEIR folder too. Each of these files that is there and not a regular file (a
     FIFO, a device, a folder, a link to one or to nothing) is refused naming it, before anything
     opens it; so is a `qrels` that is not a folder. A LlamaIndex EmbeddingQAFinetuneDataset is,
-    likewise, the queries and the corpus unless they are given."""
+    likewise, the queries and the corpus unless they are given; a truth folder (`is_truth`) its
+    labels.parquet the labels and its queries.parquet the queries unless they are given."""
     _qrels_folder(labels)
+    if is_truth(labels):
+        if split is not None:
+            raise InputError(labels, f"split {split!r} names a split of a BEIR folder, not of a truth folder")
+        return Beir(labels / TRUTH_LABELS, corpus, queries or labels / TRUTH_QUERIES, truth=labels)
     if not is_beir(labels):
         if split is not None:
             raise InputError(labels, f"split {split!r} names a split of a BEIR folder (one holding qrels/)")
@@ -263,6 +275,35 @@ def beir(labels: Path, split: str | None, corpus: Path | None, queries: Path | N
         split,
         _amendments(labels, split),
     )
+
+
+# A truth folder given as the labels (`triage truth`'s output; docs/data.md "Exact truth as labels") is
+# recognised by its provenance: a folder holding truth.json whose `format` is "triage-truth". Its
+# labels.parquet is then the labels and, unless a queries file is named, its queries.parquet the
+# queries; the truth itself (ranks, scores, ties, exact n_eligible) is read by core/truth.
+TRUTH_JSON = "truth.json"
+TRUTH_FORMAT = "triage-truth"
+TRUTH_LABELS = "labels.parquet"
+TRUTH_QUERIES = "queries.parquet"
+
+
+def is_truth(path: Path) -> bool:
+    """Whether `path` is a truth folder: a folder holding truth.json, which must then be one JSON
+    object whose `format` is "triage-truth", with the labels and queries files beside it (each refused
+    by name otherwise)."""
+    path = Path(path)
+    if is_pattern(path) or not path.is_dir() or not os.path.lexists(path / TRUTH_JSON):
+        return False
+    said = read_json_object(path / TRUTH_JSON, "truth provenance").get("format")
+    if said != TRUTH_FORMAT:
+        raise InputError(
+            path / TRUTH_JSON, f"format is {quoted(said)}, not {TRUTH_FORMAT!r}: not a truth folder"
+        )
+    for name in (TRUTH_LABELS, TRUTH_QUERIES):
+        if not os.path.lexists(path / name):
+            raise InputError(path / name, f"missing: a truth folder holds {TRUTH_LABELS} and {TRUTH_QUERIES}")
+        regular_file(path / name)
+    return True
 
 
 def _packed(path: Path) -> Path:
@@ -470,6 +511,7 @@ def from_args(
     ks = check_ks(k, "k")
     name_a, name_b = names
     beir_amendments = None
+    truth = None
     from_runs = labels is None
     if labels is None:
         if split is not None:
@@ -482,7 +524,7 @@ def from_args(
             Path(labels), split, Path(corpus) if corpus else None, Path(queries) if queries else None
         )
         labels, corpus, queries, split = files.labels, files.corpus, files.queries, files.split
-        beir_amendments = files.amendments
+        beir_amendments, truth = files.amendments, files.truth
     elif split is not None:
         raise InputError(labels, f"split {split!r} names a split of a BEIR folder, not of a table")
     return Spec(
@@ -497,4 +539,5 @@ def from_args(
         holdout=holdout,
         split=split,
         labels_from_runs=from_runs,
+        truth=truth,
     )

@@ -260,9 +260,11 @@ def check_str(value: object) -> None:
             check_str(v)
 
 
-def read_sidecar(path: Path) -> dict[str, str]:
+def read_json_object(path: Path, what: str) -> dict[str, object]:
+    """One JSON object from a regular file (`what` names what it should hold, for the error): a BOM
+    is tolerated, NaN, a key twice and a lone surrogate are not (the rules of a JSON Lines line)."""
     regular_file(path)
-    try:  # a BOM is tolerated, NaN and a key twice are not: the rules of a JSON Lines line
+    try:
         text = path.read_text("utf-8-sig")
         obj = json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=reject_constant)
         check_str(obj)
@@ -273,7 +275,12 @@ def read_sidecar(path: Path) -> dict[str, str]:
     except RecursionError:
         raise InputError(path, "holds JSON nested too deeply to read") from None
     if not isinstance(obj, dict):
-        raise InputError(path, "expected one JSON object of run metadata")
+        raise InputError(path, f"expected one JSON object of {what}")
+    return obj
+
+
+def read_sidecar(path: Path) -> dict[str, str]:
+    obj = read_json_object(path, "run metadata")
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in obj.items()}
 
 

@@ -134,3 +134,20 @@ def flip_order(
     by_name[pc.sort_indices(names).to_numpy()] = np.arange(len(flipped))
     order = np.lexsort((by_name, -movement, ~regression))
     return flipped[order]
+
+
+CHANGE_TIE = 1e-12  # two values closer than this are the same (float noise of one ratio)
+
+
+def change_order(a: np.ndarray, b: np.ndarray, scored: np.ndarray, query_ids: pa.Array) -> np.ndarray:
+    """Indices of the scored queries whose value changed (|B − A| > CHANGE_TIE; NaN on either side:
+    not compared): the falls first, the largest first, then the rises, the largest first; equal
+    changes by query_id. The flips of a graded measure (recall against exact truth)."""
+    d = b - a
+    changed = np.flatnonzero(scored & ~np.isnan(d) & (np.abs(np.nan_to_num(d)) > CHANGE_TIE))
+    if len(changed) == 0:
+        return changed
+    by_name = np.empty(len(changed), np.int64)
+    by_name[pc.sort_indices(query_ids.take(pa.array(changed))).to_numpy()] = np.arange(len(changed))
+    fell = d[changed] < 0
+    return changed[np.lexsort((by_name, -np.abs(d[changed]), ~fell))]

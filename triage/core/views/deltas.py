@@ -29,16 +29,14 @@ def choices(ev: Evaluation) -> list[str]:
     """What the list can be ordered on, the default first: the named measures in the order asked
     for, then ndcg, recall, mrr and the hit rate at k, then the gold rank. Without a named measure
     the default is ndcg@k: it moves with every change of rank within k and weighs the grades, where
-    the hit rate's Δ is only the flips (listed by `f`)."""
+    the hit rate's Δ is only the flips (listed by `f`). Against exact truth the default is recall@k,
+    the decision measure."""
     k = ev.k
-    return [
-        *(str(m) for m in ev.measures),
-        f"ndcg@{k}",
-        f"recall@{k}",
-        f"mrr@{k}",
-        f"hit_rate@{k}",
-        GOLD_RANK,
-    ]
+    builtin = [f"ndcg@{k}", f"recall@{k}", f"mrr@{k}", f"hit_rate@{k}"]
+    if ev.truth is not None:
+        builtin.insert(0, builtin.pop(1))
+        return [*builtin[:1], *(str(m) for m in ev.measures), *builtin[1:], GOLD_RANK]
+    return [*(str(m) for m in ev.measures), *builtin, GOLD_RANK]
 
 
 @dataclass(frozen=True)

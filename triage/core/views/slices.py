@@ -25,10 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.defaults import DEFAULT_FLOOR
+from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.measures.intervals import wilson
 from triage.core.measures.paired import Outcome, noise_band
 from triage.core.measures.significance import SliceComparisons, compare_slices
+from triage.core.truth.predicate import parse_filter
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language", "origin")
 UNFILTERED = "unfiltered"
@@ -64,10 +66,16 @@ class Slice:
 
 
 def filter_shape(text: str | None) -> str:
-    """The attributes a filter predicate names, sorted, values ignored: "source_type & tenant"."""
+    """The attributes a filter predicate names, sorted, values ignored: "source_type & tenant". A
+    SQL WHERE clause's columns as the filters' reader finds them (core/truth/predicate.py); a filter
+    it refuses (another syntax), the names before a comparison."""
     if not text or not text.strip():
         return UNFILTERED
-    names = sorted({m.group(1).lower() for m in _ATTRIBUTE.finditer(text)})
+    try:
+        columns = parse_filter(text).columns
+    except InputError:
+        columns = frozenset(m.group(1) for m in _ATTRIBUTE.finditer(text))
+    names = sorted({c.lower() for c in columns})
     return " & ".join(names) if names else "(unparsed)"
 
 
@@ -85,7 +93,18 @@ def selectivity_band(selectivity: np.ndarray) -> np.ndarray:
 
 def selectivity_of(ev: Evaluation) -> np.ndarray:
     """Fraction of the corpus each query's filter left eligible: the `selectivity` column, else
-    n_eligible / corpus size (B's, else A's); NaN for unfiltered or unknown."""
+    n_eligible / corpus size (B's, else A's); NaN for unfiltered or unknown. Against exact truth,
+    the truth's exact selectivity for every query it lists (NaN: unfiltered)."""
+    if ev.truth is not None:
+        exact = ev.truth
+        if exact.listed.all():
+            return exact.selectivity.copy()
+        rest = _selectivity_given(ev)
+        return np.where(exact.listed, exact.selectivity, rest)
+    return _selectivity_given(ev)
+
+
+def _selectivity_given(ev: Evaluation) -> np.ndarray:
     text = ev.query_column("selectivity")
     s = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
     corpus = ev.inputs.corpus
@@ -103,7 +122,8 @@ def key_values(ev: Evaluation, key: str) -> pa.Array | None:
         return pc.coalesce(*plans).cast(pa.string()) if plans else None
     if key == "selectivity":
         s = selectivity_of(ev)
-        if np.isnan(s).all() and ev.query_column("filter").null_count == ev.n:
+        filtered = ev.truth is not None and bool(ev.truth.filtered.any())
+        if np.isnan(s).all() and ev.query_column("filter").null_count == ev.n and not filtered:
             return None
         return pa.array(selectivity_band(s), pa.string())
     column = ev.query_column(key)
@@ -184,8 +204,9 @@ def all_slices(ev: Evaluation) -> dict[str, list[Slice]]:
 
 @dataclass(frozen=True)
 class Decision:
-    """The measure slices and tenants are compared on: the first measure named, else the hit rate
-    at k. Per query (aligned by query index), NaN where the query is not compared."""
+    """The measure slices and tenants are compared on: against exact truth recall at k, else the
+    first measure named, else the hit rate at k. Per query (aligned by query index), NaN where the
+    query is not compared."""
 
     name: str  # "nDCG@10" (a named measure's canonical name) or "hit_rate@10"
     a: np.ndarray
@@ -194,10 +215,14 @@ class Decision:
 
 
 def decision(ev: Evaluation) -> Decision:
-    """The decision measure over the scored queries: the first named measure's per-query values;
+    """The decision measure over the scored queries: against exact truth, recall at k over
+    min(k, n_eligible) (`Evaluation.truth`); else the first named measure's per-query values;
     without one, the hit rate at k, each arm's NaN where its filter matched nothing (n_eligible = 0,
     out of the rates as in the slices), so the pairs are the queries both arms can be judged on."""
     off = ~ev.scored
+    if ev.truth is not None:
+        a, b = (np.where(off, np.nan, arm.judged.recall) for arm in ev.arms)
+        return Decision(f"recall@{ev.k}", a, b, False)
     if ev.measures:
         name = str(ev.measures[0])
         a, b = (np.where(off, np.nan, ev.named(arm)[name]) for arm in ev.arms)
@@ -241,14 +266,22 @@ class Tenant:
         return self.slice.b.hit_rate - self.slice.a.hit_rate
 
 
+HIT_RATE, RECALL = "hit_rate", "recall"  # what tenants are ranked on: ArmSlice's field
+# Rates are compared to this many decimals: two tenants whose recall differs only by the rounding
+# of a float sum tie (then more queries first), and a tenant at the floor is not below it
+RATE_DIGITS = 12
+
+
 @dataclass(frozen=True)
 class Tenants:
-    """Tenants worst first by B's hit rate, with the counts an on-call reviewer asks for."""
+    """Tenants worst first by B's `measure` (the hit rate; against exact truth, recall at k), with
+    the counts an on-call reviewer asks for, read from that measure."""
 
     floor: float
     rows: list[Tenant]
-    below_floor: dict[str, int]  # arm -> tenants whose hit rate is below the floor
-    p5: dict[str, float]  # arm -> 5th percentile of the per-tenant hit rates (linear)
+    below_floor: dict[str, int]  # arm -> tenants whose measure is below the floor
+    p5: dict[str, float]  # arm -> 5th percentile of the per-tenant measure (linear)
+    measure: str = HIT_RATE
 
     @property
     def worst(self) -> list[Tenant]:
@@ -256,6 +289,8 @@ class Tenants:
 
 
 def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
+    """The tenant slices worst first by B's hit rate, or against exact truth by B's recall at k;
+    the tenants below `floor` in each arm and the 5th-percentile tenant on the same measure."""
     rows = slices(ev, "tenant")
     if not rows:
         return None
@@ -284,14 +319,22 @@ def tenants(ev: Evaluation, floor: float = DEFAULT_FLOOR) -> Tenants | None:
         mine = s.queries[listed[s.queries]]
         judged_b = float(judged[mine].mean()) if len(mine) else math.nan
         out.append(Tenant(s, top, share, float(np.median(values)) if len(values) else math.nan, judged_b))
-    out.sort(key=lambda t: (math.isnan(t.slice.b.hit_rate), t.slice.b.hit_rate, -t.slice.n, t.name))
-    rates = {side: np.array([getattr(t.slice, side).hit_rate for t in out]) for side in ("a", "b")}
+    measure = RECALL if ev.truth is not None else HIT_RATE
+
+    def b_rate(t: Tenant) -> float:  # to RATE_DIGITS: a mean of recalls is a sum of floats
+        return round(float(getattr(t.slice.b, measure)), RATE_DIGITS)
+
+    out.sort(key=lambda t: (math.isnan(b_rate(t)), b_rate(t), -t.slice.n, t.name))
+    rates = {side: np.array([getattr(getattr(t.slice, side), measure) for t in out]) for side in ("a", "b")}
     return Tenants(
         floor=floor,
         rows=out,
-        below_floor={side: int((r[~np.isnan(r)] < floor).sum()) for side, r in rates.items()},
+        below_floor={
+            side: int((np.round(r[~np.isnan(r)], RATE_DIGITS) < floor).sum()) for side, r in rates.items()
+        },
         p5={
             side: float(np.percentile(r[~np.isnan(r)], 5)) if (~np.isnan(r)).any() else math.nan
             for side, r in rates.items()
         },
+        measure=measure,
     )

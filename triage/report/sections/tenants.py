@@ -12,6 +12,7 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from triage.core.views.slices import RATE_DIGITS, RECALL
 from triage.report.arms import ByArm, num
 from triage.report.blocks import Block, Heading, Para, Table
 from triage.report.cells import BAR, NONE, SLICE_CAP, bar, delta, floor, interval, rate, share
@@ -55,15 +56,25 @@ class TenantRow:
     wilson_high_b: float | None
     judged_at_k_b: float | None  # B's judged@k over the tenant's queries: how much of its top k is labelled
     compare: Mapping[str, SliceComparison] = field(default_factory=dict)  # as SliceRow's
+    # Against exact truth: each arm's recall at k over min(k, n_eligible), what tenants are ranked on
+    recall: ByArm[float | None] | None = field(default=None, metadata={"omit_empty": True})
+
+    @property
+    def ranked_b(self) -> float | None:
+        """B's figure the tenants are ranked and floored on: its recall against exact truth, else its
+        hit rate; to RATE_DIGITS decimals (a mean of recalls is a sum of floats)."""
+        rate = self.hit_rate_b if self.recall is None else self.recall.b
+        return None if rate is None else round(rate, RATE_DIGITS)
 
     def below(self, floor: float) -> bool:
-        return self.hit_rate_b is not None and self.hit_rate_b < floor
+        return self.ranked_b is not None and self.ranked_b < floor
 
 
 class TenantOrder(Enum):
     """How the tenants are listed, worst first (JSON `tenants.order`)."""
 
-    HIT_RATE = "hit_rate_b"  # B's hit rate ascending, then more queries first, then the name
+    # B's hit rate (against exact truth: recall) ascending, then more queries first, then the name
+    HIT_RATE = "hit_rate_b"
     LOWER_BOUND = "wilson_low_b"  # the low end of B's 95% interval, then its high end, then the name
 
     @property
@@ -90,9 +101,12 @@ class TenantsSection:
     worst: tuple[TenantRow, ...]  # the first three rows
     rows: tuple[TenantRow, ...]  # every tenant, worst first in `order`
     order: TenantOrder = TenantOrder.HIT_RATE
+    # What `order`'s rate, the floor and the 5th percentile read: "recall@10" against exact truth
+    # (each row's `recall`); None: the hit rate
+    measure: str | None = field(default=None, metadata={"omit_empty": True})
 
     def below(self) -> list[TenantRow]:
-        """Tenants whose B hit rate is below the floor, worst first."""
+        """Tenants whose B hit rate (against exact truth: recall) is below the floor, worst first."""
         return [r for r in self.rows if r.below(self.floor)]
 
     @cached_property
@@ -108,7 +122,7 @@ class TenantsSection:
             rows = tuple(sorted(self.rows, key=_lower_bound_key))
         else:
             rows = tuple(
-                sorted(self.rows, key=lambda r: (r.hit_rate_b is None, r.hit_rate_b or 0.0, -r.n, r.tenant))
+                sorted(self.rows, key=lambda r: (r.ranked_b is None, r.ranked_b or 0.0, -r.n, r.tenant))
             )
         return replace(self, rows=rows, worst=rows[: len(self.worst)], order=order)
 
@@ -146,12 +160,18 @@ def tenants_section(t: Tenants | None, c: SliceComparisons | None, name: str) ->
     if t is None or c is None:
         return None
     rows = tuple(tenant_row(x, {name: slice_compare(c, i)}) for i, x in enumerate(t.rows))
+    if t.measure == RECALL:  # against exact truth: each tenant's recall, what they are ranked on
+        rows = tuple(
+            replace(row, recall=ByArm(num(x.slice.a.recall), num(x.slice.b.recall)))
+            for row, x in zip(rows, t.rows, strict=True)
+        )
     return TenantsSection(
         floor=t.floor,
         below_floor=ByArm(t.below_floor["a"], t.below_floor["b"]),
         p5=ByArm(num(t.p5["a"]), num(t.p5["b"])),
         worst=rows[: len(t.worst)],
         rows=rows,
+        measure=name if t.measure == RECALL else None,
     )
 
 
@@ -169,17 +189,22 @@ def tenant_marks(t: TenantRow, floor_at: float) -> str:
 
 
 def below_floor(t: TenantsSection) -> str:
-    """ "2 below the floor 0.80 in A, 3 in B"."""
+    """ "2 below the floor 0.80 in A, 3 in B"; against exact truth "tenants below 0.80 recall: 2 in
+    A, 3 in B"."""
+    if t.measure is not None:
+        return f"tenants below {floor(t.floor)} recall: {t.below_floor.a} in A, {t.below_floor.b} in B"
     return f"{t.below_floor.a} below the floor {floor(t.floor)} in A, {t.below_floor.b} in B"
 
 
 def p5(t: TenantsSection) -> str:
-    return f"5th-percentile tenant hit rate A {rate(t.p5.a)}, B {rate(t.p5.b)}"
+    what = "hit rate" if t.measure is None else t.measure
+    return f"5th-percentile tenant {what} A {rate(t.p5.a)}, B {rate(t.p5.b)}"
 
 
 def tenant_summary(t: TenantsSection) -> str:
+    of = f" ({t.measure})" if t.measure is not None else ""
     return (
-        f"floor {floor(t.floor)}: {t.below_floor.a} tenants below it in A, {t.below_floor.b} in B; "
+        f"floor {floor(t.floor)}{of}: {t.below_floor.a} tenants below it in A, {t.below_floor.b} in B; "
         f"{p5(t)}; {len(t.rows)} tenants, {t.order.label}"
     )
 
@@ -188,6 +213,8 @@ def below_floor_line(t: TenantsSection, show: int = 3) -> str:
     """ "2 tenants below 0.80 in B: acme, globex": the overview's line, the first `show` named."""
     names = [r.tenant for r in t.below()]
     head = f"{len(names)} tenants below {floor(t.floor)} in B"
+    if t.measure is not None:
+        head = f"tenants below {floor(t.floor)} recall in B: {len(names)}"
     if not names:
         return head
     return f"{head}: {', '.join(names[:show])}{' …' if len(names) > show else ''}"
@@ -287,6 +314,46 @@ TENANT_BARS: tuple[Column[TenantLine], ...] = (
 )
 
 
+def _recall(t: TenantLine, side: str) -> float | None:
+    return None if t.row.recall is None else getattr(t.row.recall, side)
+
+
+# Against exact truth the tenants are ranked on recall at k: it stands where the hit rate does.
+RECALL_A = "Arm A's recall at k in this row: against exact truth, over min(k, n_eligible)."
+RECALL_B = "Arm B's recall at k in this row: against exact truth, over min(k, n_eligible)."
+_BY_RECALL: dict[str, Column[TenantLine]] = {
+    "hit A": Column("rec A", RECALL_A, lambda t: rate(_recall(t, "a")), 5, right=True),
+    "hit B": Column("rec B", RECALL_B, lambda t: rate(_recall(t, "b")), 5, right=True),
+    "B−A": Column(
+        "B−A",
+        "B's recall minus A's for that row.",
+        lambda t: delta(_recall(t, "a"), _recall(t, "b")),
+        6,
+        True,
+        wide=True,
+    ),
+    "A": Column(
+        "A", "Arm A's recall, as a bar.", lambda t: _bar(_recall(t, "a"), t), BAR + 7, narrow=NARROW_BAR + 6
+    ),
+    "B": Column(
+        "B", "Arm B's recall, as a bar.", lambda t: _bar(_recall(t, "b"), t), BAR + 7, narrow=NARROW_BAR + 6
+    ),
+}
+
+
+RECALL_COLUMNS = (_BY_RECALL["hit A"], _BY_RECALL["hit B"])  # what `?` adds to the tenants' columns
+
+
+def tenant_columns(tenants: TenantsSection | None, bars: bool = False) -> tuple[Column[TenantLine], ...]:
+    """The tenants table's columns (`bars`: the app's bars): TENANTS, or against exact truth (the
+    section's `measure`) with each arm's recall where its hit rate stands, and no interval (B 95% is
+    the interval of B's hit rate: beside recall it would read as recall's)."""
+    columns = TENANT_BARS if bars else TENANTS
+    if tenants is None or tenants.measure is None:
+        return columns
+    return tuple(_BY_RECALL.get(c.title, c) for c in columns if c.title != "B 95%")
+
+
 UNFILLED = "Tenants: no `tenant` column in the runs or the queries file, so no tenant is ranked."
 
 
@@ -295,10 +362,11 @@ def tenant_blocks(r: TenantsSource) -> list[Block]:
     if t is None:
         return [Para(UNFILLED, own=True)]
     out: list[Block] = [Heading(f"Tenants, {t.order.label}"), Para(tenant_summary(t))]
-    rows = [cells_of(TENANTS, x) for x in tenant_lines(t, SLICE_CAP)]
+    shown = tenant_columns(t)
+    rows = [cells_of(shown, x) for x in tenant_lines(t, SLICE_CAP)]
     # the HTML aligns the counts and rates right; the interval, the selectivity and Δ q read as text
-    numeric = [c.right and c.title not in ("B 95%", "sel.", "Δ q") for c in TENANTS]
-    out.append(Table(titles(TENANTS), rows, frozenset(i for i, right in enumerate(numeric) if right)))
+    numeric = [c.right and c.title not in ("B 95%", "sel.", "Δ q") for c in shown]
+    out.append(Table(titles(shown), rows, frozenset(i for i, right in enumerate(numeric) if right)))
     if len(t.rows) > SLICE_CAP:
         more = len(t.rows) - SLICE_CAP
         out.append(Para(f"… {more} more tenants (`--format json` lists them all).", own=True))

@@ -216,8 +216,13 @@ class QueryList(LiveScreen):
 
 class FlipsScreen(QueryList):
     TOPIC = Topic("Flips", ("flip", *SHOWN))
-    title_text = "Flips, hit→miss first"
     with_hints = True
+
+    @property
+    def title_text(self) -> str:  # type: ignore[override]
+        if self.session.ev.truth is not None:  # against exact truth: recall@k's changes
+            return f"Flips, recall@{self.session.ev.k} fell, the largest fall first, then rose"
+        return "Flips, hit→miss first"
 
     def rows(self) -> np.ndarray:
         return self.session.flips

@@ -42,21 +42,25 @@ TALLY = {Level.OK: "$text-success", Level.WARNING: "bold $text-warning", Level.E
 def headline(r: Report) -> Content:
     """Each arm's metrics at k, B − A, the flips with McNemar's p and the checks' tally, in three
     short lines: the numbers a reader came for (and whether anything but the treatment changed),
-    above everything that can push them below the first screen."""
+    above everything that can push them below the first screen. Against exact truth recall@k, the
+    decision measure, comes first."""
     a, b = r.arms.a, r.arms.b
     level, tally = checks_tally(r.checks)
     parts: list[str | tuple[str, str]] = []
-    for name, x, y in (
+    rows = [
         ("hit rate", a.hit_rate, b.hit_rate),
         ("recall", a.recall, b.recall),
         ("mrr", a.mrr, b.mrr),
         ("ndcg", a.ndcg, b.ndcg),
-    ):
+    ]
+    if r.truth is not None:  # against exact truth recall@k decides: it leads
+        rows.insert(0, rows.pop(1))
+    for i, (name, x, y) in enumerate(rows):
         parts += [(f"{name}@{r.k} ", "$text-muted"), f"A {cells.rate(x)} → B {cells.rate(y)} "]
         parts += [(f"({cells.delta(x, y)})", "bold")]
-        if name == "hit rate":  # the shortest line: the tally fits beside it at 80 columns
+        if i == 0:  # the first line: the tally fits beside it at 80 columns
             parts += ["   ", (tally, TALLY[level])]
-        parts += ["\n" if name in ("hit rate", "mrr") else "   "]
+        parts += ["\n" if i in (0, 2) else "   "]
     p = r.paired
     parts[-1] = "\n"
     parts += [(flip_counts(p), "bold"), "   ", (mcnemar(p), "bold $text-accent")]

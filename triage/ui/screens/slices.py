@@ -22,6 +22,7 @@ from triage.report.columns import Column
 from triage.report.sections.slices import LEGEND, SLICES, SliceRow
 from triage.report.sections.tenants import (
     NARROW_BAR,
+    RECALL_COLUMNS,
     TENANT_BARS,
     TENANTS,
     TenantLine,
@@ -30,6 +31,7 @@ from triage.report.sections.tenants import (
     TenantsSection,
     below_floor,
     p5,
+    tenant_columns,
 )
 from triage.ui.glossary import Topic
 from triage.ui.keys import Keys
@@ -102,7 +104,10 @@ class SliceQueries(QueryList):
 
 
 class TenantsScreen(LiveScreen):
-    TOPIC = Topic("Tenants", (*TENANTS, "< floor", "few", "floor", "5th-percentile", "bars", *TENANT_BARS))
+    TOPIC = Topic(
+        "Tenants",
+        (*TENANTS, *RECALL_COLUMNS, "< floor", "few", "floor", "5th-percentile", "bars", *TENANT_BARS),
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         HELP_KEY,
         BACK,
@@ -173,9 +178,7 @@ class TenantsScreen(LiveScreen):
             )
         )
         bar = NARROW_BAR if self.narrow else cells.BAR
-        shown = columns.shown(
-            self.BARS if self.show_bars else self.COLUMNS, empty_tenant_columns(rows), self.narrow
-        )
+        shown = columns.shown(tenant_columns(t, self.show_bars), empty_tenant_columns(rows), self.narrow)
 
         def row(i: int) -> list[str]:
             return columns.cells_of(shown, TenantLine(i + 1, rows[i], t, bar))

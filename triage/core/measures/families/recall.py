@@ -41,3 +41,16 @@ RECALL = Metric(
     ir_measures="`R@5`, likewise",
     ranx="`recall@5`, likewise",
 )
+
+
+def exact_recall_at(hits: GoldHits, k: int, n_eligible: np.ndarray) -> np.ndarray:
+    """Recall@k against exact truth (`hits`: where the arm retrieved the true neighbours at k, tied
+    extras included): |top k ∩ truth| over min(k, n_eligible), the truth's exact count whatever
+    the truth holds, at most min(k, n_eligible) counted (a tied extra may stand in for a
+    neighbour it ties with); NaN where n_eligible ≤ 0 (nothing eligible, or not known)."""
+    denom = np.minimum(k, n_eligible)
+    found = np.minimum(hits_at(hits, k, len(n_eligible)), denom)
+    out = np.full(len(n_eligible), np.nan)
+    ok = denom > 0
+    out[ok] = found[ok] / denom[ok]
+    return out

@@ -1,4 +1,5 @@
-"""The two arm summaries: hit or miss, where the gold sits, the plan and the counts."""
+"""The two arm summaries: hit or miss, where the gold sits, the plan and the counts; against exact
+truth, the arm's recall@k and the true neighbours it missed, with their rank and score in the truth."""
 
 from __future__ import annotations
 
@@ -16,7 +17,36 @@ def _known(value: object) -> str:
     return "–" if value is None else str(value)
 
 
-def arm_summary(arm: ArmView, k: int, movement: int | None) -> Content:
+MISSED_SHOWN = 5  # missed neighbours named on the summary; the rest counted
+
+
+def missed_line(arm: ArmView, k: int, exact_eligible: int | None) -> list[str | tuple[str, str]]:
+    """ "recall@10 0.30 (exact n_eligible 1500) · missed 7: d12 (truth rank 1, 0.912) …"."""
+    head: list[str | tuple[str, str]] = [
+        (f"recall@{k} ", "$text-muted"),
+        ("–" if arm.recall is None else f"{arm.recall:.2f}", "bold"),
+        ("   exact n_eligible ", "$text-muted"),
+        _known(exact_eligible),
+    ]
+    tied = (
+        f"   {arm.stand_ins} tied neighbour{'s' if arm.stand_ins != 1 else ''} credited"
+        if arm.stand_ins
+        else ""
+    )
+    if not arm.missed:
+        return [*head, ("   missed no true neighbour", "$text-success"), tied]
+    named = [
+        f"{m.chunk_id} (truth rank {m.truth_rank}, {m.truth_score:.4g}"
+        + (f", here {m.rank})" if m.rank is not None else ")")
+        for m in arm.missed[:MISSED_SHOWN]
+    ]
+    more = f" … (+{len(arm.missed) - MISSED_SHOWN})" if len(arm.missed) > MISSED_SHOWN else ""
+    return [*head, tied, "\n", (f"missed {len(arm.missed)}: ", "$text-error bold"), ", ".join(named) + more]
+
+
+def arm_summary(arm: ArmView, k: int, movement: int | None, exact_eligible: int | None = None) -> Content:
+    """`exact_eligible`: judged against exact truth, the query's exact n_eligible (the recall line and
+    the missed neighbours are shown); None: other labels."""
     side = arm.side.upper()
     if not arm.present:
         return line(
@@ -41,6 +71,8 @@ def arm_summary(arm: ArmView, k: int, movement: int | None) -> Content:
     if arm.short(k):
         short = [(f"returned {arm.n_returned} of k = {k} · short list", "$text-warning bold")]
     third = [*answer, *(["   "] if answer and short else []), *short]
+    if exact_eligible is not None:
+        third = [*third, *(["\n"] if third else []), *missed_line(arm, k, exact_eligible)]
     return line(
         (f"{side} {arm.name}  ", "bold"),
         outcome,
@@ -65,7 +97,7 @@ class ArmSummary(OneLayout, Static):
         self.side = side
 
     def show(self, d: QueryDetail) -> None:
-        redraw(self, arm_summary(d.a if self.side == "a" else d.b, d.k, d.movement))
+        redraw(self, arm_summary(d.a if self.side == "a" else d.b, d.k, d.movement, d.exact_eligible))
 
 
 class ArmSummaries(OneLayout, Horizontal):
