@@ -40,6 +40,7 @@ RESCORE_ROWS = 4096  # candidates rescored in float64 at a time
 # block's rows); else its queries join the block-wide product and its ineligible hits are dropped.
 # Measured: a gathered row costs ~100x a query-row pair of a large product.
 GATHER = 0.01
+HELD_BYTES = 64 << 20  # the filtered groups' eligible rows held before their queries scan them
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,31 @@ def partial_topk(job: Job, blocks: Iterable[Block], progress: Callable[[int], No
     return scan.partial()
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """Rows to score: their float32 embeddings as stored (`x`, rescored from), as the float32
+    products use them (`xa`: normalised under cosine), their float32 squared lengths, their ids,
+    and a bound on their length (1 under cosine)."""
+
+    x: np.ndarray
+    xa: np.ndarray
+    nr2: np.ndarray
+    ids: pa.Array
+    reach: float
+
+    def take(self, at: np.ndarray) -> _Rows:
+        x = self.x[at]
+        xa = x if self.xa is self.x else self.xa[at]
+        return _Rows(x, xa, self.nr2[at], self.ids.take(pa.array(at)), self.reach)
+
+    @classmethod
+    def joined(cls, parts: list[_Rows]) -> _Rows:
+        x = np.concatenate([p.x for p in parts])
+        xa = x if parts[0].xa is parts[0].x else np.concatenate([p.xa for p in parts])
+        ids = pa.concat_arrays([p.ids for p in parts])
+        return cls(x, xa, np.concatenate([p.nr2 for p in parts]), ids, max(p.reach for p in parts))
+
+
 class _Scan:
     def __init__(self, job: Job) -> None:
         self.job = job
@@ -95,6 +121,8 @@ class _Scan:
         self.pool_q: list[np.ndarray] = []
         self.pool_g: list[np.ndarray] = []
         self.pool_ids: list[pa.Array] = []
+        self.held: dict[int, list[_Rows]] = {}  # per filtered group: its few eligible rows, copied
+        self.held_bytes = 0
 
     # -- the bounds, per query (`qs`: the queries' indices) --------------------------------------
 
@@ -121,31 +149,29 @@ class _Scan:
 
     # -- a block ------------------------------------------------------------------------------
 
-    def add(self, block: Block) -> None:
-        x = block.vectors
-        rows = len(x)
-        if rows == 0:
-            return
+    def _rows(self, x: np.ndarray, ids: pa.Array) -> _Rows:
         nr2 = np.einsum("ij,ij->i", x, x)
         if self.job.metric == "cosine":
-            xa = x / np.sqrt(nr2)[:, None]
-            reach = 1.0
-        else:
-            xa = x
-            reach = float(np.sqrt(float(nr2.max()))) * (1 + 1e-3)
+            return _Rows(x, x / np.sqrt(nr2)[:, None], nr2, ids, 1.0)
+        return _Rows(x, x, nr2, ids, float(np.sqrt(float(nr2.max()))) * (1 + 1e-3))
+
+    def add(self, block: Block) -> None:
+        rows = len(block.ids)
+        if rows == 0:
+            return
+        whole = self._rows(block.vectors, block.ids)
         dense: list[tuple[np.ndarray, np.ndarray | None]] = []
         for g, mask in enumerate(block.eligible):
             n_e = rows if mask is None else int(np.count_nonzero(mask))
             self.n_eligible[g] += n_e
-            members = self.members[g]
-            if n_e == 0 or len(members) == 0:
+            if n_e == 0 or len(self.members[g]) == 0:
                 continue
-            if mask is None or n_e >= GATHER * len(members) * rows:
-                dense.append((members, mask))
+            if mask is None or n_e >= GATHER * len(self.members[g]) * rows:
+                dense.append((self.members[g], mask))
                 continue
             at = np.flatnonzero(mask)
-            for qs in _chunks(members, _query_rows(len(at))):
-                self._pass(qs, xa[at], nr2[at], block, at, None, reach)
+            self.held.setdefault(g, []).append(whole.take(at))
+            self.held_bytes += whole.x.itemsize * whole.x.shape[1] * len(at)
         if dense:
             qs_all = np.concatenate([m for m, _ in dense])
             admits = np.stack([np.ones(rows, bool) if mask is None else mask for _, mask in dense])
@@ -153,27 +179,27 @@ class _Scan:
             step = _query_rows(rows)
             for first in range(0, len(qs_all), step):
                 part = slice(first, first + step)
-                self._pass(qs_all[part], xa, nr2, block, None, (which[part], admits), reach)
+                self._pass(qs_all[part], whole, (which[part], admits))
+        if self.held_bytes > HELD_BYTES:
+            self._release()
         self._prune()
 
-    def _pass(
-        self,
-        qs: np.ndarray,
-        xa: np.ndarray,
-        nr2: np.ndarray,
-        block: Block,
-        at: np.ndarray | None,
-        masked: tuple[np.ndarray, np.ndarray] | None,
-        reach: float,
-    ) -> None:
-        """Queries `qs` against the rows `xa` (block rows `at`; None: all), their hits rescored
-        and pooled. `masked`: per query, its row of the admission matrix (groups × the block's
-        rows); None: every row admitted."""
-        s = self.qa[qs] @ xa.T
+    def _release(self) -> None:
+        """The held rows of each filtered group, scanned by its queries at once."""
+        for g, parts in self.held.items():
+            rows = parts[0] if len(parts) == 1 else _Rows.joined(parts)
+            for qs in _chunks(self.members[g], _query_rows(len(rows.ids))):
+                self._pass(qs, rows, None)
+        self.held, self.held_bytes = {}, 0
+
+    def _pass(self, qs: np.ndarray, rows: _Rows, masked: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Queries `qs` against `rows`, their hits rescored and pooled. `masked`: per query, its
+        row of the admission matrix (groups × rows); None: every row admitted."""
+        s = self.qa[qs] @ rows.xa.T
         if self.job.metric == "l2":
             s *= 2
-            s -= nr2[None, :]
-        m = self._margin(qs, reach)
+            s -= rows.nr2[None, :]
+        m = self._margin(qs, rows.reach)
         theta = self._threshold(self.cut[qs], qs, m)
         fresh = np.flatnonzero(np.isneginf(theta))
         if len(fresh):
@@ -187,10 +213,9 @@ class _Scan:
         qi, cj = qi[keep], cj[keep]
         if len(qi) == 0:
             return
-        rows = cj if at is None else at[cj]
         self.pool_q.append(qs[qi])
-        self.pool_g.append(self._exact(qs[qi], block.vectors, rows))
-        self.pool_ids.append(block.ids.take(pa.array(rows)))
+        self.pool_g.append(self._exact(qs[qi], rows.x, cj))
+        self.pool_ids.append(rows.ids.take(pa.array(cj)))
 
     def _first(
         self,
@@ -260,6 +285,7 @@ class _Scan:
         self.pool_ids = [ids.filter(pa.array(keep))]
 
     def partial(self) -> Partial:
+        self._release()
         self._prune()
         n_eligible = self.n_eligible[self.job.groups] if self.n else np.zeros(0, np.int64)
         if not self.pool_q:
