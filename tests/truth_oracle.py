@@ -110,14 +110,12 @@ def unfiltered(text: str | None) -> bool:
     return text is None or not text.strip()
 
 
-def eligible_rows(meta: pa.Table, text: str | None) -> np.ndarray:
-    """Row numbers where DuckDB finds the predicate TRUE (NULL and FALSE rows are not eligible)."""
+def eligible_rows(con: duckdb.DuckDBPyConnection, rows: int, text: str | None) -> np.ndarray:
+    """Row numbers where DuckDB finds the predicate TRUE over the table `corpus` registered on `con`
+    (NULL and FALSE rows are not eligible)."""
     if unfiltered(text):
-        return np.arange(meta.num_rows, dtype=np.int64)
-    con = duckdb.connect()
-    con.register("corpus", meta)
+        return np.arange(rows, dtype=np.int64)
     got = con.execute(f'SELECT "__row" FROM corpus WHERE ({text}) ORDER BY "__row"').fetchnumpy()["__row"]
-    con.close()
     return np.asarray(got, dtype=np.int64)
 
 
@@ -182,11 +180,13 @@ def exact_truth(
     data = read_corpus(corpus)
     asked = read_queries(queries)
     eligible: dict[str | None, tuple[np.ndarray, np.ndarray]] = {}  # filter text -> rows, chunk_id order
+    con = duckdb.connect()
+    con.register("corpus", data.meta)
     out = []
     for q in asked:
         key = None if unfiltered(q.filter) else q.filter
         if key not in eligible:
-            rows = eligible_rows(data.meta, key)
+            rows = eligible_rows(con, data.meta.num_rows, key)
             eligible[key] = rows, by_chunk_id(data.ids[rows])
         rows, by_id = eligible[key]
         ids = data.ids[rows]
@@ -199,6 +199,7 @@ def exact_truth(
             extras = int(np.count_nonzero(tied(s[m:], float(s[m - 1]), tolerance)))
             assert not np.any(tied(s[m + extras :], float(s[m - 1]), tolerance)), "tied rows must be adjacent"
         out.append(QueryTruth(q, len(rows), ids, s, m, extras))
+    con.close()
     return Oracle(metric, k, tolerance, data.meta.num_rows, data.shard_rows, out)
 
 
