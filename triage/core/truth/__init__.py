@@ -1,0 +1,3 @@
+"""Truth: the exact top-k within the rows a query's filter admits, computed from a corpus of
+embeddings (docs/truth.md). `predicate` reads a filter (a SQL WHERE clause) and finds the rows it
+admits. May import `inputs` and the rooms below it."""
