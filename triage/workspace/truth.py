@@ -1,0 +1,276 @@
+"""`triage truth`: the exact top-k of every query within the corpus rows its filter admits, written
+as a truth folder (docs/truth.md).
+
+The run: the queries are read and grouped by their predicate (one group per distinct filter), every
+filter is checked against every shard's columns before anything is scanned; then, per shard, its
+partial top-k is taken from the truth cache when proved there, else computed (`shard_results`: the
+seam where the cache and the engines meet, each shard's partial a pure function of the shard and
+the job); the partials are merged, ranked and written at once (`output.write_truth`: a temporary
+folder renamed, so Ctrl-C leaves no DIR). Progress is reported as rows scanned, with the rate and
+the time left.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import xxhash
+
+from triage import __version__
+from triage.core.errors import InputError
+from triage.core.files import protect
+from triage.core.truth import predicate
+from triage.core.truth.kernel import METRICS, Job
+from triage.core.truth.merge import merge_partials, ranked
+from triage.core.truth.output import FORMAT, VERSION, labels_table, queries_table, refuse_out, write_truth
+from triage.core.truth.queries import QuerySet, read_queries
+from triage.core.truth.shards import Shard, ShardResult, check_dim, corpus_shards, read_ids, scan_shard
+
+DEFAULT_TOLERANCE = 1e-6
+ENGINES = ("local", "ray")
+ORDER = {
+    "cosine": "score descending, then chunk_id ascending",
+    "ip": "score descending, then chunk_id ascending",
+    "l2": "score (distance) ascending, then chunk_id ascending",
+}
+
+
+@dataclass(frozen=True)
+class TruthProgress:
+    """How far a run is: corpus rows scanned (a shard read from the cache counts as scanned) of
+    all, rows per second over the scanning so far, and the seconds left at that rate (None before
+    a rate is known)."""
+
+    done: int
+    total: int
+    rate: float
+    eta: float | None
+    shard: str  # the shard being scanned
+
+
+@dataclass(frozen=True)
+class TruthRun:
+    """What a run did: the folder written and its provenance (truth.json), with the count of
+    shards computed and read from the cache, and the seconds it took."""
+
+    out: Path
+    provenance: dict
+    computed: int
+    cached: int
+    seconds: float
+
+
+class _Meter:
+    def __init__(self, total: int, report: Callable[[TruthProgress], None] | None) -> None:
+        self.total, self.report = total, report
+        self.done = 0
+        self.scanned = 0  # rows actually scanned (the rate's)
+        self.start = time.monotonic()
+        self.shard = ""
+        self.last = 0.0
+
+    def skip(self, rows: int) -> None:
+        self.done += rows
+        self._tell(force=True)
+
+    def advance(self, rows: int) -> None:
+        self.done += rows
+        self.scanned += rows
+        self._tell()
+
+    def _tell(self, force: bool = False) -> None:
+        if self.report is None:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < 0.1 and self.done < self.total:
+            return
+        self.last = now
+        spent = now - self.start
+        rate = self.scanned / spent if spent > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else None
+        self.report(TruthProgress(self.done, self.total, rate, eta, self.shard))
+
+
+def compute_truth(
+    corpus: Path,
+    queries: Path,
+    k: int | Sequence[int],
+    out: Path,
+    metric: str = "cosine",
+    tolerance: float = DEFAULT_TOLERANCE,
+    engine: str = "local",
+    address: str | None = None,
+    force: bool = False,
+    progress: Callable[[TruthProgress], None] | None = None,
+) -> TruthRun:
+    """Compute the truth of `queries` over `corpus` at max(k) and write it to `out`."""
+    began = time.monotonic()
+    ks = _ks(k)
+    _check_options(metric, tolerance, engine)
+    shards = corpus_shards(Path(corpus))
+    qs = read_queries(Path(queries), metric == "cosine")
+    for shard in shards:
+        check_dim(shard, qs.vectors.shape[1])
+    corpus_folder = [Path(corpus)] if Path(corpus).is_dir() else []
+    protected = protect([Path(queries), *(s.path for s in shards)], folders=corpus_folder)
+    refuse_out(Path(out), protected, force)
+    predicates, groups = _groups(qs, shards)
+    job = Job(qs.vectors, groups, len(predicates), metric, max(ks), tolerance)
+    meter = _Meter(sum(s.rows for s in shards), progress)
+    results, cached = shard_results(shards, job, predicates, engine, address, meter)
+    _unique_across(shards, results)
+    merged = merge_partials([r.partial for r in results], job.k, tolerance)
+    rows = sum(s.rows for s in shards)
+    labels = labels_table(ranked(merged, job.k), qs.ids, metric)
+    table = queries_table(qs.table, qs.filters, merged.n_eligible, rows)
+    provenance = _provenance(Path(corpus), shards, qs, metric, ks, tolerance, engine)
+    write_truth(Path(out), labels, table, provenance, protected, force)
+    return TruthRun(Path(out), provenance, len(shards) - cached, cached, time.monotonic() - began)
+
+
+def shard_results(
+    shards: Sequence[Shard],
+    job: Job,
+    predicates: Sequence[predicate.Predicate],
+    engine: str,
+    address: str | None,
+    meter: _Meter,
+) -> tuple[list[ShardResult], int]:
+    """Each shard's partial top-k for `job`, in the shards' order, and how many came from the
+    cache. The seam: a shard's partial is read from the truth cache when proved there, else
+    computed by the engine (`shards.scan_shard`, a pure function of the shard and the job) and
+    kept in the cache."""
+    found: dict[int, ShardResult] = {}  # the cache's look-up goes here (cache.py)
+    for i in found:
+        meter.skip(shards[i].rows)
+    todo = [i for i in range(len(shards)) if i not in found]
+    if engine != "local":
+        raise InputError("--engine", f"{engine!r} is not available yet; use local")
+    for i in todo:
+        meter.shard = shards[i].name
+        found[i] = scan_shard(shards[i], job, predicates, meter.advance)
+        # the cache's store goes here (cache.py)
+    return [found[i] for i in range(len(shards))], len(shards) - len(todo)
+
+
+def _ks(k: int | Sequence[int]) -> list[int]:
+    ks = [k] if isinstance(k, int) else list(k)
+    if not ks or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in ks):
+        raise InputError("k", f"{k!r}: give one or more positive whole numbers")
+    return sorted(set(ks))
+
+
+def _check_options(metric: str, tolerance: float, engine: str) -> None:
+    if metric not in METRICS:
+        raise InputError("metric", f"{metric!r} is not one of {', '.join(METRICS)}")
+    if not (isinstance(tolerance, int | float) and 0 <= tolerance < 1 and math.isfinite(tolerance)):
+        raise InputError("tolerance", f"{tolerance!r} is not a number from 0 up to (not including) 1")
+    if engine not in ENGINES:
+        raise InputError("engine", f"{engine!r} is not one of {', '.join(ENGINES)}")
+
+
+def _groups(qs: QuerySet, shards: Sequence[Shard]) -> tuple[list[predicate.Predicate], np.ndarray]:
+    """One predicate per distinct filter (by its canonical key) and each query's group; a filter
+    that cannot be read, or names a column a shard lacks, is refused at its query's row."""
+    keyed: dict[str, int] = {}
+    predicates: list[predicate.Predicate] = []
+    groups = np.zeros(len(qs.filters), np.int64)
+    parsed: dict[str | None, predicate.Predicate] = {}
+    for row, text in enumerate(qs.filters):
+        if text not in parsed:
+            parsed[text] = _parsed(qs, row, text, shards)
+        p = parsed[text]
+        if p.key not in keyed:
+            keyed[p.key] = len(predicates)
+            predicates.append(p)
+        groups[row] = keyed[p.key]
+    return predicates, groups
+
+
+def _parsed(qs: QuerySet, row: int, text: str | None, shards: Sequence[Shard]) -> predicate.Predicate:
+    where = (
+        f"line {row + 1}" if qs.path.suffix.lower() in (".jsonl", ".ndjson", ".json") else f"row {row + 1}"
+    )
+    p = predicate.parse_filter(text, qs.path, where)
+    for shard in shards:
+        lacking = sorted(p.columns - set(shard.columns) - {"embedding"})
+        if lacking or "embedding" in p.columns:
+            have = ", ".join(c for c in shard.columns if c != "embedding")
+            name = lacking[0] if lacking else "embedding"
+            raise InputError(
+                qs.path,
+                f"filter {text!r} names the column {name!r}, which the corpus shard {shard.name} "
+                f"does not hold as metadata (columns: {have})",
+                where,
+            )
+        predicate.check(p, shard.schema, qs.path, where)
+    return p
+
+
+def _unique_across(shards: Sequence[Shard], results: Sequence[ShardResult]) -> None:
+    """InputError naming a chunk id that two shards both hold."""
+    if len(shards) < 2:
+        return
+    fp = np.concatenate([r.fingerprints for r in results])
+    shard_of = np.repeat(np.arange(len(shards)), [len(r.fingerprints) for r in results])
+    starts = np.concatenate([[0], np.cumsum([len(r.fingerprints) for r in results])[:-1]])
+    order = np.argsort(fp, kind="stable")
+    for i in np.flatnonzero(fp[order][1:] == fp[order][:-1]):
+        a, b = int(order[i]), int(order[i + 1])
+        sa, sb = int(shard_of[a]), int(shard_of[b])
+        if sa == sb:
+            continue
+        ra, rb = a - int(starts[sa]), b - int(starts[sb])
+        ida, idb = read_ids(shards[sa], [ra])[0], read_ids(shards[sb], [rb])[0]
+        if ida == idb:
+            raise InputError(
+                shards[sb].path,
+                f"duplicate chunk_id {ida!r}: also in {shards[sa].path} (row {ra + 1})",
+                f"row {rb + 1}",
+            )
+
+
+def _provenance(
+    corpus: Path,
+    shards: Sequence[Shard],
+    qs: QuerySet,
+    metric: str,
+    ks: list[int],
+    tolerance: float,
+    engine: str,
+) -> dict:
+    digest = xxhash.xxh3_128()
+    for s in shards:
+        digest.update(f"{s.name}\x00{s.digest}\x00".encode())
+    snapshots = {s.snapshot for s in shards}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "triage": __version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "metric": metric,
+        "order": ORDER[metric],
+        "k": ks,
+        "tolerance": tolerance,
+        "engine": engine,
+        "kernel": "numpy",
+        "corpus": {
+            "path": str(corpus),
+            "rows": sum(s.rows for s in shards),
+            "snapshot": snapshots.pop() if len(snapshots) == 1 else None,
+            "digest": digest.hexdigest(),
+            "shards": [{"name": s.name, "rows": s.rows, "digest": s.digest} for s in shards],
+        },
+        "queries": {
+            "path": str(qs.path),
+            "rows": len(qs.filters),
+            "digest": qs.digest,
+            "vectors_digest": qs.vectors_digest,
+        },
+    }
