@@ -10,15 +10,18 @@ and every score is computed in float64, one query at a time, over that query's e
 
 A row's float32 coordinates are cast to float64 (a product of two float32 values is exact in
 float64), and each score is a sum along the row of a C-contiguous float64 array, so two equal
-vectors always get bit-equal scores (planted ties stay ties). Order: best first (descending for
+vectors always get bit-equal scores (planted ties stay ties). Rows holding one vector (bit for bit)
+are exact ties, and the check holds the engine to them: one score, chunk_id order, and no copy
+left out of the top k for a copy with a larger chunk_id. Rows whose exact scores merely round to
+one float64 (near-duplicates; for cosine, a vector and its multiple) are not: they may come in
+either order, like any two rows closer than SLACK. Order: best first (descending for
 cosine and ip, ascending for l2), equal scores by chunk_id in Python's str order.
 
 `check_truth(folder, oracle)` lists every way a truth DIR (labels.parquet, queries.parquet,
 truth.json) differs from the oracle's answer; an empty list is agreement. Rounding is allowed for
 only where it cannot decide anything: engine and oracle scores may differ by `SCORE_TOL` (1e-9
 relative to max(1, |s|)), so two rows whose exact scores are that close may be in either order and a
-row that close to the tie tolerance's edge may be in or out. Rows with bit-equal oracle scores are
-exact ties: they must be in chunk_id order.
+row that close to the tie tolerance's edge may be in or out; rows of one vector never.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class CorpusData:
     ids: np.ndarray  # str (object), one per row, every shard's rows in shard order
     vectors: np.ndarray  # float64 (rows, d): the stored values cast
     meta: pa.Table  # every column but the embedding, plus `__row`
+    same: np.ndarray  # int64 per row: rows with one number hold one vector (exact ties)
     shard_rows: list[int]
 
 
@@ -78,7 +82,9 @@ def read_corpus(corpus: Path, embedding: str = "embedding") -> CorpusData:
         metas.append(t.drop_columns([embedding]))
     meta = pa.concat_tables(metas, promote_options="permissive")
     meta = meta.append_column("__row", pa.array(np.arange(meta.num_rows, dtype=np.int64)))
-    return CorpusData(np.array(ids, dtype=object), np.vstack(vectors), meta, [t.num_rows for t in tables])
+    vectors = np.vstack(vectors)
+    same = np.unique(vectors, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return CorpusData(np.array(ids, dtype=object), vectors, meta, same, [t.num_rows for t in tables])
 
 
 @dataclass
@@ -156,6 +162,7 @@ class QueryTruth:
     n_eligible: int
     ids: np.ndarray  # every eligible row's chunk_id, best first
     scores: np.ndarray  # their float64 scores, same order
+    same: np.ndarray  # their vectors' numbers (CorpusData.same), same order
     m: int  # min(K, n_eligible)
     extras: int  # rows past m tied with the m-th
 
@@ -192,13 +199,13 @@ def exact_truth(
         ids = data.ids[rows]
         s = scores(metric, q.vector, data.vectors[rows])
         order = best_first(metric, by_id, s)
-        ids, s = ids[order], s[order]
+        ids, s, same = ids[order], s[order], data.same[rows][order]
         m = min(k, len(rows))
         extras = 0
         if m:
             extras = int(np.count_nonzero(tied(s[m:], float(s[m - 1]), tolerance)))
             assert not np.any(tied(s[m + extras :], float(s[m - 1]), tolerance)), "tied rows must be adjacent"
-        out.append(QueryTruth(q, len(rows), ids, s, m, extras))
+        out.append(QueryTruth(q, len(rows), ids, s, same, m, extras))
     con.close()
     return Oracle(metric, k, tolerance, data.meta.num_rows, data.shard_rows, out)
 
@@ -299,7 +306,8 @@ def _shape(t: QueryTruth, got: Sequence[dict], name: str) -> list[str]:
 
 def _order(t: QueryTruth, got: Sequence[dict], pos: np.ndarray, sign: float, name: str) -> list[str]:
     """Scores within SCORE_TOL of the exact ones; best first by the exact scores (rows closer than
-    SLACK in either order); equal scores (exact or as written) in chunk_id order."""
+    SLACK in either order); rows of one vector (exact ties) with one score, in chunk_id order, and
+    rows written with equal scores in chunk_id order."""
     problems = []
     exact = t.scores[pos]
     ids = [r["chunk_id"] for r in got]
@@ -313,11 +321,20 @@ def _order(t: QueryTruth, got: Sequence[dict], pos: np.ndarray, sign: float, nam
                 f"{name}: rank {i + 1} ({ids[i]}, {exact[i]!r}) before a better row "
                 f"({ids[i + 1]}, {exact[i + 1]!r})"
             )
-        elif (a == b or got[i]["score"] == got[i + 1]["score"]) and ids[i] > ids[i + 1]:
+        elif got[i]["score"] == got[i + 1]["score"] and ids[i] > ids[i + 1]:
             problems.append(
                 f"{name}: equal scores at ranks {i + 1}, {i + 2} not in chunk_id order "
                 f"({ids[i]} before {ids[i + 1]})"
             )
+    last: dict[int, int] = {}  # vector number -> the latest row listed with it
+    for i, v in enumerate(t.same[pos]):
+        j = last.get(int(v))
+        if j is not None and (ids[j] > ids[i] or got[j]["score"] != got[i]["score"]):
+            problems.append(
+                f"{name}: {ids[j]} (rank {j + 1}, {got[j]['score']!r}) and {ids[i]} (rank {i + 1}, "
+                f"{got[i]['score']!r}) are one vector: one score, in chunk_id order"
+            )
+        last[int(v)] = i
     return problems
 
 
@@ -331,10 +348,13 @@ def _boundary(t: QueryTruth, pos: np.ndarray, sign: float, tolerance: float, nam
     g = sign * t.scores
     worst = float(g[pos[: t.m]].min())
     ids_all = np.array([str(c) for c in t.ids], dtype=object)
-    last_tied_id = max(ids_all[i] for i in pos[: t.m] if g[i] == worst)
-    missing = ~in_top & (
-        (g > worst + SLACK * max(1.0, abs(worst))) | ((g == worst) & (ids_all < last_tied_id))
+    latest: dict[int, str] = {}  # vector number -> the largest chunk_id of the top m with it
+    for i in pos[: t.m]:
+        latest[int(t.same[i])] = max(latest.get(int(t.same[i]), ""), ids_all[i])
+    tie_lost = np.array(
+        [c < latest.get(int(v), "") for c, v in zip(ids_all, t.same, strict=True)], dtype=bool
     )
+    missing = ~in_top & ((g > worst + SLACK * max(1.0, abs(worst))) | tie_lost)
     s_k = float(t.scores[pos[t.m - 1]])
     edge, slack = tolerance * max(1.0, abs(s_k)), SLACK * max(1.0, abs(s_k))
     gap = np.abs(t.scores - s_k)
@@ -416,15 +436,13 @@ def _check_queries(table: pa.Table, oracle: Oracle) -> list[str]:
 
 def _check_meta(meta: dict, oracle: Oracle, ks: Iterable[int] | None) -> list[str]:
     problems = []
-    want = {
-        "format": "triage-truth",
-        "metric": oracle.metric,
-        "order": "descending" if DESCENDING[oracle.metric] else "ascending",
-        "tolerance": oracle.tolerance,
-    }
+    want = {"format": "triage-truth", "metric": oracle.metric, "tolerance": oracle.tolerance}
     for key, value in want.items():
         if meta.get(key) != value:
             problems.append(f"truth.json's {key} is {meta.get(key)!r}, expected {value!r}")
+    order = str(meta.get("order", "")).split(",")[0]  # e.g. "score descending, then chunk_id ascending"
+    if ("descending" if DESCENDING[oracle.metric] else "ascending") not in order:
+        problems.append(f"truth.json's order is {meta.get('order')!r} for {oracle.metric}")
     got_k = meta.get("k")
     if sorted(got_k or []) != sorted(set(ks or [oracle.k])):
         problems.append(f"truth.json's k is {got_k!r}, expected {sorted(set(ks or [oracle.k]))}")

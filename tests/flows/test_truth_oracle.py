@@ -136,6 +136,12 @@ def test_a_truth_written_from_the_oracle_passes_and_each_spoiling_is_caught(tmp_
         spoil(bad, exact)
         problems = oracle.check_truth(bad, exact)
         assert any(said in p for p in problems), f"{name}: {problems[:3]}"
+    # what rounding cannot decide is left open: two near-duplicates (different vectors, exact scores
+    # closer than SLACK) may come in either order
+    rounded = tmp_path / "rounded"
+    shutil.copytree(good, rounded)
+    _write_labels(rounded, _swap_near(_labels(rounded), exact))
+    assert oracle.check_truth(rounded, exact) == []
 
 
 def _labels(folder: Path) -> list[dict]:
@@ -177,6 +183,36 @@ def _swap_tie(rows, exact):
             a["chunk_id"], b["chunk_id"] = b["chunk_id"], a["chunk_id"]
             return rows
     raise AssertionError("no exact tie to swap")
+
+
+def _split_copies(rows, exact):
+    """Two rows of one vector given scores one ulp apart, the larger chunk_id first."""
+    for t in exact.queries:
+        labels = t.labels()
+        for i in range(len(labels) - 1):
+            if t.same[i] == t.same[i + 1]:
+                at = next(j for j, r in enumerate(rows) if r["query_id"] == t.query.query_id) + i
+                a, b = rows[at], rows[at + 1]
+                a["chunk_id"], b["chunk_id"] = b["chunk_id"], a["chunk_id"]
+                a["score"] = float(np.nextafter(a["score"], np.inf if exact.metric != "l2" else -np.inf))
+                return rows
+    raise AssertionError("no two rows of one vector")
+
+
+def _swap_near(rows, exact):
+    """Two rows of different vectors whose exact scores are closer than SLACK, swapped (id and score)."""
+    for t in exact.queries:
+        at = next((j for j, r in enumerate(rows) if r["query_id"] == t.query.query_id), None)
+        s = list(t.scores[: t.m + t.extras])
+        for i in range(len(s) - 1):
+            alone = s.count(s[i]) == 1 and s.count(s[i + 1]) == 1
+            close = 0 < abs(s[i] - s[i + 1]) < oracle.SLACK / 4 and t.same[i] != t.same[i + 1]
+            if alone and close and (i + 1 < t.m or i >= t.m):
+                a, b = rows[at + i], rows[at + i + 1]
+                for key in ("chunk_id", "score"):
+                    a[key], b[key] = b[key], a[key]
+                return rows
+    raise AssertionError("no near-duplicates side by side")
 
 
 def _nudge_score(rows, exact):
@@ -235,6 +271,7 @@ SPOILS = {  # name: (spoil, what the comparison says)
     "a tied extra dropped": (_edit_labels(_drop_extra), "not listed as tied"),
     "padding (-1) after a short list": (_edit_labels(_pad), "'-1' is not an eligible row"),
     "an exact tie out of chunk_id order": (_edit_labels(_swap_tie), "not in chunk_id order"),
+    "one vector split into two scores": (_edit_labels(_split_copies), "are one vector"),
     "a score 1e-8 off": (_edit_labels(_nudge_score), "exactly"),
     "the k-th replaced by the (k+1)-th": (_edit_labels(_replace_top), "belongs in the top"),
     "a top-k row flagged tied": (_edit_labels(_flag), "tied flags"),
