@@ -294,7 +294,7 @@ def verdict(name: str, ok: bool, text: str) -> bool:
 
 def scenario_a(data: Path, args: argparse.Namespace, work: Path) -> bool:
     got = ours(data, args, work / "cache-a", work / "out-a")
-    row("ours (triage.truth, local)", got)
+    row("ours (triage.truth, local)", got, f"in the call {got['seconds']:.2f} s")
     ok = verdict("peak", got["peak"] <= TARGETS["peak_gb"] * 1e9, f"{got['peak'] / 1e9:.2f} GB <= 2 GB")
     return floor_and_peer(data, args, got) and ok
 
@@ -377,7 +377,7 @@ def scenario_b(data: Path, args: argparse.Namespace, work: Path) -> bool:
 
 def scenario_c(data: Path, args: argparse.Namespace, work: Path) -> bool:
     got = ours(data, args, work / "cache-c", work / "out-c")
-    row("ours (triage.truth, local)", got)
+    row("ours (triage.truth, local)", got, f"in the call {got['seconds']:.2f} s")
     ok = verdict(
         "the design's shape", got["wall"] <= TARGETS["design_s"], f"{got['wall'] / 60:.1f} min <= 15 min"
     )
