@@ -93,6 +93,7 @@ def cli_markdown() -> str:
 
     verbs += [(f"triage labels {name}", ["labels", name, "--help"]) for name, _ in LABEL_ACTIONS]
     verbs += [(f"triage cache {name}", ["cache", name, "--help"]) for name in ("list", "prune")]
+    verbs.append(("triage truth", ["truth", "--help"]))
     parts = []
     for title, args in verbs:
         parts += [f"### `{title}`", "", "```text", triage(*args).rstrip("\n"), "```", ""]
@@ -103,6 +104,8 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
     """A Markdown table, each `|` within a cell escaped."""
     lines = [head, ["---"] * len(head), *([c.replace("|", "\\|") for c in row] for row in rows)]
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+
+
 def _md(text: str) -> str:
     """A sentence as a Markdown table cell: its pipes and emphasis marks escaped."""
     for ch in "\\|*_":
@@ -129,8 +132,6 @@ def keys_markdown() -> str:
     parts += ["## Quitting with decisions the disk refused", ""]
     parts += ["`q` asks first, with these keys:", "", *_rows(("key", "does"), here(UnsavedScreen))]
     return "\n".join(parts)
-
-
 
 
 def metrics_markdown() -> str:

@@ -10,11 +10,16 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> object:
     """`triage.open(...)`: the Python API (`triage.api.open_evaluation`), imported on first use;
+    `triage.truth(...)`: `triage truth` (`triage.api.truth`);
     `triage.InputError`: what it raises for an input it cannot read (`triage.core.errors`)."""
     if name == "open":
         from triage.api import open_evaluation
 
         return open_evaluation
+    if name == "truth":
+        from triage.api import truth
+
+        return truth
     if name == "InputError":
         from triage.core.errors import InputError
 

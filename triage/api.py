@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ from triage.report.model import Report
 from triage.workspace.results import report_corpus
 from triage.workspace.snapshot import Snapshot, open_snapshot
 from triage.workspace.spec import evaluation_spec, with_measures, with_tests
+from triage.workspace.truth import DEFAULT_TOLERANCE, TruthProgress, TruthRun, compute_truth
 
 if TYPE_CHECKING:
     from triage.ui.app import TriageApp
@@ -366,3 +367,31 @@ class Comparison:
         from triage.ui.app import TriageApp
 
         return TriageApp(self.snapshot, reviewer=reviewer, floor=floor)
+
+
+def truth(
+    corpus: PathLike,
+    queries: PathLike,
+    k: int | Sequence[int],
+    out: PathLike,
+    metric: str = "cosine",
+    tolerance: float = DEFAULT_TOLERANCE,
+    engine: str = "local",
+    address: str | None = None,
+    force: bool = False,
+    progress: Callable[[TruthProgress], None] | None = None,
+) -> TruthRun:
+    """`triage truth`: the exact top-k of every query within the corpus rows its filter admits,
+    written to the folder `out` (labels.parquet, queries.parquet, truth.json; docs/truth.md).
+
+    `corpus`: a Parquet file or a folder of them (each a shard); `queries`: Parquet or JSON Lines
+    with query_id, embedding and an optional filter; `k`: one depth or several (computed at the
+    largest); `metric`: "cosine", "ip" or "l2"; `force`: replace an earlier truth folder at `out`;
+    `progress`: called with a `TruthProgress` (rows scanned, rate, seconds left) as the run goes.
+    Returns the run (`.out`, `.provenance`: truth.json's content). InputError on a bad input."""
+    for name, value in (("corpus", corpus), ("queries", queries), ("out", out)):
+        if not _is_path(value):
+            raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
+    return compute_truth(
+        Path(corpus), Path(queries), k, Path(out), metric, tolerance, engine, address, force, progress
+    )

@@ -571,11 +571,79 @@ def cache_command(args: argparse.Namespace) -> int:
     return cache_cmd.cache_prune(args) if args.action == "prune" else cache_cmd.cache_list(args)
 
 
+def tolerance(text: str) -> float:
+    """--tolerance: a number from 0 up to (not including) 1."""
+    return _number(text, lambda v: 0 <= v < 1, "a number from 0 up to (not including) 1")
+
+
+def truth_parser() -> argparse.ArgumentParser:
+    """`triage truth --corpus C --queries Q --k K --out DIR` (the verb is `cli.truth_cmd`)."""
+    p = Parser(
+        prog="triage truth",
+        description="Compute the exact top-k of every query within the corpus rows its filter admits "
+        "(the ground truth of a filtered vector index's recall) and write it to a folder.",
+    )
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        required=True,
+        metavar="C",
+        help="a Parquet file, or a folder of Parquet files (each a shard), with chunk_id, embedding and "
+        "the metadata columns the filters name",
+    )
+    p.add_argument(
+        "--queries",
+        type=Path,
+        required=True,
+        metavar="Q",
+        help="Parquet or JSON Lines with query_id, embedding and an optional filter (a SQL WHERE clause)",
+    )
+    p.add_argument(
+        "--k",
+        type=cutoff_list,
+        action="append",
+        required=True,
+        metavar="K",
+        help="the truth's depth; several (--k 10 --k 100, or 10,100): computed at the largest, which "
+        "serves every smaller k",
+    )
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="the truth folder to write (new)")
+    p.add_argument("--metric", choices=("cosine", "ip", "l2"), default="cosine", help="default cosine")
+    from triage.core.defaults import TRUTH_TOLERANCE as DEFAULT_TOLERANCE
+
+    p.add_argument(
+        "--tolerance",
+        type=tolerance,
+        default=DEFAULT_TOLERANCE,
+        metavar="T",
+        help=f"a row whose score is within T x max(1, |the k-th score|) of the k-th is listed as tied "
+        f"(default {DEFAULT_TOLERANCE:g})",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="where the shards are scanned (default local)",
+    )
+    p.add_argument(
+        "--address", metavar="ADDR", help="--engine ray: the Ray cluster's address (default: a local one)"
+    )
+    p.add_argument("--force", action="store_true", help="replace DIR when it is an earlier truth folder")
+    return p
+
+
+def truth_command(args: argparse.Namespace) -> int:
+    from triage.cli import truth_cmd
+
+    return truth_cmd.run_truth(args)
+
+
 VERBS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {
     "report": (report_parser, report_command),
     "labels": (labels_parser, labels_command),
     "review": (review_parser, review_command),
     "cache": (cache_parser, cache_command),
+    "truth": (truth_parser, truth_command),
 }
 
 

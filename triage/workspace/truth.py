@@ -13,6 +13,7 @@ the time left.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,17 +23,17 @@ from pathlib import Path
 import numpy as np
 import xxhash
 
-from triage import __version__
+from triage.core.defaults import TRUTH_TOLERANCE
 from triage.core.errors import InputError
 from triage.core.files import protect
 from triage.core.truth import predicate
 from triage.core.truth.kernel import METRICS, Job
-from triage.core.truth.merge import merge_partials, ranked
-from triage.core.truth.output import FORMAT, VERSION, labels_table, queries_table, refuse_out, write_truth
+from triage.core.truth.merge import merge_partials, truth_lists
+from triage.core.truth.output import FORMAT, VERSION, refuse_out, truth_labels, truth_queries, write_truth
 from triage.core.truth.queries import QuerySet, read_queries
 from triage.core.truth.shards import Shard, ShardResult, check_dim, corpus_shards, read_ids, scan_shard
 
-DEFAULT_TOLERANCE = 1e-6
+DEFAULT_TOLERANCE = TRUTH_TOLERANCE
 ENGINES = ("local", "ray")
 ORDER = {
     "cosine": "score descending, then chunk_id ascending",
@@ -127,8 +128,8 @@ def compute_truth(
     _unique_across(shards, results)
     merged = merge_partials([r.partial for r in results], job.k, tolerance)
     rows = sum(s.rows for s in shards)
-    labels = labels_table(ranked(merged, job.k), qs.ids, metric)
-    table = queries_table(qs.table, qs.filters, merged.n_eligible, rows)
+    labels = truth_labels(truth_lists(merged, job.k), qs.ids, metric)
+    table = truth_queries(qs.table, qs.filters, merged.n_eligible, rows)
     provenance = _provenance(Path(corpus), shards, qs, metric, ks, tolerance, engine)
     write_truth(Path(out), labels, table, provenance, protected, force)
     return TruthRun(Path(out), provenance, len(shards) - cached, cached, time.monotonic() - began)
@@ -236,6 +237,12 @@ def _unique_across(shards: Sequence[Shard], results: Sequence[ShardResult]) -> N
             )
 
 
+def _version() -> str:
+    """triage's version: the package root is loaded before any of its modules (importing it here
+    by name would be an import of the API above every layer, which the root re-exports)."""
+    return str(sys.modules["triage"].__version__)
+
+
 def _provenance(
     corpus: Path,
     shards: Sequence[Shard],
@@ -252,7 +259,7 @@ def _provenance(
     return {
         "format": FORMAT,
         "version": VERSION,
-        "triage": __version__,
+        "triage": _version(),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "metric": metric,
         "order": ORDER[metric],

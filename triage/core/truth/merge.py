@@ -73,7 +73,7 @@ def merge_partials(parts: Sequence[Partial], k: int, tolerance: float) -> Partia
 
 
 @dataclass(frozen=True)
-class Ranked:
+class TruthLists:
     """A merged partial as truth lists: each row's 1-based rank and whether it is a tied extra
     (past min(k, n_eligible))."""
 
@@ -82,8 +82,8 @@ class Ranked:
     tied: np.ndarray  # bool
 
 
-def ranked(part: Partial, k: int) -> Ranked:
+def truth_lists(part: Partial, k: int) -> TruthLists:
     counts = np.bincount(part.query, minlength=len(part.n_eligible))
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     rank = (np.arange(len(part.query)) - starts[part.query] + 1).astype(np.int32)
-    return Ranked(part, rank, rank > k)
+    return TruthLists(part, rank, rank > k)

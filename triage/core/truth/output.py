@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from triage.core.errors import InputError
 from triage.core.files import Protected, inside, place, write_bytes, write_new
 from triage.core.removal import remove_tree
-from triage.core.truth.merge import Ranked
+from triage.core.truth.merge import TruthLists
 
 FORMAT = "triage-truth"
 VERSION = 1
@@ -37,10 +37,10 @@ LABELS = pa.schema(
 FILES = ("labels.parquet", "queries.parquet", "truth.json")
 
 
-def labels_table(ranked: Ranked, query_ids: list[str], metric: str) -> pa.Table:
+def truth_labels(lists: TruthLists, query_ids: list[str], metric: str) -> pa.Table:
     """One row per (query, chunk) listed, in the queries' order then rank; l2's score is the
     distance (the gain's negative)."""
-    part = ranked.partial
+    part = lists.partial
     qids = pa.array(query_ids, pa.string()).take(pa.array(part.query))
     scores = -part.gains if metric == "l2" else part.gains
     n = len(part.query)
@@ -49,15 +49,15 @@ def labels_table(ranked: Ranked, query_ids: list[str], metric: str) -> pa.Table:
             qids,
             part.ids,
             pa.array(np.ones(n, np.int32)),
-            pa.array(ranked.rank),
+            pa.array(lists.rank),
             pa.array(scores),
-            pa.array(ranked.tied),
+            pa.array(lists.tied),
         ],
         schema=LABELS,
     )
 
 
-def queries_table(
+def truth_queries(
     queries: pa.Table, filters: list[str | None], n_eligible: np.ndarray, rows: int
 ) -> pa.Table:
     """The queries' columns (no embedding), `filter` as given (null when unfiltered), with the exact
