@@ -459,14 +459,15 @@ def write_real(folder: Path, shards: int = 3, seed: int = 0, k: int = 10) -> tup
         pq.write_table(pa.table(cols), path, row_group_size=layout.row_group_size, compression="zstd")
         paths.append(path)
     corpus = Corpus(folder / "corpus", layout, paths, np.zeros((0, layout.dim)), np.zeros((0, layout.dim)))
+    eligible = counts(corpus, candidates())
     by_band: dict[str, list[str]] = {}
-    for f, c in counts(corpus, candidates()).items():
+    for f, c in eligible.items():
         by_band.setdefault(band(c, layout.rows, k), []).append(f)
     pool = [f for b in (">=10%", "1-10%", "0.1-1%", "<0.1%", "<k", "none") for f in by_band.get(b, [])[:4]]
     vectors = list(paragraph) + [corpus_vectors[r] for r in (10, 74, 75, 0, 200, 399)]
     rows = []
     for i, v in enumerate(vectors):
         f = None if rng.random() < 0.6 else pool[int(rng.integers(0, len(pool)))]
-        b = "unfiltered" if f is None else band(counts(corpus, [f])[f], layout.rows, k)
+        b = "unfiltered" if f is None else band(eligible[f], layout.rows, k)
         rows.append({"query_id": f"r{i}", "embedding": v, "filter": f, "tenant": _tenant_of(f), "band": b})
     return corpus.folder, write_queries(folder / "queries.parquet", rows)

@@ -401,6 +401,7 @@ def test_truth_equals_the_exact_truth_on_real_embeddings(tmp_path: Path, metric:
         assert any(t.extras for t in exact.queries)
 
 
-def test_truth_on_real_embeddings_quickly(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_truth_on_real_embeddings_in_two_shards(tmp_path: Path) -> None:
     corpus, queries = td.write_real(tmp_path / "real", shards=2, seed=2, k=10)
     engine_matches_oracle(corpus, queries, tmp_path / "out", (10,), "cosine")
