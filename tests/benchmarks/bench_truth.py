@@ -364,6 +364,10 @@ def scenario_b(data: Path, args: argparse.Namespace, work: Path) -> bool:
         row("ours, changed corpus, empty cache", fresh)
     finally:
         os.replace(aside, shard)  # the original shard back, mtime and all
+    moved = (work / "out-full" / "labels.parquet").read_bytes() != (
+        work / "out-changed" / "labels.parquet"
+    ).read_bytes()
+    print(f"  the change {'moved' if moved else 'did not move'} the truth (labels.parquet)")
     same_bytes = all(
         (work / "out-changed" / n).read_bytes() == (work / "out-fresh" / n).read_bytes()
         for n in ("labels.parquet", "queries.parquet")

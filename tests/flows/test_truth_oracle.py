@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import triage
 from triage.cli.main import main
 
 import truth_data as td
@@ -31,7 +32,12 @@ def own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path_factory.mktemp("cache")))
 
 
-def run_truth(corpus: Path, queries: Path, out: Path, ks=(10,), metric="cosine", tolerance=None) -> Path:
+def run_truth(corpus: Path, queries: Path, out: Path, ks=(10,), metric="cosine", tolerance=None, via="cli"):
+    """`triage truth` as a user runs it: the command (in process), or `triage.truth(...)`."""
+    if via == "api":
+        extra = {} if tolerance is None else {"tolerance": tolerance}
+        triage.truth(corpus, queries, k=list(ks), out=out, metric=metric, **extra)
+        return out
     argv = [
         "truth",
         "--corpus",
@@ -51,8 +57,8 @@ def run_truth(corpus: Path, queries: Path, out: Path, ks=(10,), metric="cosine",
     return out
 
 
-def engine_matches_oracle(corpus: Path, queries: Path, out: Path, ks=(10,), metric="cosine", tolerance=None):
-    run_truth(corpus, queries, out, ks, metric, tolerance)
+def engine_matches_oracle(corpus, queries, out, ks=(10,), metric="cosine", tolerance=None, via="cli"):
+    run_truth(corpus, queries, out, ks, metric, tolerance, via)
     exact = oracle.exact_truth(corpus, queries, max(ks), metric, 1e-6 if tolerance is None else tolerance)
     oracle.assert_truth(out, exact, ks)
     return exact
@@ -304,7 +310,7 @@ def test_truth_equals_the_exact_truth_on_a_small_sharded_corpus(tmp_path: Path) 
         tmp_path / "corpus", td.Layout(rows=1500, dim=8, shards=3, seed=1, rows_per_batch=500)
     )
     queries = td.make_queries(corpus, tmp_path / "q.parquet", 40, k=5, seed=1)
-    exact = engine_matches_oracle(corpus.folder, queries.path, tmp_path / "out", ks=(5,))
+    exact = engine_matches_oracle(corpus.folder, queries.path, tmp_path / "out", ks=(5,), via="api")
     assert any(t.extras for t in exact.queries) and any(t.n_eligible == 0 for t in exact.queries)
 
 
@@ -377,6 +383,43 @@ def test_truth_under_massive_exact_ties(tmp_path: Path, metric: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("metric", ["cosine", "ip", "l2"])
+@pytest.mark.parametrize("offset, scale", [(1000.0, 0.01), (0.0, 1e-3), (0.0, 1e3)])
+def test_truth_far_from_the_origin_and_at_odd_scales(
+    tmp_path: Path, metric: str, offset: float, scale: float
+):
+    """Vectors 1000 from the origin and 0.01 apart (float32's |q|^2 + |x|^2 - 2 q.x cancels to noise),
+    tiny and huge ones: the ranks and scores are still the exact ones."""
+    rng = np.random.default_rng(1)
+    x = (offset + scale * rng.standard_normal((3000, 24))).astype(np.float32)
+    x[100:110] = x[5]  # ten copies of row 5
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(x)), 3)):
+        emb = pa.FixedSizeListArray.from_arrays(pa.array(x[part].ravel()), 24)
+        ids = [td.chunk_id(int(r)) for r in part]
+        tenant = ["acme" if r % 4 else "globex" for r in part]
+        pq.write_table(
+            pa.table({"chunk_id": ids, "embedding": emb, "tenant": tenant}), folder / f"s{i}.parquet"
+        )
+    q = (offset + scale * rng.standard_normal((20, 24))).astype(np.float32)
+    q[0] = x[5]
+    rows = [
+        {
+            "query_id": f"q{j}",
+            "embedding": q[j],
+            "filter": [None, "tenant = 'globex'"][j % 2],
+            "tenant": None,
+            "band": "-",
+        }
+        for j in range(len(q))
+    ]
+    engine_matches_oracle(
+        folder, td.write_queries(tmp_path / "q.parquet", rows), tmp_path / "out", (10,), metric
+    )
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("tolerance", [0.0, 1e-3])
 def test_truth_at_a_stated_tolerance(tmp_path: Path, tolerance: float) -> None:
     corpus = td.write_corpus(
@@ -404,4 +447,4 @@ def test_truth_equals_the_exact_truth_on_real_embeddings(tmp_path: Path, metric:
 @pytest.mark.slow
 def test_truth_on_real_embeddings_in_two_shards(tmp_path: Path) -> None:
     corpus, queries = td.write_real(tmp_path / "real", shards=2, seed=2, k=10)
-    engine_matches_oracle(corpus, queries, tmp_path / "out", (10,), "cosine")
+    engine_matches_oracle(corpus, queries, tmp_path / "out", (10,), "cosine", via="api")
