@@ -281,7 +281,7 @@ def ours(data: Path, args: argparse.Namespace, cache: Path, out: Path) -> dict:
 
 def row(label: str, got: dict, note: str = "") -> None:
     print(
-        f"{label:<34} {got['wall']:>9.2f} s  peak {got['peak'] / 1e9:>6.2f} GB  "
+        f"{label:<46} {got['wall']:>9.2f} s  peak {got['peak'] / 1e9:>6.2f} GB  "
         f"cpu {got['cpu']:>8.1f} s  others' cpu {got['others']:>7.1f} s  {note}",
         flush=True,
     )
