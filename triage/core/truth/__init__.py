@@ -1,2 +1,4 @@
-"""Exact truth for filtered queries: the predicates, the corpus's shards, the kernel, and the
-queries worth running it on (`sampling`)."""
+"""Truth: the exact top-k within the rows a query's filter admits, computed from a corpus of
+embeddings (docs/truth.md). `predicate` reads a filter (a SQL WHERE clause) and finds the rows it
+admits; `sampling` is the rule that picks the queries worth running it on. May import `inputs` and
+the rooms below it."""
