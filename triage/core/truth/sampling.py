@@ -13,10 +13,12 @@ selectivity band, given fixed quotas, and picked across tenants rather than by p
   query each to the lowest bands first, in `LOW_FIRST` order (<0.1%, 0.1–1%, 1–10%, ≥10%, then
   0 eligible, whose queries no recall can score).
 - filled: the shape's quota spread over its bands as evenly as the log allows (water-filling):
-  a band the log cannot fill keeps all it has, and its shortfall goes to the shape's other bands
-  as evenly as they can take it, a query that cannot be even to the lowest band first. With the
-  log able to fill every band, filled = requested. So the lowest bands are over-represented twice:
-  equal quotas give them far more than their share of a log, and every remainder is theirs.
+  a band the log cannot fill keeps all it has, and its shortfall goes to the shape's other scored
+  bands as evenly as they can take it, a query that cannot be even to the lowest band first. The
+  0 eligible band never takes more than it was asked for (its queries are counted apart, never
+  scored). With the log able to fill every band, filled = requested. So the lowest bands are
+  over-represented twice: equal quotas give them far more than their share of a log, and every
+  remainder is theirs.
 - pick: within a stratum (shape × band) round-robin over distinct tenants, each turn taking one
   query from every tenant that has one left; the tenants of a turn ordered by how many queries of
   theirs earlier strata took (fewest first), then by a seeded hash; each tenant's queries ordered
@@ -66,7 +68,7 @@ def eligible_band(n_eligible: np.ndarray, rows: int) -> np.ndarray:
     return out
 
 
-def spread(quota: int, available: Mapping[str, int], order: Sequence[str]) -> dict[str, int]:
+def water_fill(quota: int, available: Mapping[str, int], order: Sequence[str]) -> dict[str, int]:
     """`quota` queries over the bands of `order`, each band at most its `available`: as evenly as
     they allow (the largest level L with Σ min(available, L) ≤ quota, then one more each to the
     bands above L in `order` while the quota lasts). Never more than quota nor than available."""
@@ -91,7 +93,7 @@ def spread(quota: int, available: Mapping[str, int], order: Sequence[str]) -> di
 
 def requested(quota: int) -> dict[str, int]:
     """A filtered shape's quota split over its bands before the log is seen (BANDS' order)."""
-    even = spread(quota, dict.fromkeys(BANDS, quota), LOW_FIRST)
+    even = water_fill(quota, dict.fromkeys(BANDS, quota), LOW_FIRST)
     return {b: even[b] for b in BANDS}
 
 
@@ -178,9 +180,11 @@ def allocate(
         have = len(members.get((UNFILTERED, UNFILTERED), ()))
         plan.append((UNFILTERED, UNFILTERED, control, min(control, have)))
     for shape in names:
+        even = requested(per_shape)
         available = {b: len(members.get((shape, b), ())) for b in BANDS}
-        fill = spread(per_shape, available, LOW_FIRST)
-        plan += [(shape, b, n, fill[b]) for b, n in requested(per_shape).items()]
+        available[ZERO] = min(available[ZERO], even[ZERO])  # takes no other band's shortfall
+        fill = water_fill(per_shape, available, LOW_FIRST)
+        plan += [(shape, b, n, fill[b]) for b, n in even.items()]
     used: Counter[Hashable] = Counter()
     taken: list[int] = []
     strata = []
