@@ -86,11 +86,11 @@ def test_requested_splits_evenly_and_gives_the_remainder_to_the_lowest_bands() -
 
 
 def test_a_band_the_log_cannot_fill_gives_its_shortfall_to_the_others_lowest_first() -> None:
-    got = sampling.spread(100, {"≥10%": 500, "1–10%": 300, "0.1–1%": 40, "<0.1%": 3, ZERO: 0}, LOW_FIRST)
+    got = sampling.water_fill(100, {"≥10%": 500, "1–10%": 300, "0.1–1%": 40, "<0.1%": 3, ZERO: 0}, LOW_FIRST)
     # 3 and 0 taken whole; 97 over three bands: 32 each and one more to the lowest of them
     assert got == {"<0.1%": 3, "0.1–1%": 33, "1–10%": 32, "≥10%": 32, ZERO: 0}
     assert sum(got.values()) == 100
-    assert sampling.spread(100, {"≥10%": 5, "<0.1%": 2}, LOW_FIRST) == {
+    assert sampling.water_fill(100, {"≥10%": 5, "<0.1%": 2}, LOW_FIRST) == {
         "<0.1%": 2,
         "0.1–1%": 0,
         "1–10%": 0,
@@ -104,9 +104,9 @@ def test_a_band_the_log_cannot_fill_gives_its_shortfall_to_the_others_lowest_fir
     st.lists(st.integers(0, 120), min_size=len(BANDS), max_size=len(BANDS)),
 )
 @settings(max_examples=300)
-def test_spread_is_the_unit_at_a_time_round(quota: int, caps: list[int]) -> None:
+def test_water_fill_is_the_unit_at_a_time_round(quota: int, caps: list[int]) -> None:
     available = dict(zip(LOW_FIRST, caps, strict=True))
-    got = sampling.spread(quota, available, LOW_FIRST)
+    got = sampling.water_fill(quota, available, LOW_FIRST)
     assert got == one_at_a_time(quota, available, LOW_FIRST)
     assert sum(got.values()) == min(quota, sum(caps))
 
@@ -189,6 +189,7 @@ def test_allocate_fills_each_stratum_as_the_rule_says() -> None:
     assert cells[(UNFILTERED, UNFILTERED)] == (25, 300, 25)
     for shape in ("tenant", "doc_type & tenant"):
         available = {b: len(spec.get((shape, b), [])) for b in BANDS}
+        available[ZERO] = min(available[ZERO], 6)  # the empty band takes no other band's shortfall
         expected = one_at_a_time(30, available, LOW_FIRST)
         assert {b: cells[(shape, b)][2] for b in BANDS} == expected
         assert {b: cells[(shape, b)][0] for b in BANDS} == dict.fromkeys(BANDS, 6)
@@ -208,6 +209,16 @@ def test_allocate_fills_each_stratum_as_the_rule_says() -> None:
         ("doc_type & tenant", ZERO): 3,
         **{("doc_type & tenant", b): 6 for b in ("≥10%", "1–10%", "0.1–1%")},
     }
+
+
+def test_the_empty_band_takes_its_share_and_no_more() -> None:
+    shapes = ["doc_type"] * 60
+    bands = [ZERO] * 50 + ["≥10%"] * 10
+    keys = sampling.order_keys(0, (str(i).encode() for i in range(60)))
+    got = sampling.allocate(shapes, bands, [None] * 60, keys, per_shape=50, control=0, seed=0)
+    filled = {s.band: s.filled for s in got.strata if s.shape == "doc_type"}
+    assert filled == {"≥10%": 10, "1–10%": 0, "0.1–1%": 0, "<0.1%": 0, ZERO: 10}
+    assert sum(s.short for s in got.strata) == 30  # 10 each in the three empty bands
 
 
 def test_allocate_is_reproducible_and_moves_with_the_seed() -> None:
