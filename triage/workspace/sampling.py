@@ -275,7 +275,7 @@ def _predicates(parsed: Parsed) -> tuple[dict[str, predicates.Predicate], dict[s
     each row's key. A filter the predicate module refuses names the log's row."""
     table = parsed.table
     n = table.num_rows
-    if "filter" not in table.column_names:
+    if "filter" not in table.column_names or pa.types.is_null(table.schema.field("filter").type):
         unfiltered = predicates.parse_filter(None)
         return {unfiltered.key: unfiltered}, {unfiltered.key: 0}, [unfiltered.key] * n
     column = table.column("filter").combine_chunks()
@@ -417,9 +417,12 @@ def _file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _checked(log: Path, array: pa.Array, rows: np.ndarray, parsed: Parsed, dim: int | None) -> np.ndarray:
+def _checked(
+    log: Path, array: pa.Array, rows: np.ndarray, parsed: Parsed, ref: tuple[int, int] | None
+) -> np.ndarray:
     """Vectors (the log's rows `rows`) as one float array a row, refused naming the row: null, not a
-    list of floats, empty, NaN or infinity, or another length than `dim` (None: the first's)."""
+    list of floats, empty, NaN or infinity, or of another length than `ref` (its length and its row;
+    None: the first's)."""
     t = array.type
     listed = pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
     if not listed or not pa.types.is_floating(t.value_type):
@@ -428,17 +431,18 @@ def _checked(log: Path, array: pa.Array, rows: np.ndarray, parsed: Parsed, dim: 
         at = int(np.argmax(array.is_null().to_numpy(zero_copy_only=False)))
         raise InputError(log, "has no vector (null embedding)", parsed.where(int(rows[at])))
     lengths = pc.list_value_length(array).to_numpy(zero_copy_only=False).astype(np.int64)
-    dim = int(lengths[0]) if dim is None else dim
-    if dim == 0 or (lengths != dim).any():
-        at = int(np.argmax(lengths != dim)) if dim else 0
-        got = (
-            "an empty vector"
-            if lengths[at] == 0
-            else f"a vector of {lengths[at]} values, not {dim} as the others"
+    dim, first = ref if ref is not None else (int(lengths[0]), int(rows[0]))
+    if not dim:
+        raise InputError(log, "has an empty vector", parsed.where(first))
+    if (lengths != dim).any():
+        at = int(np.argmax(lengths != dim))
+        raise InputError(
+            log,
+            f"has a vector of {lengths[at]} values, {parsed.where(first)} one of {dim}: a log's vectors "
+            "are of one length",
+            parsed.where(int(rows[at])),
         )
-        raise InputError(log, f"has {got}", parsed.where(int(rows[at])))
-    flat = array.flatten()
-    values = pc.fill_null(flat, np.nan).to_numpy(zero_copy_only=False).reshape(len(array), dim)
+    values = pc.fill_null(array.flatten(), np.nan).to_numpy(zero_copy_only=False).reshape(len(array), dim)
     bad = ~np.isfinite(values).all(axis=1)
     if bad.any():
         at = int(np.argmax(bad))
@@ -449,11 +453,11 @@ def _checked(log: Path, array: pa.Array, rows: np.ndarray, parsed: Parsed, dim: 
 def _vector_digests(log: Path, vectors: LogVectors, parsed: Parsed) -> list[bytes]:
     """Each row's vector digest (xxh3-64 of its values' bytes), every vector checked on the way."""
     out: list[bytes] = []
-    dim = None
+    ref = None
     for start, array in vectors.batches():
         if len(array):
-            values = _checked(log, array, np.arange(start, start + len(array)), parsed, dim)
-            dim = values.shape[1]
+            values = _checked(log, array, np.arange(start, start + len(array)), parsed, ref)
+            ref = ref or (values.shape[1], start)
             out += [xxhash.xxh3_64_digest(r.tobytes()) for r in values]
     return out
 
@@ -523,7 +527,7 @@ def _take_vectors(log: Path, vectors: LogVectors, chosen: np.ndarray, parsed: Pa
     if not pieces:
         return pa.array([], pa.list_(pa.float32()))
     taken = pa.concat_arrays(pieces)
-    _checked(log, taken, want, parsed, None)
+    _checked(log, taken, want, parsed, None)  # the first taken is the reference
     return taken.take(pa.array(np.searchsorted(want, chosen)))
 
 
