@@ -294,7 +294,7 @@ def test_a_sharded_corpus_counts_as_the_whole(case: Path, capsys: pytest.Capture
 
 
 @pytest.mark.slow
-def test_each_filter_is_counted_once_a_shard_and_no_embedding_is_read(
+def test_each_filter_is_evaluated_once_and_no_embedding_is_read(
     case: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from triage.workspace import sampling
@@ -318,9 +318,51 @@ def test_each_filter_is_counted_once_a_shard_and_no_embedding_is_read(
     monkeypatch.setattr(sampling, "read_parquet", recorded)
     triage.sample(case / "log.jsonl", case / "shards", case / "out" / "q.parquet", per_shape=5)
     filters = {predicate.parse_filter(r["filter"]).key for r in log_rows() if r["filter"]}
-    assert masks == dict.fromkeys(filters, 2)  # the log repeats them: each is evaluated once a shard
+    assert masks == dict.fromkeys(filters, 1)  # the log repeats them, the shards split them: once each
     assert [name for name, _ in read] == ["part-0.parquet", "part-1.parquet"]
     assert all(cols == ["doc_type", "tenant", "year"] for _, cols in read)
+
+
+def test_counting_over_distinct_values_is_counting_rows(tmp_path: Path) -> None:
+    """Nulls, NaN, -0.0 and shards whose types differ (not merged: counted apart) count as DuckDB
+    counts them row by row."""
+    (tmp_path / "corpus").mkdir()
+    rng = np.random.default_rng(3)
+    for s, year_type in enumerate((pa.int64(), pa.int32(), pa.int64())):
+        n = 400
+        score = rng.choice([0.0, -0.0, 0.5, 1.5, np.nan], n).tolist()
+        for i in rng.choice(n, 20, replace=False):
+            score[i] = None
+        tenant = rng.choice(["a", "b", "c"], n).astype(object)
+        tenant[rng.choice(n, 30, replace=False)] = None
+        table = pa.table(
+            {
+                "chunk_id": [f"c{s}-{i}" for i in range(n)],
+                "embedding": pa.FixedSizeListArray.from_arrays(pa.array(np.ones(n * DIM, np.float32)), DIM),
+                "tenant": pa.array(tenant.tolist(), pa.string()),
+                "year": pa.array(rng.integers(2000, 2010, n), year_type),
+                "score": pa.array(score, pa.float64()),
+                "flag": pa.array(rng.choice([True, False, None], n).tolist(), pa.bool_()),
+            }
+        )
+        pq.write_table(table, tmp_path / "corpus" / f"s{s}.parquet")
+    filters = [
+        "tenant = 'a'", "tenant <> 'a'", "tenant IS NULL", "NOT tenant IN ('a', 'b')",
+        "score = 0", "score > 0.25", "score <= 0.5 OR tenant = 'c'", "score IS NULL", "NOT score < 1",
+        "year BETWEEN 2003 AND 2005", "year >= 2008 AND tenant IN ('b', 'c')", "flag", "NOT flag",
+        "flag IS NOT TRUE", "tenant LIKE 'a%' OR year = 2001", "year = 2001 AND score = 1.5",
+    ]  # fmt: skip
+    rows = [{"text": f, "filter": f, "tenant": "x"} for f in filters]
+    write_log(tmp_path / "log.jsonl", rows)
+    triage.sample(tmp_path / "log.jsonl", tmp_path / "corpus", tmp_path / "q.parquet", per_shape=1000)
+    got = {r["filter"]: r["n_eligible"] for r in pq.read_table(tmp_path / "q.parquet").to_pylist()}
+    con = duckdb.connect()
+    glob = tmp_path / "corpus" / "*.parquet"
+    want = {
+        f: con.execute(f"SELECT count(*) FROM read_parquet('{glob}') WHERE {f}").fetchone()[0]
+        for f in filters
+    }
+    assert got == want
 
 
 # -- tenants -----------------------------------------------------------------------------------------
