@@ -462,6 +462,14 @@ def test_a_log_without_text_is_known_by_its_vectors(tmp_path: Path, capsys: pyte
     q = pq.read_table(out)
     assert q.column_names == ["query_id", "embedding", "filter", "shape", "band", "n_eligible", "selectivity"]
     assert sorted(q.column("query_id").to_pylist()) == ["row-1", "row-2", "row-3"]
+    # a log of vectors alone
+    pq.write_table(pa.table({"embedding": [r["embedding"] for r in rows]}), tmp_path / "vectors.parquet")
+    assert triage.sample(tmp_path / "vectors.parquet", tmp_path / "corpus.parquet", tmp_path / "v.parquet")
+    assert sorted(pq.read_table(tmp_path / "v.parquet").column("query_id").to_pylist()) == [
+        "row-1",
+        "row-2",
+        "row-3",
+    ]
 
 
 def test_a_log_column_named_like_an_added_one_is_kept_under_another_name(
@@ -583,6 +591,9 @@ def test_bad_files_and_flags_are_named(case: Path, capsys: pytest.CaptureFixture
         capsys, log, "--corpus", corpus, "--out", out, "--tenant-column", "customer"
     )
     assert "does not exist" in refused(capsys, case / "nolog.jsonl", "--corpus", corpus, "--out", out)
+    (case / "floats.jsonl").write_text('{"text": "a", "tenant": 1.5}\n', "utf-8")
+    err = refused(capsys, case / "floats.jsonl", "--corpus", corpus, "--out", out)
+    assert "column 'tenant': holds double; a tenant is text or a whole number" in err
     # the corpus
     (case / "nothing").mkdir()
     assert "no Parquet files" in refused(capsys, log, "--corpus", case / "nothing", "--out", out)

@@ -147,8 +147,9 @@ def app_parser() -> argparse.ArgumentParser:
         prog="triage",
         description="Read what a retrieval change did, from the keyboard. Also: `triage report` (the "
         "numbers, no UI; see `triage report --help`) and "
-        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, and "
-        "`triage review export` (the regressions as one Markdown or HTML document to paste).",
+        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, "
+        "`triage review export` (the regressions as one Markdown or HTML document to paste), and "
+        "`triage sample` (the queries worth an exact truth, from a query log).",
     )
     p.add_argument("--version", action="version", version=VERSION)
     p.add_argument(

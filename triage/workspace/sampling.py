@@ -1,17 +1,19 @@
 """`triage sample LOG --corpus C --out Q`: a query log's queries worth running, stratified by filter
 shape and exact selectivity band (the rule: core/truth/sampling.py), written as a queries file
-`triage truth` reads, with its allocation beside it.
+`triage truth` reads, with its allocation beside it (docs/truth.md "Sampling the queries").
 
 The log: Parquet or JSON Lines, a query a row, with `text` and/or `embedding` (a list of floats of
 one length), an optional `filter` (SQL WHERE text over the corpus's metadata; null or empty:
 unfiltered), the tenant (`tenant`, or the column named), optional `query_id` and `time`; other
-columns are carried along. A query the log repeats (the same text, vector, filter meaning and
-tenant) is one candidate, its first row. Its id is `query_id` as text, else its place in the log
-(`row-12`, `line-7`).
+columns are carried along. A query the log repeats (the same text, or vector when it has no text,
+the same filter by its predicate's key, the same tenant) is one candidate, its first row. Its id
+is `query_id` as text, else its place in the log (`row-12`, `line-7`). A plain Parquet log's
+vectors are read a batch at a time, and only the taken ones kept (and checked); a log without
+text has every vector read, checked and hashed.
 
-The corpus: a Parquet file or a folder of Parquet files (its shards, by name). Only the columns the
-filters name are read, a shard at a time; each distinct filter (by the predicate's key) is counted
-once per shard, exactly (`predicate.mask`).
+The corpus: a Parquet file or a folder of them, found as `triage truth` finds its shards. Only the
+columns the filters name are read; each distinct filter is evaluated once, over the distinct values
+of its columns (`_count_eligible`).
 
 Q is Parquet: `query_id`, the log's `text`, `embedding`, `filter`, tenant and `time` columns as
 they are, its other columns (one named like a column added here is kept as `log_<name>`), then
@@ -196,11 +198,9 @@ def _read_log(log: Path) -> tuple[Parsed, LogVectors | None]:
     """The log's columns but `embedding`, and its vectors to read a batch at a time. A plain
     Parquet log's vectors stay in the file; a compressed or JSON Lines one is read whole."""
     head = sniff(log)
-    if head.startswith(b"PAR1") and codec(log, head) is None:
-        try:
-            names = pq.read_schema(log).names
-        except (pa.ArrowException, OSError) as e:
-            raise InputError(log, f"cannot read Parquet (truncated or corrupt?): {e}") from None
+    plain = head.startswith(b"PAR1") and codec(log, head) is None
+    names = _parquet_names(log) if plain else []
+    if plain and set(names) - {"embedding"}:  # a table of vectors alone has its rows read with them
         parsed = read_parquet(log, [n for n in names if n != "embedding"])
         vectors = LogVectors(log, None) if "embedding" in names else None
     else:
@@ -223,6 +223,14 @@ def _read_log(log: Path) -> tuple[Parsed, LogVectors | None]:
         if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
             raise InputError(log, f"holds {t}, not text", f"column {name!r}")
     return parsed, vectors
+
+
+def _parquet_names(log: Path) -> list[str]:
+    try:
+        with arrow_source(log) as source:
+            return pq.read_schema(source).names
+    except (pa.ArrowException, OSError) as e:
+        raise InputError(log, f"cannot read Parquet (truncated or corrupt?): {e}") from None
 
 
 def _listed(names: list[str]) -> str:
@@ -259,14 +267,9 @@ def _tenant_values(log: Path, table: pa.Table, tenant: str | None) -> list[objec
     if tenant is None:
         return [None] * table.num_rows
     column = table.column(tenant)
-    if not (
-        pa.types.is_string(column.type)
-        or pa.types.is_integer(column.type)
-        or pa.types.is_boolean(column.type)
-    ):
-        raise InputError(
-            log, f"holds {column.type}; a tenant is text or a whole number", f"column {tenant!r}"
-        )
+    t = column.type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)):
+        raise InputError(log, f"holds {t}; a tenant is text or a whole number", f"column {tenant!r}")
     return column.to_pylist()
 
 
