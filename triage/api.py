@@ -339,11 +339,11 @@ def sample_queries(
         if not _is_path(value):
             raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
     control = per_shape if control is None else control
-    for name, value, low in (("per_shape", per_shape, 1), ("control", control, 0), ("seed", seed, 0)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise TypeError(f"{name} must be a whole number, not {type(value).__name__} {value!r}")
-        if not low <= int(value) < K_LIMIT:
-            raise ValueError(f"{name} must be a whole number from {low} below 2^63, not {int(value)}")
+    for name, number, low in (("per_shape", per_shape, 1), ("control", control, 0), ("seed", seed, 0)):
+        if isinstance(number, bool) or not isinstance(number, int | np.integer):
+            raise TypeError(f"{name} must be a whole number, not {type(number).__name__} {number!r}")
+        if not low <= int(number) < K_LIMIT:
+            raise ValueError(f"{name} must be a whole number from {low} below 2^63, not {int(number)}")
     if tenant_column is not None and not isinstance(tenant_column, str):
         raise TypeError(f"tenant_column must be a column name, not {type(tenant_column).__name__}")
     made = sample_query_log(

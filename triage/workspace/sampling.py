@@ -127,8 +127,9 @@ def sample_query_log(
     columns = sorted({c for p in preds.values() for c in p.columns})
     rows, counts, corpus_meta = _count_eligible(corpus, shards, preds, columns, log, first_rows, parsed)
     texts = _texts(log, parsed, vectors is not None)
-    textless = vectors is not None and None in texts  # a query known by its vector alone
-    digests = _vector_digests(log, vectors, parsed) if textless else None
+    digests = None
+    if vectors is not None and None in texts:  # a query known by its vector alone
+        digests = _vector_digests(log, vectors, parsed)
     tenants = _tenant_values(log, table, tenant)
     keep, identities = _distinct(texts, digests, key_of_row, tenants)
     ids = _query_ids(parsed, keep)

@@ -188,12 +188,12 @@ def allocate(
     used: Counter[Hashable] = Counter()
     taken: list[int] = []
     strata = []
-    for shape, band, asked, fill in plan:
+    for shape, band, asked, filled in plan:
         rows = np.asarray(members.get((shape, band), []), dtype=np.int64)
         present = {tenants[r] for r in rows.tolist()}
         stratum = f"{shape}\x00{band}"
         order = {t: _tenant_key(seed, stratum, t) for t in present}
-        chosen = round_robin(rows, tenants, keys, fill, used, order)
+        chosen = round_robin(rows, tenants, keys, filled, used, order)
         taken += chosen
         strata.append(
             Stratum(
