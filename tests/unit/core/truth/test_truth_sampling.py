@@ -104,6 +104,7 @@ def test_a_band_the_log_cannot_fill_gives_its_shortfall_to_the_others_lowest_fir
     st.lists(st.integers(0, 120), min_size=len(BANDS), max_size=len(BANDS)),
 )
 @settings(max_examples=300)
+@pytest.mark.slow
 def test_water_fill_is_the_unit_at_a_time_round(quota: int, caps: list[int]) -> None:
     available = dict(zip(LOW_FIRST, caps, strict=True))
     got = sampling.water_fill(quota, available, LOW_FIRST)
