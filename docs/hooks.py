@@ -88,6 +88,7 @@ def cli_markdown() -> str:
         ("triage", ["--help"]),
         ("triage report", ["report", "--help"]),
         ("triage review export", ["review", "export", "--help"]),
+        ("triage sample", ["sample", "--help"]),
     ]
     from triage.cli.main import LABEL_ACTIONS
 

@@ -24,4 +24,8 @@ def __getattr__(name: str) -> object:
         from triage.core.errors import InputError
 
         return InputError
+    if name == "sample":  # `triage sample` from Python (`triage.api.sample_queries`)
+        from triage.api import sample_queries
+
+        return sample_queries
     raise AttributeError(f"module 'triage' has no attribute {name!r}")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from triage import __version__
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
 from triage.core.inputs.load import FILES, Tables
@@ -39,6 +40,7 @@ from triage.labels.state import LabelMode
 from triage.report.build import build
 from triage.report.model import Report
 from triage.workspace.results import report_corpus
+from triage.workspace.sampling import sample_query_log
 from triage.workspace.snapshot import Snapshot, open_snapshot
 from triage.workspace.spec import evaluation_spec, with_measures, with_tests
 from triage.workspace.truth import DEFAULT_TOLERANCE, TruthProgress, TruthRun, compute_truth
@@ -318,6 +320,45 @@ def _check_meta(meta: object) -> None:
             raise TypeError(f"meta[{role!r}] must be a mapping of metadata keys, not {type(value).__name__}")
         if not all(isinstance(key, str) for key in value):
             raise TypeError(f"meta[{role!r}]'s keys must be strings")
+
+
+def sample_queries(
+    log: PathLike,
+    corpus: PathLike,
+    out: PathLike,
+    per_shape: int = 100,
+    control: int | None = None,
+    seed: int = 0,
+    tenant_column: str | None = None,
+    force: bool = False,
+) -> dict[str, Any]:
+    """`triage sample LOG --corpus C --out Q` from Python (`triage.sample`): the queries worth
+    running, written to `out` (Parquet, the queries file `triage.truth` reads) with its allocation
+    beside it (`<stem>.allocation.json`); returns that allocation. `control` None: `per_shape`.
+    The rule: docs/truth.md "Sampling the queries". A bad input raises InputError naming it."""
+    for name, value in (("log", log), ("corpus", corpus), ("out", out)):
+        if not _is_path(value):
+            raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
+    control = per_shape if control is None else control
+    for name, number, low in (("per_shape", per_shape, 1), ("control", control, 0), ("seed", seed, 0)):
+        if isinstance(number, bool) or not isinstance(number, int | np.integer):
+            raise TypeError(f"{name} must be a whole number, not {type(number).__name__} {number!r}")
+        if not low <= int(number) < K_LIMIT:
+            raise ValueError(f"{name} must be a whole number from {low} below 2^63, not {int(number)}")
+    if tenant_column is not None and not isinstance(tenant_column, str):
+        raise TypeError(f"tenant_column must be a column name, not {type(tenant_column).__name__}")
+    made = sample_query_log(
+        Path(log),
+        Path(corpus),
+        Path(out),
+        int(per_shape),
+        int(control),
+        int(seed),
+        tenant_column,
+        bool(force),
+        __version__,
+    )
+    return made.allocation
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ def probe(*argv: str, code: str = PROBE) -> dict:
         ["labels", "judge", "--help"],
         ["review", "--help"],
         ["review", "export", "--help"],
+        ["sample", "--help"],
     ],
     ids=" ".join,
 )

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.cli.main import app_parser, labels_parser, main, report_parser, review_parser, truth_parser
+from triage.cli.main import VERBS, app_parser, main
 from triage.core.bundled import bundled
 
 from conftest import ROOT
@@ -97,14 +97,8 @@ PLACEHOLDERS = {"G": "1", "K": "5", "F": "0.2", "S": "3", "N": "30"}
 
 def parse(argv: list[str]) -> None:
     """Parse argv as `triage.cli.main.main` dispatches it, without running it."""
-    parsers = {
-        "report": report_parser,
-        "labels": labels_parser,
-        "review": review_parser,
-        "truth": truth_parser,
-    }
-    if argv and argv[0] in parsers:
-        parsers[argv[0]]().parse_args(argv[1:])
+    if argv and argv[0] in VERBS:
+        VERBS[argv[0]][0]().parse_args(argv[1:])
     else:
         app_parser().parse_args(argv)
 

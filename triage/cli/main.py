@@ -147,8 +147,9 @@ def app_parser() -> argparse.ArgumentParser:
         prog="triage",
         description="Read what a retrieval change did, from the keyboard. Also: `triage report` (the "
         "numbers, no UI; see `triage report --help`) and "
-        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, and "
-        "`triage review export` (the regressions as one Markdown or HTML document to paste).",
+        "`triage labels log|verify|export|suggest|judge|import|conflicts|agreement`, "
+        "`triage review export` (the regressions as one Markdown or HTML document to paste), and "
+        "`triage sample` (the queries worth an exact truth, from a query log).",
     )
     p.add_argument("--version", action="version", version=VERSION)
     p.add_argument(
@@ -301,6 +302,60 @@ def review_command(args: argparse.Namespace) -> int:
     from triage.cli import review_cmd
 
     return review_cmd.review_export(args, spec_from(args))
+
+
+def sample_parser() -> argparse.ArgumentParser:
+    """`triage sample LOG --corpus C --out Q` (the verb is `cli.sample_cmd`; the rule
+    core/truth/sampling.py)."""
+    p = Parser(
+        prog="triage sample",
+        description="Pick the queries worth running from a query log: a fixed quota per filter shape, "
+        "spread equally over selectivity bands counted exactly against the corpus (lowest bands first), "
+        "across tenants, with an unfiltered control group; written as a queries file for `triage truth`, "
+        "its allocation beside it (Q's stem + .allocation.json).",
+    )
+    p.add_argument(
+        "log",
+        metavar="LOG",
+        help="the query log: Parquet or JSON Lines with text and/or embedding, filter (SQL WHERE), tenant",
+    )
+    p.add_argument("--corpus", type=Path, required=True, help="a Parquet file or a folder of Parquet shards")
+    p.add_argument(
+        "--out", type=Path, required=True, metavar="Q", help="the queries file to write (.parquet)"
+    )
+    p.add_argument(
+        "--per-shape",
+        type=lambda t: whole(t, 1, 2**63, "a positive number of queries"),
+        default=100,
+        metavar="N",
+        help="queries per filter shape, split equally over its five bands (default 100)",
+    )
+    p.add_argument(
+        "--control",
+        type=lambda t: whole(t, 0, 2**63, "a number of queries (0: none)"),
+        metavar="N",
+        help="unfiltered queries, the control group (default: --per-shape)",
+    )
+    p.add_argument(
+        "--seed",
+        type=lambda t: whole(t, 0, 2**63, "a whole number from 0"),
+        default=0,
+        metavar="S",
+        help="the same log, corpus, flags and seed give the same file, byte for byte (default 0)",
+    )
+    p.add_argument(
+        "--tenant-column",
+        metavar="NAME",
+        help="the log's column whose values each stratum takes in turn (default: tenant, when present)",
+    )
+    p.add_argument("--force", action="store_true", help="replace Q and its allocation when they exist")
+    return p
+
+
+def sample_command(args: argparse.Namespace) -> int:
+    from triage.cli import sample_cmd
+
+    return sample_cmd.sample_log(args)
 
 
 def grade(text: str) -> int:
@@ -642,6 +697,7 @@ def truth_command(args: argparse.Namespace) -> int:
 VERBS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {
     "report": (report_parser, report_command),
     "labels": (labels_parser, labels_command),
+    "sample": (sample_parser, sample_command),
     "review": (review_parser, review_command),
     "cache": (cache_parser, cache_command),
     "truth": (truth_parser, truth_command),
