@@ -40,10 +40,9 @@ import xxhash
 
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect, refuse_target, write_bytes, write_new
-from triage.core.inputs.corpus_cache import corpus_key
 from triage.core.inputs.jsonl import read_jsonl
 from triage.core.inputs.parquet import read_parquet
-from triage.core.inputs.readers import PARQUET_EXT, Parsed, arrow_source, codec, sniff
+from triage.core.inputs.readers import Parsed, arrow_source, codec, sniff
 from triage.core.text.sanitize import bytes_shown
 from triage.core.truth import predicate as predicates
 from triage.core.truth.sampling import (
@@ -54,6 +53,7 @@ from triage.core.truth.sampling import (
     order_keys,
     predicate_shape,
 )
+from triage.core.truth.shards import Shard, corpus_digest, corpus_shards, corpus_snapshot
 
 ALLOCATION_SUFFIX = ".allocation.json"
 ADDED = ("shape", "band", "n_eligible", "selectivity")  # the columns Q gains
@@ -116,8 +116,8 @@ def sample_query_log(
     which the files record (the caller's: the workspace does not import the package root).
     InputError naming the file, row and problem for a bad input or a refused Q."""
     log, corpus, out = Path(log), Path(corpus), Path(out)
-    shards = _shards(corpus)
-    protected = protect([log, *(p for p, _ in shards)], folders=[corpus] if corpus.is_dir() else [])
+    shards = corpus_shards(corpus)
+    protected = protect([log, *(s.path for s in shards)], folders=[corpus] if corpus.is_dir() else [])
     report_file = allocation_path(out)
     _check_out(out, report_file, protected, force)
     parsed, vectors = _read_log(log)
@@ -305,28 +305,9 @@ def _predicates(parsed: Parsed) -> tuple[dict[str, predicates.Predicate], dict[s
     return preds, firsts, row_keys
 
 
-def _shards(corpus: Path) -> list[tuple[Path, str]]:
-    """The corpus's Parquet files and their names, as `triage truth` finds them: the file, or every
-    .parquet, .pq or .parq file under the folder (a name starting with a dot anywhere in its path
-    left out), ordered by its path under the folder."""
-    if not corpus.is_dir():
-        sniff(corpus)
-        return [(corpus, corpus.name)]
-    files = sorted(
-        (p.relative_to(corpus).as_posix(), p)
-        for p in corpus.rglob("*")
-        if p.suffix.lower() in PARQUET_EXT
-        and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(corpus).parts)
-    )
-    if not files:
-        raise InputError(corpus, "holds no Parquet files (.parquet, .pq, .parq): no corpus shard")
-    return [(p, name) for name, p in files]
-
-
 def _count_eligible(
     corpus: Path,
-    shards: list[tuple[Path, str]],
+    shards: list[Shard],
     preds: dict[str, predicates.Predicate],
     columns: list[str],
     log: Path,
@@ -345,31 +326,17 @@ def _count_eligible(
         if not p.unfiltered:
             by_columns.setdefault(tuple(sorted(p.columns)), []).append(key)
     parts: dict[tuple[str, ...], list[tuple[pa.Table, np.ndarray]]] = {names: [] for names in by_columns}
-    total, described, checked = 0, [], None
-    digest = xxhash.xxh3_128()  # as truth.json's: over each shard's name and corpus cache key
-    snapshot = None
-    for shard, name in shards:
-        meta = _shard_meta(shard)
-        schema = meta.schema.to_arrow_schema()
-        missing = [c for c in ("chunk_id", "embedding") if c not in schema.names]
-        if missing:  # the corpus `triage truth` reads
-            raise InputError(
-                shard, f"missing required column {missing[0]!r} (columns: {_listed(schema.names)})"
-            )
-        if checked is None or not schema.equals(checked):  # a column it lacks, a literal it cannot hold
+    total, checked = 0, None
+    for shard in shards:
+        if checked is None or not shard.schema.equals(checked):  # a column it lacks, a literal it cannot hold
             for key, p in preds.items():
-                predicates.check(p, schema, log, where[key])
-            checked = schema
+                predicates.check(p, shard.schema, log, where[key])
+            checked = shard.schema
         if by_columns:
-            table = read_parquet(shard, columns).table
+            table = read_parquet(shard.path, columns).table
             for names in by_columns:
                 parts[names].append(_value_rows(table, names))
-        total += meta.num_rows
-        key = corpus_key(shard)
-        described.append({"name": bytes_shown(name), "rows": meta.num_rows, "digest": key})
-        digest.update(f"{name}\x00{key}\x00".encode("utf-8", "surrogateescape"))
-        kv = meta.metadata or {}
-        snapshot = snapshot or (kv.get(b"corpus_snapshot") or b"").decode("utf-8", "replace") or None
+        total += shard.rows
     if total == 0:
         raise InputError(corpus, "holds no rows; selectivity is a share of the corpus")
     counts = dict.fromkeys((k for keys in by_columns.values() for k in keys), 0)
@@ -380,9 +347,9 @@ def _count_eligible(
     about = {
         "path": bytes_shown(str(corpus)),
         "rows": total,
-        "snapshot": snapshot,
-        "digest": digest.hexdigest(),
-        "shards": described,
+        "snapshot": corpus_snapshot(shards),
+        "digest": corpus_digest(shards),
+        "shards": [{"name": bytes_shown(s.name), "rows": s.rows, "digest": s.digest} for s in shards],
         "columns_read": columns,
     }
     return total, counts, about
@@ -416,19 +383,6 @@ def _merged(
         return parts
     rows = grouped.column("w_sum").to_numpy().astype(np.int64)
     return [(grouped.select(keys).rename_columns(list(names)), rows)]
-
-
-def _shard_meta(shard: Path) -> pq.FileMetaData:
-    head = sniff(shard)
-    if not head.startswith(b"PAR1"):
-        raise InputError(
-            shard, "not a Parquet file (no PAR1 magic bytes at the start); a corpus shard is one"
-        )
-    try:
-        with arrow_source(shard) as source:
-            return pq.read_metadata(source)
-    except (pa.ArrowException, OSError) as e:
-        raise InputError(shard, f"cannot read Parquet (truncated or corrupt?): {e}") from None
 
 
 def _file_digest(path: Path) -> str:

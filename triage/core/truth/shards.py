@@ -24,12 +24,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import xxhash
 
 from triage.core.errors import InputError
 from triage.core.ids.codes import fingerprint
 from triage.core.inputs.contract import single
 from triage.core.inputs.corpus_cache import corpus_key
-from triage.core.inputs.readers import PARQUET_EXT, arrow_source, regular_file, validate_text
+from triage.core.inputs.readers import PARQUET_EXT, arrow_source, regular_file, sniff, validate_text
 from triage.core.truth.kernel import Block, Job, partial_topk
 from triage.core.truth.merge import Partial
 from triage.core.truth.predicate import Predicate
@@ -69,12 +70,29 @@ def corpus_shards(corpus: Path) -> list[Shard]:
     return [_shard(corpus, corpus.name)]
 
 
+def corpus_digest(shards: Sequence[Shard]) -> str:
+    """The corpus's digest: xxh3-128 over each shard's name and key, in order (truth.json's
+    `corpus.digest`, and the sampled set's)."""
+    digest = xxhash.xxh3_128()
+    for s in shards:
+        digest.update(f"{s.name}\x00{s.digest}\x00".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def corpus_snapshot(shards: Sequence[Shard]) -> str | None:
+    """The shards' `corpus_snapshot` when every shard names the same one, else None."""
+    snapshots = {s.snapshot for s in shards}
+    return snapshots.pop() if len(snapshots) == 1 else None
+
+
 def _visible(path: Path, top: Path) -> bool:
     return path.is_file() and not any(part.startswith(".") for part in path.relative_to(top).parts)
 
 
 def _shard(path: Path, name: str) -> Shard:
     regular_file(path)
+    if not sniff(path).startswith(b"PAR1"):
+        raise InputError(path, "not a Parquet file (no PAR1 magic bytes at the start); a corpus shard is one")
     try:
         with arrow_source(path) as source:
             pf = pq.ParquetFile(source)
