@@ -40,6 +40,7 @@ RESCORE_ROWS = 4096  # candidates rescored in float64 at a time
 # block's rows); else its queries join the block-wide product and its ineligible hits are dropped.
 # Measured: a gathered row costs ~100x a query-row pair of a large product.
 GATHER = 0.01
+HELD_BYTES = 64 << 20  # the filtered groups' eligible rows held before their queries scan them
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,46 @@ def partial_topk(job: Job, blocks: Iterable[Block], progress: Callable[[int], No
     return scan.partial()
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """Rows to score: their float32 embeddings as stored (rescored from) and their ids."""
+
+    x: np.ndarray
+    ids: pa.Array
+
+    def take(self, at: np.ndarray) -> _Rows:
+        return _Rows(self.x[at], self.ids.take(pa.array(at)))
+
+    @classmethod
+    def joined(cls, parts: list[_Rows]) -> _Rows:
+        if len(parts) == 1:
+            return parts[0]
+        return cls(np.concatenate([p.x for p in parts]), pa.concat_arrays([p.ids for p in parts]))
+
+
+@dataclass(frozen=True)
+class _Form:
+    """Rows as the float32 products take them: normalised under cosine; under ip and l2 moved by
+    their mean (`centre`), so that the products' rounding scales with the rows' spread, not with
+    their distance from the origin. `nr2`: the moved rows' squared lengths (l2); `reach`: a bound
+    on their lengths."""
+
+    xa: np.ndarray
+    nr2: np.ndarray
+    centre: np.ndarray | None  # float64 (d,); None under cosine
+    reach: float
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """Per query of a pass: the float32 error bound `m`, the offset between the product and the
+    gain (ip: q·centre), and the squared length of the moved query (l2)."""
+
+    m: np.ndarray
+    off: np.ndarray
+    qn2: np.ndarray
+
+
 class _Scan:
     def __init__(self, job: Job) -> None:
         self.job = job
@@ -84,7 +125,6 @@ class _Scan:
         self.n, self.d = q.shape
         self.q64 = q.astype(np.float64)
         self.qn = np.sqrt((self.q64 * self.q64).sum(axis=1))
-        self.qn2 = self.qn * self.qn
         if job.metric == "cosine":
             self.qa = np.ascontiguousarray((self.q64 / self.qn[:, None]).astype(np.float32))
         else:
@@ -95,113 +135,122 @@ class _Scan:
         self.pool_q: list[np.ndarray] = []
         self.pool_g: list[np.ndarray] = []
         self.pool_ids: list[pa.Array] = []
+        self.held: dict[int, list[_Rows]] = {}  # per filtered group: its few eligible rows, copied
+        self.held_bytes = 0
 
-    # -- the bounds, per query (`qs`: the queries' indices) --------------------------------------
+    # -- the bounds, per query of a pass --------------------------------------------------------
 
-    def _margin(self, qs: np.ndarray, reach: float) -> np.ndarray:
-        """A bound on |float32 gain − exact gain| for rows of norm ≤ `reach`."""
-        unit = SAFETY * (self.d + 2) * U
+    def _form(self, x: np.ndarray) -> _Form:
         if self.job.metric == "cosine":
-            return np.full(len(qs), unit)
-        if self.job.metric == "ip":
-            return unit * self.qn[qs] * reach
-        return unit * (2 * self.qn[qs] * reach + reach * reach)
+            nr2 = np.einsum("ij,ij->i", x, x)
+            return _Form(x / np.sqrt(nr2)[:, None], nr2, None, 1.0)
+        c32 = x.mean(axis=0, dtype=np.float64).astype(np.float32)
+        centre = c32.astype(np.float64)  # the float32 centre, exactly: products and offsets agree
+        xa = x - c32
+        nr2 = np.einsum("ij,ij->i", xa, xa)
+        return _Form(xa, nr2, centre, float(np.sqrt(float(nr2.max()))) * (1 + 1e-3))
 
-    def _lower(self, a: np.ndarray, qs: np.ndarray, m: np.ndarray) -> np.ndarray:
-        """The least exact gain a row of float32 gain `a` can have."""
-        if self.job.metric == "l2":  # a = 2q·r − ‖r‖² = ‖q‖² − dist²
-            return -np.sqrt(np.maximum(self.qn2[qs] - a + m, 0.0))
-        return a - m
+    def _frame(self, qs: np.ndarray, form: _Form) -> tuple[np.ndarray, _Frame]:
+        """The pass's float32 queries and its frame. The margin bounds |product − exact| for any
+        order of summation: γ_d ≈ d·U times the vectors' lengths, with room for the rounding of
+        the normalised or moved vectors themselves."""
+        unit = SAFETY * (self.d + 2) * U
+        zero = np.zeros(len(qs))
+        if form.centre is None:
+            return self.qa[qs], _Frame(np.full(len(qs), unit), zero, zero)
+        if self.job.metric == "ip":  # q·r = q·(r − c) + q·c
+            return self.qa[qs], _Frame(unit * self.qn[qs] * form.reach, self.q64[qs] @ form.centre, zero)
+        moved = self.q64[qs] - form.centre
+        qa = np.ascontiguousarray(self.qa[qs] - form.centre.astype(np.float32))
+        qn2 = (moved * moved).sum(axis=1)
+        return qa, _Frame(unit * (2 * np.sqrt(qn2) * form.reach + form.reach**2), zero, qn2)
 
-    def _threshold(self, cut: np.ndarray, qs: np.ndarray, m: np.ndarray) -> np.ndarray:
-        """The least float32 gain of a row whose exact gain can reach `cut`."""
+    def _lower(self, a: np.ndarray, f: _Frame, at: np.ndarray) -> np.ndarray:
+        """The least exact gain a row of product `a` can have (`at`: the queries' places in the
+        frame)."""
+        if self.job.metric == "l2":  # a = 2(q−c)·(r−c) − ‖r−c‖² = ‖q−c‖² − dist²
+            return -np.sqrt(np.maximum(f.qn2[at] - a + f.m[at], 0.0))
+        return a + f.off[at] - f.m[at]
+
+    def _threshold(self, cut: np.ndarray, f: _Frame) -> np.ndarray:
+        """The least product of a row whose exact gain can reach `cut` (per query of the frame)."""
         if self.job.metric == "l2":
-            return self.qn2[qs] - cut * cut - m
-        return cut - m
+            return f.qn2 - cut * cut - f.m
+        return cut - f.off - f.m
 
     # -- a block ------------------------------------------------------------------------------
 
     def add(self, block: Block) -> None:
-        x = block.vectors
-        rows = len(x)
+        rows = len(block.ids)
         if rows == 0:
             return
-        nr2 = np.einsum("ij,ij->i", x, x)
-        if self.job.metric == "cosine":
-            xa = x / np.sqrt(nr2)[:, None]
-            reach = 1.0
-        else:
-            xa = x
-            reach = float(np.sqrt(float(nr2.max()))) * (1 + 1e-3)
+        whole = _Rows(block.vectors, block.ids)
         dense: list[tuple[np.ndarray, np.ndarray | None]] = []
         for g, mask in enumerate(block.eligible):
             n_e = rows if mask is None else int(np.count_nonzero(mask))
             self.n_eligible[g] += n_e
-            members = self.members[g]
-            if n_e == 0 or len(members) == 0:
+            if n_e == 0 or len(self.members[g]) == 0:
                 continue
-            if mask is None or n_e >= GATHER * len(members) * rows:
-                dense.append((members, mask))
+            if mask is None or n_e >= GATHER * len(self.members[g]) * rows:
+                dense.append((self.members[g], mask))
                 continue
             at = np.flatnonzero(mask)
-            for qs in _chunks(members, _query_rows(len(at))):
-                self._pass(qs, xa[at], nr2[at], block, at, None, reach)
+            self.held.setdefault(g, []).append(whole.take(at))
+            self.held_bytes += whole.x.itemsize * whole.x.shape[1] * len(at)
         if dense:
+            form = self._form(whole.x)
             qs_all = np.concatenate([m for m, _ in dense])
             admits = np.stack([np.ones(rows, bool) if mask is None else mask for _, mask in dense])
             which = np.concatenate([np.full(len(m), i) for i, (m, _) in enumerate(dense)])
             step = _query_rows(rows)
             for first in range(0, len(qs_all), step):
                 part = slice(first, first + step)
-                self._pass(qs_all[part], xa, nr2, block, None, (which[part], admits), reach)
+                self._pass(qs_all[part], whole, form, (which[part], admits))
+        if self.held_bytes > HELD_BYTES:
+            self._release()
         self._prune()
 
+    def _release(self) -> None:
+        """The held rows of each filtered group, scanned by its queries at once."""
+        for g, parts in self.held.items():
+            rows = _Rows.joined(parts)
+            form = self._form(rows.x)
+            for qs in _chunks(self.members[g], _query_rows(len(rows.ids))):
+                self._pass(qs, rows, form, None)
+        self.held, self.held_bytes = {}, 0
+
     def _pass(
-        self,
-        qs: np.ndarray,
-        xa: np.ndarray,
-        nr2: np.ndarray,
-        block: Block,
-        at: np.ndarray | None,
-        masked: tuple[np.ndarray, np.ndarray] | None,
-        reach: float,
+        self, qs: np.ndarray, rows: _Rows, form: _Form, masked: tuple[np.ndarray, np.ndarray] | None
     ) -> None:
-        """Queries `qs` against the rows `xa` (block rows `at`; None: all), their hits rescored
-        and pooled. `masked`: per query, its row of the admission matrix (groups × the block's
-        rows); None: every row admitted."""
-        s = self.qa[qs] @ xa.T
+        """Queries `qs` against `rows`, their hits rescored and pooled. `masked`: per query, its
+        row of the admission matrix (groups × rows); None: every row admitted."""
+        qa, f = self._frame(qs, form)
+        s = qa @ form.xa.T
         if self.job.metric == "l2":
             s *= 2
-            s -= nr2[None, :]
-        m = self._margin(qs, reach)
-        theta = self._threshold(self.cut[qs], qs, m)
+            s -= form.nr2[None, :]
+        theta = self._threshold(self.cut[qs], f)
         fresh = np.flatnonzero(np.isneginf(theta))
         if len(fresh):
-            theta[fresh] = self._first(s, fresh, qs, m, masked)
+            theta[fresh] = self._first(s, fresh, f, masked)
         qi, cj = np.nonzero(s >= _down(theta)[:, None])
         if masked is not None:
             qi, cj = _admitted(qi, cj, masked)
         a = s[qi, cj].astype(np.float64)
         del s
-        keep = a >= self._tightened(a, qi, qs, m)[qi]
+        keep = a >= self._tightened(a, qi, qs, f)[qi]
         qi, cj = qi[keep], cj[keep]
         if len(qi) == 0:
             return
-        rows = cj if at is None else at[cj]
         self.pool_q.append(qs[qi])
-        self.pool_g.append(self._exact(qs[qi], block.vectors, rows))
-        self.pool_ids.append(block.ids.take(pa.array(rows)))
+        self.pool_g.append(self._exact(qs[qi], rows.x, cj))
+        self.pool_ids.append(rows.ids.take(pa.array(cj)))
 
     def _first(
-        self,
-        s: np.ndarray,
-        fresh: np.ndarray,
-        qs: np.ndarray,
-        m: np.ndarray,
-        masked: tuple[np.ndarray, np.ndarray] | None,
+        self, s: np.ndarray, fresh: np.ndarray, f: _Frame, masked: tuple[np.ndarray, np.ndarray] | None
     ) -> np.ndarray:
         """A first threshold for queries with fewer than k candidates known: from the k-th best
-        float32 gain of a sample of the block's columns (-inf where the sample holds fewer)."""
+        product in a sample of the columns (-inf where the sample holds fewer)."""
         k = self.job.k
         width = min(s.shape[1], max(1024, 8 * k))
         if width < k:
@@ -211,13 +260,13 @@ class _Scan:
             which, admits = masked
             sample[~admits[which[fresh], :width]] = -np.inf
         kth = np.partition(sample, width - k, axis=1)[:, width - k].astype(np.float64)
-        q = qs[fresh]
-        theta = self._threshold(cutoff(self._lower(kth, q, m[fresh]), self.job.tolerance), q, m[fresh])
+        cut = cutoff(self._lower(kth, f, fresh), self.job.tolerance)
+        theta = self._threshold(cut, _Frame(f.m[fresh], f.off[fresh], f.qn2[fresh]))
         theta[~np.isfinite(kth)] = -np.inf
         return theta
 
-    def _tightened(self, a: np.ndarray, qi: np.ndarray, qs: np.ndarray, m: np.ndarray) -> np.ndarray:
-        """Per query of the pass, the float32 threshold from the k-th best hit and the pool."""
+    def _tightened(self, a: np.ndarray, qi: np.ndarray, qs: np.ndarray, f: _Frame) -> np.ndarray:
+        """Per query of the pass, the product threshold from the k-th best hit and the pool."""
         cut = self.cut[qs].copy()
         k = self.job.k
         if len(a) >= k:
@@ -226,9 +275,8 @@ class _Scan:
             starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
             full = np.flatnonzero(counts >= k)
             kth = a[order[starts[full] + k - 1]]
-            hit_cut = cutoff(self._lower(kth, qs[full], m[full]), self.job.tolerance)
-            cut[full] = np.maximum(cut[full], hit_cut)
-        return self._threshold(cut, qs, m)
+            cut[full] = np.maximum(cut[full], cutoff(self._lower(kth, f, full), self.job.tolerance))
+        return self._threshold(cut, f)
 
     def _exact(self, qidx: np.ndarray, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The float64 gain of each (query, row) pair, from the stored float32 values."""
@@ -260,6 +308,7 @@ class _Scan:
         self.pool_ids = [ids.filter(pa.array(keep))]
 
     def partial(self) -> Partial:
+        self._release()
         self._prune()
         n_eligible = self.n_eligible[self.job.groups] if self.n else np.zeros(0, np.int64)
         if not self.pool_q:

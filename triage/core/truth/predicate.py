@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 import numpy as np
 import pyarrow as pa
@@ -40,7 +40,14 @@ from triage.core.text.sanitize import visible
 Value: TypeAlias = str | int | float | bool | dt.date | dt.datetime
 Bools: TypeAlias = pa.ChunkedArray | pa.Array
 
-OPS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+OPS: dict[type[exp.Expression], str] = {
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
 SWAPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}  # a op b == b SWAPPED[op] a
 NEGATED = {"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}  # NOT a op b == a NEGATED[op] b
 KERNELS = {
@@ -52,7 +59,14 @@ KERNELS = {
     ">=": pc.greater_equal,
 }
 ALLOWED = "a filter compares columns with literals or columns (=, <>, <, >, IN, BETWEEN, LIKE, IS NULL …)"
-ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||"}
+ARITHMETIC: dict[type[exp.Expression], str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+    exp.DPipe: "||",
+}
 TYPED = {exp.DataType.Type.DATE: "DATE", exp.DataType.Type.TIMESTAMP: "TIMESTAMP"}
 TYPED[exp.DataType.Type.TIMESTAMPTZ] = "TIMESTAMPTZ"
 DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -60,7 +74,8 @@ TIMESTAMP_TEXT = re.compile(
     r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}(:?\d{2})?)?"
 )
 KEYWORD_HINT = ' (a column named like a SQL word is written in double quotes: "order")'
-PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_]*")  # written bare in a key unless a SQL word
+SQL_WORDS = frozenset(word for keyword in tokens.Tokenizer.KEYWORDS for word in keyword.split())
 
 
 class FilterError(InputError):
@@ -232,7 +247,7 @@ def _syntax(text: str) -> exp.Expression:
         raise _Refused(f"not a SQL condition: {first.get('description', e)}{at}{KEYWORD_HINT}") from None
     except sqlglot.errors.SqlglotError as e:
         raise _Refused(f"not a SQL condition: {str(e).splitlines()[0]}") from None
-    if isinstance(tree, exp.Block):
+    if not isinstance(tree, exp.Expression) or isinstance(tree, exp.Block):
         raise _Refused("holds more than one statement; a filter is one condition")
     return tree
 
@@ -242,8 +257,11 @@ def _node(e: exp.Expression) -> Node:
         return _node(e.this)
     if isinstance(e, exp.Not):
         return _negate(_node(e.this))
-    if isinstance(e, exp.And | exp.Or):
-        return _junction("AND" if isinstance(e, exp.And) else "OR", (_node(e.this), _node(e.expression)))
+    if isinstance(e, exp.And | exp.Or):  # a chain of one connector, read without recursion
+        return _junction(
+            "AND" if isinstance(e, exp.And) else "OR",
+            tuple(_node(cast(exp.Expression, x)) for x in e.flatten()),
+        )
     if type(e) in OPS:
         return _comparison(OPS[type(e)], _operand(e.this), _operand(e.expression), e)
     if isinstance(e, exp.In | exp.Between):
@@ -276,11 +294,13 @@ def _construct(e: exp.Expression) -> str:
     elif type(e) in ARITHMETIC:
         what = f"arithmetic `{ARITHMETIC[type(e)]}` in {shown}"
     else:
-        what = f"{shown} ({type(e).__name__})"
+        what = shown
     return f"{what} is not allowed: {ALLOWED}"
 
 
 def _column(e: exp.Expression) -> str:
+    while isinstance(e, exp.Paren):
+        e = e.this
     if not isinstance(e, exp.Column):
         raise _Refused(_construct(e))
     if e.args.get("table") is not None:
@@ -290,7 +310,7 @@ def _column(e: exp.Expression) -> str:
 
 def _operand(e: exp.Expression) -> str | _Literal:
     """A column's name, or a literal."""
-    if isinstance(e, exp.Column):
+    if isinstance(e, exp.Column | exp.Paren) and isinstance(e.unnest(), exp.Column):
         return _column(e)
     return _Literal(_value(e))
 
@@ -301,6 +321,10 @@ class _Literal:
 
 
 def _value(e: exp.Expression) -> Value:
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.Column):
+        raise _Refused(f"`{visible(e.sql(), cap=80)}` is a column where a literal belongs")
     if isinstance(e, exp.Literal) and e.is_string:
         return e.this
     if isinstance(e, exp.Literal):
@@ -347,11 +371,18 @@ def _comparison(op: str, a: str | _Literal, b: str | _Literal, e: exp.Expression
     if isinstance(a, _Literal) and isinstance(b, _Literal):
         raise _Refused(f"`{visible(e.sql(), cap=80)}` compares two literals; compare a column")
     if isinstance(a, str) and isinstance(b, str):
-        return ColumnCmp(a, op, b) if a <= b else ColumnCmp(b, SWAPPED[op], a)
+        return _column_cmp(a, op, b)
     column, value = (a, b) if isinstance(a, str) else (b, a)
     op = op if isinstance(a, str) else SWAPPED[op]
     assert isinstance(column, str) and isinstance(value, _Literal)
     return _cmp(column, op, value.value)
+
+
+def _column_cmp(a: str, op: str, b: str) -> ColumnCmp:
+    """`a op b` with the columns in name order (`x > x` is `x < x`)."""
+    if a == b:
+        return ColumnCmp(a, min(op, SWAPPED[op]), b)
+    return ColumnCmp(a, op, b) if a < b else ColumnCmp(b, SWAPPED[op], a)
 
 
 def _cmp(column: str, op: str, value: Value) -> Cmp:
@@ -392,13 +423,13 @@ def _between(e: exp.Between) -> Node:
 def _like(e: exp.Expression) -> Node:
     escape = None
     if isinstance(e, exp.Escape):
-        escape = _value(e.expression)
-        if not isinstance(escape, str) or len(escape) != 1:
-            raise _Refused(f"ESCAPE takes one character, found {visible(_literal(escape), cap=40)}")
-        e = e.this
+        given = _value(e.expression)
+        if not isinstance(given, str) or len(given) != 1:
+            raise _Refused(f"ESCAPE takes one character, found {visible(_literal(given), cap=40)}")
+        escape, e = given, e.this
     if not isinstance(e, exp.Like | exp.ILike):
         raise _Refused(_construct(e))
-    pattern = _value(e.expression)
+    pattern = _value(e.expression) if isinstance(e.expression, exp.Literal) else None
     if not isinstance(pattern, str):
         raise _Refused(f"`{visible(e.sql(), cap=80)}`: a LIKE pattern is a string literal")
     return Like(
@@ -425,7 +456,7 @@ def _pattern(raw: str, escape: str | None) -> str:
             raise _Refused(
                 f"LIKE pattern '{visible(raw, cap=80)}': the escape {escape!r} comes before %, _ or itself"
             )
-        out.append("\\" + nxt)
+        out.append("\\" + nxt if nxt in ("%", "_", "\\") else nxt)  # an escaped escape is itself
     return "".join(out)
 
 
@@ -446,7 +477,7 @@ def _negate(node: Node) -> Node:
         case Cmp(column, op, value):
             return _cmp(column, NEGATED[op], value)
         case ColumnCmp(left, op, right):
-            return ColumnCmp(left, NEGATED[op], right)
+            return _column_cmp(left, NEGATED[op], right)
         case InList() | Between() | Like() | IsNull() | IsBool():
             return _toggled(node)
         case Junction(op, items):
@@ -469,7 +500,7 @@ def _junction(op: str, items: tuple[Node, ...]) -> Node:
 
 
 def _name(column: str) -> str:
-    plain = PLAIN_NAME.fullmatch(column) and column.upper() not in tokens.Tokenizer.KEYWORDS
+    plain = PLAIN_NAME.fullmatch(column) and column.upper() not in SQL_WORDS
     return column if plain else '"' + column.replace('"', '""') + '"'
 
 
@@ -479,7 +510,7 @@ def _literal(value: Value) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, dt.datetime):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+        return f"TIMESTAMP{'TZ' * (value.tzinfo is not None)} '{value.isoformat(sep=' ')}'"
     if isinstance(value, dt.date):
         return f"DATE '{value.isoformat()}'"
     return repr(value)
@@ -514,7 +545,10 @@ def _leaves(node: Node) -> list[Node]:
 def _columns(node: Node) -> set[str]:
     names: set[str] = set()
     for leaf in _leaves(node):
-        names |= {leaf.left, leaf.right} if isinstance(leaf, ColumnCmp) else {leaf.column}
+        if isinstance(leaf, ColumnCmp):
+            names |= {leaf.left, leaf.right}
+        elif not isinstance(leaf, Junction):
+            names.add(leaf.column)
     return names
 
 
@@ -580,9 +614,9 @@ def _bind(leaf: Node, schema: pa.Schema) -> None:
     t = _field(schema, leaf.column)
     kind = _comparable(leaf.column, t)
     if isinstance(leaf, IsBool) and kind != "boolean":
-        raise _Refused(f"`{_sql(leaf)}`: column {leaf.column!r} is {t}, not boolean")
+        raise _Refused(f"{_quoted(leaf)}: column {leaf.column!r} is {t}, not boolean")
     if isinstance(leaf, Like) and kind != "string":
-        raise _Refused(f"`{_sql(leaf)}`: LIKE matches strings; column {leaf.column!r} is {t}")
+        raise _Refused(f"{_quoted(leaf)}: LIKE matches strings; column {leaf.column!r} is {t}")
     for value in _values(leaf):
         _scalar(leaf, value, t)
 
@@ -605,7 +639,7 @@ def _pair(leaf: ColumnCmp, a: pa.DataType, b: pa.DataType) -> None:
     if ka == "timestamp" and kb == "timestamp":
         same = (_value_type(a).tz is None) == (_value_type(b).tz is None)
     if not same:
-        raise _Refused(f"`{_sql(leaf)}` compares {a} with {b}")
+        raise _Refused(f"{_quoted(leaf)} compares {a} with {b}")
 
 
 def _value_type(t: pa.DataType) -> pa.DataType:
@@ -615,11 +649,11 @@ def _value_type(t: pa.DataType) -> pa.DataType:
 def _scalar(leaf: Node, value: Value, t: pa.DataType) -> pa.Scalar | Value:
     """`value` as the column of type `t` compares with it; _Refused when the type cannot hold it."""
     kind, vt = _kind(t), _value_type(t)
-    numeric = isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "integer" and numeric:
-        return value  # compared exactly (`_integer_bound`)
-    if kind == "float" and numeric:
-        return pa.scalar(float(value), vt)  # rounded to float32 for a float32 column
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if kind == "integer" and number is not None:
+        return number  # compared exactly (`_integer_bound`)
+    if kind == "float" and number is not None:
+        return _float(leaf, number, vt)
     if kind == "string" and isinstance(value, str):
         return value
     if kind == "boolean" and isinstance(value, bool):
@@ -629,8 +663,24 @@ def _scalar(leaf: Node, value: Value, t: pa.DataType) -> pa.Scalar | Value:
     if kind == "timestamp" and (isinstance(value, str | dt.datetime) or _is_date(value)):
         return _timestamp(leaf, value, vt)
     raise _Refused(
-        f"`{_sql(leaf)}`: column {_leaf_column(leaf)!r} is {t}; {_literal(value)} is not {_kind_name(kind)}"
+        f"{_quoted(leaf)}: column {_leaf_column(leaf)!r} is {t}; {_literal(value)} is not {_kind_name(kind)}"
     )
+
+
+def _float(leaf: Node, value: int | float, t: pa.DataType) -> pa.Scalar:
+    """`value` rounded to the float column's type (float32 or float64), as DuckDB compares them."""
+    try:
+        with np.errstate(over="ignore"):
+            rounded = np.dtype(t.to_pandas_dtype()).type(value)
+    except OverflowError:
+        rounded = math.inf
+    if not math.isfinite(rounded):
+        raise _Refused(f"{_quoted(leaf)}: {_literal(value)} is beyond the range of {t}")
+    return pa.scalar(float(rounded), t)
+
+
+def _quoted(leaf: Node) -> str:
+    return f"`{visible(_sql(leaf), cap=120)}`"
 
 
 def _leaf_column(leaf: Node) -> str:
@@ -657,7 +707,7 @@ def _date(leaf: Node, value: Value) -> dt.date:
         try:
             return dt.date.fromisoformat(value)
         except ValueError:
-            raise _Refused(f"`{_sql(leaf)}`: '{visible(value, cap=40)}' is not a valid date") from None
+            raise _Refused(f"{_quoted(leaf)}: '{visible(value, cap=40)}' is not a valid date") from None
     assert isinstance(value, dt.date)
     return value
 
@@ -666,25 +716,25 @@ def _timestamp(leaf: Node, value: Value, t: pa.TimestampType) -> pa.Scalar:
     if isinstance(value, str):
         if not TIMESTAMP_TEXT.fullmatch(value):
             raise _Refused(
-                f"`{_sql(leaf)}`: '{visible(value, cap=40)}' is not an ISO timestamp ('YYYY-MM-DD HH:MM:SS')"
+                f"{_quoted(leaf)}: '{visible(value, cap=40)}' is not an ISO timestamp ('YYYY-MM-DD HH:MM:SS')"
             )
         try:
             value = dt.datetime.fromisoformat(value)
         except ValueError:
-            raise _Refused(f"`{_sql(leaf)}`: '{visible(value, cap=40)}' is not a valid timestamp") from None
+            raise _Refused(f"{_quoted(leaf)}: '{visible(value, cap=40)}' is not a valid timestamp") from None
     if not isinstance(value, dt.datetime):
         assert isinstance(value, dt.date)
         value = dt.datetime(value.year, value.month, value.day)
     if t.tz is None and value.tzinfo is not None:
         raise _Refused(
-            f"`{_sql(leaf)}`: the literal has a time zone and column {_leaf_column(leaf)!r} has none"
+            f"{_quoted(leaf)}: the literal has a time zone and column {_leaf_column(leaf)!r} has none"
         )
     if t.tz is not None and value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)  # a naive literal against a zoned column: UTC
     try:
         return pa.scalar(value, pa.timestamp("ns" if t.unit == "ns" else "us", t.tz))
     except (pa.ArrowException, OverflowError, ValueError):
-        raise _Refused(f"`{_sql(leaf)}`: {_literal(value)} is out of the column's range") from None
+        raise _Refused(f"{_quoted(leaf)}: {_literal(value)} is out of the column's range") from None
 
 
 # ---- evaluating ----------------------------------------------------------------------------------
@@ -804,8 +854,8 @@ def _columns_compared(node: ColumnCmp, table: pa.Table) -> Bools:
     af, bf = pa.types.is_floating(a.type), pa.types.is_floating(b.type)
     if not (af or bf):
         return KERNELS[node.op](a, b)
-    no = pa.scalar(False)
-    na, nb = (pc.is_nan(a) if af else no), (pc.is_nan(b) if bf else no)
+    # NaN or not, NULL where the value is NULL (an integer column is never NaN)
+    na, nb = (pc.is_nan(x) if xf else pc.invert(pc.equal(x, x)) for x, xf in ((a, af), (b, bf)))
     both = pc.and_kleene(na, nb)
     eq = pc.or_kleene(pc.equal(a, b), both)  # NaN = NaN
     lt = pc.or_kleene(pc.less(a, b), pc.and_kleene(pc.invert(na), nb))  # a number < NaN
