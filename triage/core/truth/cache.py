@@ -20,8 +20,9 @@ the same shard finds them). A changed or added shard has a new folder, so only i
 computed; a removed shard is not read.
 
 Reading proves everything before anything is used, as the corpus cache does
-(`core.inputs.corpus_cache`): the manifest must be this format's and answer exactly this question;
-the file, opened without following a link, must be a regular file of the recorded size whose bytes
+(`core.inputs.corpus_cache`): the manifest must be this format's, written by this triage version
+(another's kernel may have chosen or scored otherwise), and answer exactly this question; the
+file, opened without following a link, must be a regular file of the recorded size whose bytes
 hash to the recorded digest, of this schema, and each row a candidate list the kernel could have
 made (ids and gains of one length, finite, as many as min(K, eligible rows) or more, no more than
 the eligible rows). An entry damaged, truncated, half-written, of another shard or planted there is
@@ -36,6 +37,7 @@ import json
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -100,19 +102,28 @@ class Question:
 
     @property
     def name(self) -> str:
-        h = xxhash.xxh3_128(f"triage-truth|{FORMAT}|{self.metric}|{self.k}|{self.tolerance!r}|".encode())
+        h = xxhash.xxh3_128(
+            f"triage-truth|{FORMAT}|{_version()}|{self.metric}|{self.k}|{self.tolerance!r}|".encode()
+        )
         h.update(f"{len(self.shard)}|{self.shard}|{self.predicate}".encode())
         return h.hexdigest()
 
     def fields(self) -> dict:
         return {
             "format": FORMAT,
+            "triage": _version(),
             "shard": self.shard,
             "predicate": self.predicate,
             "metric": self.metric,
             "k": self.k,
             "tolerance": self.tolerance,
         }
+
+
+def _version() -> str:
+    """The running triage's version (the package root is loaded before any of its modules; importing
+    it by name would import the API above every layer, which the root re-exports)."""
+    return str(sys.modules["triage"].__version__)
 
 
 # -- entries -------------------------------------------------------------------------------------
@@ -162,14 +173,14 @@ def write_entry(question: Question, rows: pa.Table, source: str, protected: Prot
 
 def read_fingerprints(shard: str, rows: int) -> np.ndarray | None:
     """The shard's ids as fingerprints in row order, proved; None when not kept."""
-    fields = {"format": FORMAT, "shard": shard, "kind": PRINTS, "rows": rows}
+    fields = {"format": FORMAT, "triage": _version(), "shard": shard, "kind": PRINTS, "rows": rows}
     table = _read(truth_folder(shard), PRINTS, fields, FINGERPRINTS)
     return None if table is None else single(table.column("fingerprint")).to_numpy(zero_copy_only=False)
 
 
 def write_fingerprints(shard: str, prints: np.ndarray, source: str, protected: Protected) -> None:
     table = pa.table({"fingerprint": pa.array(prints, pa.uint64())}, schema=FINGERPRINTS)
-    fields = {"format": FORMAT, "shard": shard, "kind": PRINTS}
+    fields = {"format": FORMAT, "triage": _version(), "shard": shard, "kind": PRINTS}
     _write(truth_folder(shard), PRINTS, table, fields, source, protected)
 
 

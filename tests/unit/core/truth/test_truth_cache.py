@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -149,6 +150,15 @@ def test_another_k_metric_or_tolerance_is_another_entry(
     assert truth(files, tmp_path / "t2", **change) != truth_bytes(tmp_path / "t1")
     assert len(scans) == 4
     assert truth_bytes(tmp_path / "t2") == fresh(files, tmp_path, monkeypatch, **change)
+
+
+def test_another_triage_version_computes_afresh(
+    root: Path, files: dict[str, Path], tmp_path: Path, scans: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = truth(files, tmp_path / "t1")
+    monkeypatch.setattr(sys.modules["triage"], "__version__", "0.0.9")
+    scans.clear()
+    assert truth(files, tmp_path / "t2") == first and len(scans) == 4
 
 
 def entry_files(root: Path) -> list[Path]:
