@@ -1,12 +1,14 @@
 """`triage truth --engine ray` on a local Ray cluster (two CPUs, one cluster for the module): the
 labels and queries written byte for byte as the local engine writes them, from an empty cache and
 from one holding all shards but one; a bad row on a worker is exit 2 naming its file and row; the
-CLI reaches the cluster by `--address`. Without Ray installed, `--engine ray` says how to install it
-before reading anything, and nothing imports Ray until it is asked for."""
+CLI reaches the cluster by `--address`; a task that fails there is named by its own error. Without
+Ray installed, `--engine ray` says how to install it before reading anything, and nothing imports
+Ray until it is asked for."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import logging
@@ -21,6 +23,8 @@ import pytest
 
 from triage.cli.main import main
 from triage.core.errors import InputError
+from triage.core.truth import engines, predicate, shards
+from triage.core.truth.kernel import Job
 from triage.workspace.truth import compute_truth
 
 from truth_corpora import D, truth_bytes, write_corpus, write_queries, write_shard
@@ -108,6 +112,25 @@ def test_a_bad_row_on_a_worker_is_exit_2_naming_it(
         f"triage: error: {files['corpus'] / 'part-2.parquet'}: row 14: 'embedding' holds NaN or an infinite "
         "number (or one beyond float32's range)"
     )
+
+
+@pytest.mark.slow
+def test_a_task_that_fails_on_the_cluster_is_named(
+    cluster: str, files: dict[str, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A shard gone from the path the driver listed (a folder there now, on the worker's side): the
+    task's own error, once, not Ray Data's wrapper nor its log lines."""
+    shard = dataclasses.replace(shards.corpus_shards(files["corpus"])[0], path=tmp_path)
+    job = Job(np.ones((2, D), np.float32), np.zeros(2, np.int64), 1, "cosine", 3, 1e-6)
+    work = engines.Work((engines.ShardTask(0, shard, 0),), ((job, (predicate.parse_filter(None, "", ""),)),))
+    capfd.readouterr()
+    with pytest.raises(InputError) as e:
+        list(engines.scan_shards("ray", work))
+    assert e.value.message == (
+        "--engine ray: a task failed on the Ray cluster: OSError: Cannot open for reading: "
+        f"path '{tmp_path}' is a directory"
+    )
+    assert capfd.readouterr().err == ""
 
 
 @pytest.mark.slow

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +119,7 @@ def _run_ray(
     try:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False  # the run's own bar counts rows
-        logging.getLogger("ray.data").setLevel(logging.ERROR)
+        logging.getLogger("ray.data").setLevel(logging.CRITICAL)  # a failure is said once, by the run
         items = [{"task": i} for i in range(len(work.tasks))]
         done = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
             _scan_batch, batch_size=1, batch_format="numpy", fn_kwargs={"work": work}, num_cpus=1
@@ -161,10 +162,19 @@ def _batches(dataset) -> Iterator[dict]:  # type: ignore[no-untyped-def]
     try:
         yield from dataset.iter_batches(batch_size=None, batch_format="numpy")
     except RayError as e:
-        said = next(
-            (line.strip() for line in reversed(str(e).splitlines()) if line.strip()), type(e).__name__
-        )
-        raise InputError("--engine ray", f"a task failed on the Ray cluster: {said}") from None
+        raise InputError("--engine ray", f"a task failed on the Ray cluster: {_failure(e)}") from None
+
+
+def _failure(e: BaseException) -> str:
+    """What failed, from a Ray error's text: the last `Name: message` line of the task's traceback
+    (the cause, not Ray Data's wrapper), else the text's first line."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    causes = [
+        line
+        for line in lines
+        if re.match(r"[A-Za-z_][\w.]*: \S", line) and not line.startswith("ray.exceptions.UserCodeException")
+    ]
+    return causes[-1] if causes else (lines[0] if lines else type(e).__name__)
 
 
 def _scan_batch(batch: dict, work: Work) -> dict:
