@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -152,6 +153,23 @@ def test_the_command_reaches_the_cluster_by_its_address(
     assert done.returncode == 0, done.stderr
     assert "truth of 12 queries at k = 3, 5 (cosine) over 1,000 rows in 5 shards" in done.stdout
     assert truth_bytes(out) == truth_bytes(expected)
+
+
+@pytest.mark.slow
+def test_an_address_where_nothing_answers_is_refused_at_once(files: dict[str, Path], tmp_path: Path) -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]  # closed again: nothing listens there
+    code, _, err = run_cli(
+        "truth", "--corpus", str(files["corpus"]), "--queries", str(files["queries"]), "--k", "5",
+        "--out", str(tmp_path / "t"), "--engine", "ray", "--address", f"127.0.0.1:{port}",
+    )  # fmt: skip
+    assert (
+        code == 2
+        and err
+        == f"triage: error: --address: 127.0.0.1:{port}: no Ray cluster answers there (Connection refused)\n"
+    )
+    assert not (tmp_path / "t").exists()
 
 
 def test_without_ray_the_engine_says_how_to_install_it(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import pickle
 import re
+import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ from triage.core.truth.shards import Shard, ShardResult
 
 ENGINES = ("local", "ray")
 RAY_EXTRA = "pip install 'retrieval-triage[ray]'"
+CONNECT_SECONDS = 10  # a cluster's address that does not answer within this is refused
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,9 @@ def _run_ray(
     if not work.tasks:
         return
     ray = _ray()
-    started = not ray.is_initialized()
+    if address is not None:
+        _answers(address)
+    started = not ray.is_initialized()  # else: the caller's own cluster (`ray.init` in Python)
     if started:
         _connect(ray, address)
     try:
@@ -152,6 +156,19 @@ def _connect(ray: ModuleType, address: str | None) -> None:
     except (ConnectionError, ValueError, RuntimeError) as e:
         where = f"the Ray cluster at {address}" if address else "a Ray cluster"
         raise InputError("--address", f"cannot connect to {where}: {e}") from None
+
+
+def _answers(address: str) -> None:
+    """InputError when nothing answers at a `host:port` address (`ray://host:port` too): Ray itself
+    would wait minutes for it. Another form ("auto", "local") is left to Ray."""
+    m = re.fullmatch(r"(?:ray://)?\[?([^\[\]/]+?)\]?:(\d{1,5})", address.strip())
+    if m is None:
+        return
+    try:
+        socket.create_connection((m[1], int(m[2])), timeout=CONNECT_SECONDS).close()
+    except (OSError, ValueError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e) or type(e).__name__
+        raise InputError("--address", f"{address}: no Ray cluster answers there ({why})") from None
 
 
 def _batches(dataset) -> Iterator[dict]:  # type: ignore[no-untyped-def]
