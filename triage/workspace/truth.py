@@ -192,7 +192,8 @@ def _work(
     """The shards left to scan, each with the job of its queries not kept (shards missing the same
     queries share one job)."""
     numbered: dict[bytes, int] = {}
-    jobs, tasks = [], []
+    jobs: list[tuple[Job, tuple[predicate.Predicate, ...]]] = []
+    tasks: list[engines.ShardTask] = []
     for i, f in enumerate(found):
         if f.complete:
             continue

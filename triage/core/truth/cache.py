@@ -295,7 +295,7 @@ def reuse(
         members = np.flatnonzero(job.groups == g)
         if len(members) == 0:
             continue
-        rows, missing = kept.look_up(question(shard, job, p), [keys[i] for i in members])
+        rows, missing = kept.look_up(question(shard, job, p), [keys[int(i)] for i in members])
         missed = np.zeros(len(members), bool)
         missed[missing] = True
         if rows.num_rows:
