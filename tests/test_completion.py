@@ -49,8 +49,8 @@ def option_strings() -> dict[str, set[str]]:
 
 def test_bash_script_names_every_verb_action_and_flag_of_the_real_parsers() -> None:
     text = script("bash")
-    assert list(VERBS) == ["report", "labels", "review", "cache"]
-    assert "_shtab_triage_subparsers=(report labels review cache)" in text
+    assert list(VERBS) == ["report", "labels", "review", "cache", "truth"]
+    assert "_shtab_triage_subparsers=(report labels review cache truth)" in text
     assert "_shtab_triage_cache_subparsers=(list prune)" in text
     assert (
         "_shtab_triage_labels_subparsers=(log verify export suggest judge import conflicts agreement)" in text

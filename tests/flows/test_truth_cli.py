@@ -413,3 +413,20 @@ def test_parquet_queries_and_a_single_file_corpus(data: dict) -> None:
     assert code == Exit.OK, err
     labels = output.read_truth(out).labels
     assert labels.column("query_id").to_pylist()[:1] == ["1"] and labels.num_rows >= 4
+
+
+def test_the_api_refuses_what_the_command_line_refuses(data: dict) -> None:
+    given = {"corpus": data["corpus"], "queries": data["queries"], "out": data["tmp"] / "o"}
+    for bad, said in (
+        ({"k": 0}, "positive whole numbers"),
+        ({"k": [3, True]}, "positive whole numbers"),
+        ({"k": 3, "metric": "dot"}, "'dot' is not one of cosine, ip, l2"),
+        ({"k": 3, "tolerance": float("nan")}, "is not a number from 0"),
+        ({"k": 3, "address": "ray://x"}, "goes with the ray engine"),
+    ):
+        with pytest.raises(triage.InputError, match=said):
+            triage.truth(**given, **bad)
+    with pytest.raises(TypeError, match="corpus must be a path"):
+        triage.truth(corpus=3, queries=data["queries"], k=3, out=data["tmp"] / "o")
+    run = triage.truth(**given, k=np.int64(2))
+    assert run.provenance["k"] == [2] and run.out == data["tmp"] / "o"

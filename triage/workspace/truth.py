@@ -121,9 +121,7 @@ def compute_truth(
     """Compute the truth of `queries` over `corpus` at max(k) and write it to `out`."""
     began = time.monotonic()
     ks = _ks(k)
-    _check_options(metric, tolerance, engine)
-    if address is not None and engine != "ray":
-        raise InputError("--address", f"{address!r}: a Ray cluster's address, for --engine ray only")
+    _check_options(metric, tolerance, engine, address)
     engines.require(engine)
     shards = corpus_shards(Path(corpus))
     qs = read_queries(Path(queries), metric == "cosine")
@@ -206,19 +204,21 @@ def _work(
 
 
 def _ks(k: int | Sequence[int]) -> list[int]:
-    ks = [k] if isinstance(k, int) else list(k)
-    if not ks or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in ks):
+    ks = [k] if isinstance(k, int | np.integer) else list(k)
+    if not ks or any(isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1 for v in ks):
         raise InputError("k", f"{k!r}: give one or more positive whole numbers")
-    return sorted(set(ks))
+    return sorted({int(v) for v in ks})
 
 
-def _check_options(metric: str, tolerance: float, engine: str) -> None:
+def _check_options(metric: str, tolerance: float, engine: str, address: str | None) -> None:
     if metric not in METRICS:
         raise InputError("metric", f"{metric!r} is not one of {', '.join(METRICS)}")
     if not (isinstance(tolerance, int | float) and 0 <= tolerance < 1 and math.isfinite(tolerance)):
         raise InputError("tolerance", f"{tolerance!r} is not a number from 0 up to (not including) 1")
     if engine not in ENGINES:
         raise InputError("engine", f"{engine!r} is not one of {', '.join(ENGINES)}")
+    if address is not None and engine != "ray":
+        raise InputError("address", "goes with the ray engine (--engine ray)")
 
 
 def _groups(qs: QuerySet, shards: Sequence[Shard]) -> tuple[list[predicate.Predicate], np.ndarray]:

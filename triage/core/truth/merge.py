@@ -64,7 +64,7 @@ def keep_best(
 def merge_partials(parts: Sequence[Partial], k: int, tolerance: float) -> Partial:
     """The partials of one query block over disjoint rows (shards) as one: n_eligible summed,
     the candidates cut to each query's k best and their ties."""
-    n_eligible = np.sum([p.n_eligible for p in parts], axis=0, dtype=np.int64)
+    n_eligible = np.stack([p.n_eligible for p in parts]).sum(axis=0, dtype=np.int64)
     query = np.concatenate([p.query for p in parts])
     gains = np.concatenate([p.gains for p in parts])
     ids = pa.concat_arrays([p.ids.cast(pa.string()) for p in parts])

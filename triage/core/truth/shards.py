@@ -14,6 +14,8 @@ footer), read without reading the file.
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,7 +135,7 @@ def scan_shard(
 
     def read() -> Iterator[Block]:
         dim = job.vectors.shape[1]
-        for block in blocks(shard, predicates, dim, job.metric == "cosine"):
+        for block in prefetched(blocks(shard, predicates, dim, job.metric == "cosine")):
             prints.append(fingerprint(block.ids))
             yield block
 
@@ -141,6 +143,50 @@ def scan_shard(
     fp = np.concatenate(prints) if prints else np.zeros(0, np.uint64)
     _unique(shard, fp)
     return ShardResult(partial, fp)
+
+
+def prefetched(source: Iterator[Block]) -> Iterator[Block]:
+    """`source`'s blocks, the next one read and decoded in a thread while this one is scanned
+    (reading a file and decoding Parquet mostly release the GIL). Its error is raised here; when
+    the consumer stops (an error, ctrl+c), the thread stops after the block in hand."""
+    ahead: queue.Queue[tuple[str, object]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def offer(kind: str, item: object) -> bool:
+        while not stop.is_set():
+            try:
+                ahead.put((kind, item), timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for block in source:
+                if not offer("block", block):
+                    return
+            offer("end", None)
+        except BaseException as e:  # handed to the consumer, raised there
+            offer("error", e)
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()  # the file let go in this thread, which read it
+
+    thread = threading.Thread(target=run, name="triage-truth-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, item = ahead.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item  # type: ignore[misc]
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _unique(shard: Shard, fp: np.ndarray) -> None:
@@ -263,14 +309,14 @@ def _vectors(shard: Shard, emb: pa.Array, start: int, dim: int, cosine: bool) ->
 def _finite(shard: Shard, x: np.ndarray, start: int, cosine: bool) -> None:
     """Refuse NaN, infinities (float64 values beyond float32's range too), a zero vector under
     cosine and a vector too long for float32 products."""
-    bad = np.flatnonzero(~np.isfinite(x).all(axis=1))
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float64))  # NaN or inf where a value is
+    bad = np.flatnonzero(~np.isfinite(norms))
     if len(bad):
         raise InputError(
             shard.path,
             "'embedding' holds NaN or an infinite number (or one beyond float32's range)",
             _where(start, int(bad[0])),
         )
-    norms = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float64))
     if cosine and (norms == 0).any():
         row = int(np.flatnonzero(norms == 0)[0])
         raise InputError(shard.path, "'embedding' is all zeros: its cosine is undefined", _where(start, row))

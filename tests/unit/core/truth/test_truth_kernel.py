@@ -151,15 +151,20 @@ def test_fewer_eligible_than_k_lists_them_all_and_none_lists_nothing() -> None:
 
 @pytest.mark.parametrize("metric", ["cosine", "l2"])
 def test_blocking_and_paths_change_no_byte(metric: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks of 61 rows, 500, or one; filtered groups gathered or in the block-wide product: the
-    same gains, bit for bit, and the same ids."""
+    """Blocks of 61 rows, 500, or one; filtered groups gathered (their rows scanned at the end or
+    after each block) or in the block-wide product: the same gains, bit for bit, and the same ids."""
     x, ids, tenant = corpus(seed=5)
     q = queries_for(x, seed=5)
     job = job_of(q, metric, 6)
     base = partial_topk(job, blocks_of(x, ids, tenant, len(x)))
     runs = [partial_topk(job, blocks_of(x, ids, tenant, size)) for size in (61, 500)]
-    for gather in (0.0, 1e9):
+    for gather, held in (
+        (0.0, 1 << 30),
+        (1e9, 1 << 30),
+        (1e9, 1),
+    ):  # held rows scanned at the end, or each block
         monkeypatch.setattr(kernel, "GATHER", gather)
+        monkeypatch.setattr(kernel, "HELD_BYTES", held)
         runs.append(partial_topk(job, blocks_of(x, ids, tenant, 200)))
     for other in runs:
         assert other.ids.equals(base.ids)
