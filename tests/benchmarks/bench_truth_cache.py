@@ -18,7 +18,7 @@ On a generated corpus of ``--shards`` Parquet shards of ``--rows`` rows of dimen
 - ray (``--ray``): the full run with ``--engine ray`` on a local cluster started by the run (all
   the machine's CPUs), and whether its labels and queries are byte for byte the local engine's.
 
-    python tests/benchmarks/bench_truth_cache.py --shards 10 --rows 20000 --dim 768 --queries 2000 --ray
+    python tests/benchmarks/bench_truth_cache.py --shards 10 --rows 100000 --dim 768 --queries 2000 --ray
 """
 
 from __future__ import annotations
