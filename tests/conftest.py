@@ -52,6 +52,13 @@ def own_data_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 
 @pytest.fixture(autouse=True)
+def own_cache_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a test keeps in the cache folder (corpus caches, the truth cache) is its own, never the
+    user's (a test that needs a particular one sets TRIAGE_CACHE itself)."""
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True)
 def report_json_meets_its_schema(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every report JSON a test produces is validated against its schema (report_schema_check.py)."""
     import report_schema_check

@@ -203,12 +203,12 @@ def test_ctrl_c_is_exit_130_and_force_replaces_an_earlier_truth(data: dict, monk
     assert code == Exit.INPUT and "exists; not replaced (--force" in err
     assert run(*base, "--k", "3", "--force")[0] == Exit.OK
     assert output.read_truth(out).provenance["k"] == [3]
-    from triage.workspace import truth as workspace_truth
+    from triage.core.truth import shards
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(workspace_truth, "scan_shard", interrupted)
+    monkeypatch.setattr(shards, "scan_shard", interrupted)  # every engine's per-shard step
     code, _, err = run(*base, "--k", "4", "--force")
     assert code == Exit.INTERRUPTED and "interrupted" in err
     assert output.read_truth(out).provenance["k"] == [3]  # the earlier truth, untouched

@@ -1,6 +1,6 @@
-"""`triage cache list | prune`: the corpus caches triage keeps in the user cache folder, and their
-removal (the rules: `workspace.cache`). Paths pass through `printable`: a corpus path cannot carry an
-escape sequence to the terminal, and a line break in one is shown, not taken."""
+"""`triage cache list | prune`: the corpus caches and truth folders triage keeps in the user cache
+folder, and their removal (the rules: `workspace.cache`). Paths pass through `printable`: a corpus
+path cannot carry an escape sequence to the terminal, and a line break in one is shown, not taken."""
 
 from __future__ import annotations
 
@@ -20,8 +20,12 @@ def byte_size(n: int) -> str:
     return f"{n} B"
 
 
-def caches(n: int) -> str:
-    return counted(n, "corpus cache")
+def caches(found: list[cache.CacheFolder]) -> str:
+    """ "3 corpus caches", and the truth cache's folders when there are any: "1 corpus cache and 10
+    truth folders"."""
+    truth = sum(f.kind == "truth" for f in found)
+    corpus = counted(len(found) - truth, "corpus cache")
+    return f"{corpus} and {counted(truth, 'truth folder')}" if truth else corpus
 
 
 def printable(text: object) -> str:
@@ -32,7 +36,13 @@ def printable(text: object) -> str:
 def _lines(f: cache.CacheFolder) -> list[str]:
     """Two lines a folder, within 80 columns: size, state, folder; then what it holds."""
     state = f.state.value + (f" ({f.format})" if f.state is cache.State.OTHER_FORMAT and f.format else "")
-    held = [f"{f.rows:,} chunks" if f.rows is not None else "", f"of {f.source}" if f.source else ""]
+    if f.kind == "truth":  # a shard's partials: `rows` counts the queries they answer
+        held = [
+            f"top-k of {f.rows:,} queries" if f.rows is not None else "",
+            f"in {f.source}" if f.source else "",
+        ]
+    else:
+        held = [f"{f.rows:,} chunks" if f.rows is not None else "", f"of {f.source}" if f.source else ""]
     out = [f"{byte_size(f.bytes):>9}  {state:<18}  {f.path.name}"]
     if any(held):
         out.append(" " * 11 + " ".join(h for h in held if h))
@@ -42,7 +52,7 @@ def _lines(f: cache.CacheFolder) -> list[str]:
 def cache_list(args: argparse.Namespace) -> int:
     root, found = cache.listing()
     total = sum(f.bytes for f in found)
-    print(printable(f"cache folder: {root}  ({caches(len(found))}, {byte_size(total)})"))
+    print(printable(f"cache folder: {root}  ({caches(found)}, {byte_size(total)})"))
     for f in found:
         print("\n".join(_lines(f)))
     stale = [f for f in found if f.state in cache.STALE]
@@ -61,8 +71,8 @@ def cache_prune(args: argparse.Namespace) -> int:
         print(printable(f"{remove} {f.path.name} ({byte_size(f.bytes)}): {f.state.value}"))
     for f, why in done.failed:
         print(printable(f"triage: error: cannot remove {f.path}: {why}"), file=sys.stderr)
-    n = len(done.removed) + len(done.kept) + len(done.failed)
+    every = done.removed + done.kept + [f for f, _ in done.failed]
     freed = byte_size(sum(f.bytes for f in done.removed))
     failed = f"; not removed {len(done.failed):,}" if done.failed else ""
-    print(f"{remove} {len(done.removed):,} of {caches(n)}, {freed}; {keep} {len(done.kept):,}{failed}")
+    print(f"{remove} {len(done.removed):,} of {caches(every)}, {freed}; {keep} {len(done.kept):,}{failed}")
     return Exit.INPUT if done.failed else Exit.OK

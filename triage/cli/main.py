@@ -679,10 +679,14 @@ def truth_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=("local", "ray"),
         default="local",
-        help="where the shards are scanned (default local)",
+        help="where the shards are scanned: local (this process, the default) or ray (a Ray cluster; "
+        "pip install 'retrieval-triage[ray]')",
     )
     p.add_argument(
-        "--address", metavar="ADDR", help="--engine ray: the Ray cluster's address (default: a local one)"
+        "--address",
+        metavar="ADDR",
+        help="--engine ray: the Ray cluster's address (default: RAY_ADDRESS, a cluster started on this "
+        "machine by `ray start`, else a new local one)",
     )
     p.add_argument("--force", action="store_true", help="replace DIR when it is an earlier truth folder")
     return p

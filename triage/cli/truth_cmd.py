@@ -36,6 +36,8 @@ def run_truth(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.clear()
+    if run.notice is not None:
+        print(f"triage: notice: {visible(run.notice, newlines=False)}", file=sys.stderr)
     print(run_summary(run))
     return Exit.OK
 

@@ -1,7 +1,9 @@
-"""The corpus cache's folders for `triage cache`: what is there, and which of them `prune` removes.
+"""The cache's folders for `triage cache`: the corpus caches (`corpus-<key>`) and the truth cache's
+shard folders (`truth-<key>`): what is there, and which of them `prune` removes.
 
-`prune` removes the folders no run will read again: of another cache format, whose corpus changed
-or is gone, or whose build stopped (`core.inputs.corpus_cache` says how each is told). A folder in
+`prune` removes the folders no run will read again: of another cache format, whose corpus (or
+shard) changed or is gone, or whose build stopped (`core.inputs.corpus_cache` and
+`core.truth.cache` say how each is told). A folder in
 use, one whose corpus is unknown or cannot be read, and one being built are kept; `every` removes
 those too (except one being built), for a cache to be rebuilt from nothing. A cache is derived data: removing
 one costs its next run a rebuild, never a number. A removal never leaves the folder
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triage.core.inputs.corpus_cache import CacheFolder, State, cache_dir, folders, remove
+from triage.core.truth import cache as truth_cache
 
 __all__ = ["MOUNTED", "STALE", "CacheFolder", "Pruned", "State", "listing", "prune"]
 
@@ -31,9 +34,10 @@ class Pruned:
 
 
 def listing() -> tuple[Path, list[CacheFolder]]:
-    """The cache folder and every corpus cache in it, largest first."""
+    """The cache folder and every cache in it (corpus caches and truth folders), largest first."""
     root = cache_dir()
-    return root, folders(root)
+    found = folders(root) + truth_cache.truth_folders(root)
+    return root, sorted(found, key=lambda f: (-f.bytes, f.path.name))
 
 
 def prune(every: bool = False, dry_run: bool = False) -> Pruned:

@@ -8,6 +8,12 @@ seam where the cache and the engines meet, each shard's partial a pure function 
 the job); the partials are merged, ranked and written at once (`output.write_truth`: a temporary
 folder renamed, so Ctrl-C leaves no DIR). Progress is reported as rows scanned, with the rate and
 the time left.
+
+The truth cache (`core.truth.cache`) is read before any shard is scanned: a shard whose every
+query's partial is kept is not read at all; a shard missing some is scanned for those queries only
+(`engines`: here, or on Ray), and each shard's new partials are kept as soon as it is done, so a
+run stopped by Ctrl-C resumes from the shards it finished. A cache that cannot be written is said
+once (`TruthRun.notice`), and the run goes on.
 """
 
 from __future__ import annotations
@@ -26,15 +32,16 @@ import xxhash
 from triage.core.defaults import TRUTH_TOLERANCE
 from triage.core.errors import InputError
 from triage.core.files import protect
-from triage.core.truth import predicate
+from triage.core.truth import engines, predicate
+from triage.core.truth.cache import Kept, Reuse, combined, keep_computed, reuse, sub_job
 from triage.core.truth.kernel import METRICS, Job
 from triage.core.truth.merge import merge_partials, truth_lists
 from triage.core.truth.output import FORMAT, VERSION, refuse_out, truth_labels, truth_queries, write_truth
 from triage.core.truth.queries import QuerySet, read_queries
-from triage.core.truth.shards import Shard, ShardResult, check_dim, corpus_shards, read_ids, scan_shard
+from triage.core.truth.shards import Shard, ShardResult, check_dim, corpus_shards, read_ids
 
 DEFAULT_TOLERANCE = TRUTH_TOLERANCE
-ENGINES = ("local", "ray")
+ENGINES = engines.ENGINES
 ORDER = {
     "cosine": "score descending, then chunk_id ascending",
     "ip": "score descending, then chunk_id ascending",
@@ -65,6 +72,7 @@ class TruthRun:
     computed: int
     cached: int
     seconds: float
+    notice: str | None = None  # why the truth cache could not be written, when it could not
 
 
 class _Meter:
@@ -114,6 +122,7 @@ def compute_truth(
     began = time.monotonic()
     ks = _ks(k)
     _check_options(metric, tolerance, engine, address)
+    engines.require(engine)
     shards = corpus_shards(Path(corpus))
     qs = read_queries(Path(queries), metric == "cosine")
     for shard in shards:
@@ -124,7 +133,9 @@ def compute_truth(
     predicates, groups = _groups(qs, shards)
     job = Job(qs.vectors, groups, len(predicates), metric, max(ks), tolerance)
     meter = _Meter(sum(s.rows for s in shards), progress)
-    results, cached = shard_results(shards, job, predicates, engine, address, meter)
+    kept = Kept(protected)
+    keys = list(zip(qs.ids, qs.digests, strict=True))
+    results, cached = shard_results(shards, job, predicates, engine, address, meter, kept, keys)
     _unique_across(shards, results)
     merged = merge_partials([r.partial for r in results], job.k, tolerance)
     rows = sum(s.rows for s in shards)
@@ -132,7 +143,12 @@ def compute_truth(
     table = truth_queries(qs.table, qs.filters, merged.n_eligible, rows)
     provenance = _provenance(Path(corpus), shards, qs, metric, ks, tolerance, engine)
     write_truth(Path(out), labels, table, provenance, protected, force)
-    return TruthRun(Path(out), provenance, len(shards) - cached, cached, time.monotonic() - began)
+    notice = (
+        None
+        if kept.unwritable is None
+        else f"the truth cache cannot be written ({kept.unwritable}): this run's partials are not kept"
+    )
+    return TruthRun(Path(out), provenance, len(shards) - cached, cached, time.monotonic() - began, notice)
 
 
 def shard_results(
@@ -142,22 +158,49 @@ def shard_results(
     engine: str,
     address: str | None,
     meter: _Meter,
+    kept: Kept,
+    keys: Sequence[tuple[str, str]],
 ) -> tuple[list[ShardResult], int]:
-    """Each shard's partial top-k for `job`, in the shards' order, and how many came from the
-    cache. The seam: a shard's partial is read from the truth cache when proved there, else
-    computed by the engine (`shards.scan_shard`, a pure function of the shard and the job) and
-    kept in the cache."""
-    found: dict[int, ShardResult] = {}  # the cache's look-up goes here (cache.py)
-    for i in found:
-        meter.skip(shards[i].rows)
-    todo = [i for i in range(len(shards)) if i not in found]
-    if engine != "local":
-        raise InputError("--engine", f"{engine!r} is not available yet; use local")
-    for i in todo:
-        meter.shard = shards[i].name
-        found[i] = scan_shard(shards[i], job, predicates, meter.advance)
-        # the cache's store goes here (cache.py)
-    return [found[i] for i in range(len(shards))], len(shards) - len(todo)
+    """Each shard's partial top-k for `job`, in the shards' order, and how many shards came from
+    the cache alone. `keys`: each query's (id, vector digest), the cache's key of it. A shard's
+    partials are read from the truth cache where proved there; the rest is computed by the engine
+    (`shards.scan_shard`, a pure function of the shard and the job: for the queries not kept only)
+    and kept as each shard is done."""
+    found = [reuse(kept, s, job, predicates, keys) for s in shards]
+    results: dict[int, ShardResult] = {}
+    for i, f in enumerate(found):
+        if f.complete:
+            results[i] = combined(f, None, job)
+            meter.skip(shards[i].rows)
+    cached = len(results)
+    work = _work(shards, job, predicates, found)
+
+    def shown(name: str) -> None:
+        meter.shard = name
+
+    for i, result in engines.scan_shards(engine, work, address, meter.advance, shown):
+        keep_computed(kept, found[i], result, job, predicates, keys)
+        results[i] = combined(found[i], result, job)
+    return [results[i] for i in range(len(shards))], cached
+
+
+def _work(
+    shards: Sequence[Shard], job: Job, predicates: Sequence[predicate.Predicate], found: Sequence[Reuse]
+) -> engines.Work:
+    """The shards left to scan, each with the job of its queries not kept (shards missing the same
+    queries share one job)."""
+    numbered: dict[bytes, int] = {}
+    jobs: list[tuple[Job, tuple[predicate.Predicate, ...]]] = []
+    tasks: list[engines.ShardTask] = []
+    for i, f in enumerate(found):
+        if f.complete:
+            continue
+        key = f.todo.tobytes()
+        if key not in numbered:
+            numbered[key] = len(jobs)
+            jobs.append(sub_job(job, predicates, f.todo))
+        tasks.append(engines.ShardTask(i, shards[i], numbered[key]))
+    return engines.Work(tuple(tasks), tuple(jobs))
 
 
 def _ks(k: int | Sequence[int]) -> list[int]:

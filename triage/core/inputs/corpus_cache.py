@@ -133,7 +133,7 @@ def open_verified(path: Path) -> dict[str, pa.Table] | None:
             return _opened[memo]
         tables: dict[str, pa.Table] = {}
         for name, schema in SCHEMAS.items():
-            table = _verified(folder / name, manifest[2].get(name), schema)
+            table = verified_table(folder / name, manifest[2].get(name), schema)
             if table is None:
                 return None
             tables[name] = table
@@ -161,9 +161,13 @@ def _identities(folder: Path) -> tuple:
 
 
 def _manifest_object(folder: Path) -> tuple[dict, os.stat_result] | None:
-    """The folder's manifest as a JSON object, with its stat: read without following a link or
+    return manifest_at(folder / MANIFEST)
+
+
+def manifest_at(path: Path) -> tuple[dict, os.stat_result] | None:
+    """The manifest at `path` as a JSON object, with its stat: read without following a link or
     waiting on a FIFO (`_map`), at most `MAX_MANIFEST` bytes; None when there is no such object."""
-    got = _map(folder / MANIFEST)
+    got = _map(path)
     if got is None or got[1].st_size > MAX_MANIFEST:
         return None
     with got[0] as mapped:
@@ -210,7 +214,7 @@ def _map(path: Path) -> tuple[mmap.mmap, os.stat_result] | None:
         os.close(fd)
 
 
-def _verified(path: Path, entry: object, schema: pa.Schema) -> pa.Table | None:
+def verified_table(path: Path, entry: object, schema: pa.Schema) -> pa.Table | None:
     """The table in `path` if its bytes are those the manifest's `entry` records."""
     got = _map(path)
     if got is None or not isinstance(entry, dict) or got[1].st_size != entry.get("bytes"):
@@ -240,7 +244,7 @@ def _digest(mapped: mmap.mmap) -> str:
     return h.hexdigest()
 
 
-def _file_digest(path: Path) -> tuple[int, str]:
+def file_digest(path: Path) -> tuple[int, str]:
     got = _map(path)
     if got is None:
         raise OSError(f"{path}: not the regular file just written")
@@ -292,7 +296,7 @@ def build_cache(path: Path, progress: Callable[[float], None] | None = None) -> 
     try:
         files = {}
         for name in SCHEMAS:
-            size, digest = _file_digest(folder / name)
+            size, digest = file_digest(folder / name)
             files[name] = {"bytes": size, "xxh3_64": digest}
         manifest = {
             "format": FORMAT,
@@ -426,6 +430,7 @@ class CacheFolder:
     source: str | None  # the corpus file it was built from, as its manifest names it
     rows: int | None  # chunks, from its manifest
     format: int | None  # the cache format its manifest names
+    kind: str = "corpus"  # or "truth": a shard's partial top-k (`core.truth.cache`), `rows` its queries
 
 
 def folders(root: Path | None = None) -> list[CacheFolder]:
@@ -449,8 +454,9 @@ def remove(folder: CacheFolder) -> list[Path]:
     link inside removed and never its target; no mount crossed; no recursion, at any depth); it
     must still be a real folder of the cache's name. The paths left as they were, on another
     device or mounted (the folders holding them kept); what another process removed meanwhile (a
-    second prune) is no error. OSError when it cannot be removed."""
-    if not NAME.fullmatch(folder.path.name):
+    second prune) is no error. OSError when it cannot be removed. Its name must be its kind's:
+    `corpus-<32 hex>`, or `truth-<32 hex>` (`core.truth.cache`)."""
+    if not re.fullmatch(rf"{re.escape(folder.kind)}-[0-9a-f]{{32}}", folder.path.name):
         raise OSError(f"{folder.path}: not a cache folder")
     try:
         return remove_tree(folder.path.parent, folder.path.name)
