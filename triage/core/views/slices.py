@@ -15,7 +15,6 @@ their gold.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,21 +24,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from triage.core.defaults import DEFAULT_FLOOR
-from triage.core.errors import InputError
 from triage.core.evaluation import Arm, Evaluation
 from triage.core.measures.intervals import wilson
 from triage.core.measures.paired import Outcome, noise_band
 from triage.core.measures.significance import SliceComparisons, compare_slices
-from triage.core.truth.predicate import parse_filter
+from triage.core.truth.named import filter_columns
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language", "origin")
 UNFILTERED = "unfiltered"
 BANDS = (UNFILTERED, "≥10%", "1–10%", "0.1–1%", "<0.1%")  # selectivity: fraction of the corpus eligible
 NONE = "(none)"  # the slice of queries without a value for the key
 FEW = 10  # a tenant with fewer scored queries than this is marked as few
-_ATTRIBUTE = re.compile(
-    r"([A-Za-z_][\w.]*)\s*(?:=|!=|<>|<=|>=|<|>|\bin\b|\bnot\s+in\b|\blike\b|\bis\b)", re.I
-)
 
 
 @dataclass(frozen=True)
@@ -66,16 +61,11 @@ class Slice:
 
 
 def filter_shape(text: str | None) -> str:
-    """The attributes a filter predicate names, sorted, values ignored: "source_type & tenant". A
-    SQL WHERE clause's columns as the filters' reader finds them (core/truth/predicate.py); a filter
-    it refuses (another syntax), the names before a comparison."""
+    """The attributes a filter predicate names, sorted, values ignored: "source_type & tenant" (the
+    columns of its SQL WHERE clause, core/truth/named.py)."""
     if not text or not text.strip():
         return UNFILTERED
-    try:
-        columns = parse_filter(text).columns
-    except InputError:
-        columns = frozenset(m.group(1) for m in _ATTRIBUTE.finditer(text))
-    names = sorted({c.lower() for c in columns})
+    names = sorted({c.lower() for c in filter_columns(text)})
     return " & ".join(names) if names else "(unparsed)"
 
 

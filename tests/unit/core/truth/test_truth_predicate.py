@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from triage.core.errors import InputError
+from triage.core.truth.named import filter_columns
 from triage.core.truth.predicate import FilterError, Predicate, check, parse_filter
 
 UTC = dt.UTC
@@ -278,6 +279,8 @@ def _same_key(tree: tuple, one: Style, other: Style) -> None:
     assert a.key == b.key and a == b and hash(a) == hash(b)
     assert parse_filter(a.key).key == a.key  # the key reads back as itself
     assert a.columns == b.columns and a.columns <= set(TABLE.column_names)
+    # the lexer that names a slice's filter shape (without sqlglot) reads the same columns
+    assert filter_columns(render(tree, one)) == a.columns == filter_columns(render(tree, other))
 
 
 QUICK = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -310,6 +313,31 @@ def test_one_predicate_spelled_two_ways_has_one_key(tree: tuple, one: Style, oth
 @given(tree=TREES, one=ANY_QUOTE, other=ANY_QUOTE)
 def test_one_predicate_spelled_two_ways_has_one_key_thoroughly(tree: tuple, one: Style, other: Style) -> None:
     _same_key(tree, one, other)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tenant = 'acme' AND doc_type IN ('sow','amendment')",
+        "year BETWEEN 2019 AND 2021 -- the fiscal years\n OR title LIKE 'Q3%' ESCAPE '!'",
+        "/* reviewed */ `Order` IS NOT NULL AND \"select\" = 'and or'",
+        "published >= DATE '2020-01-01' AND flag IS TRUE",
+        "NOT (tenant = 'o''neil' OR score > -1e-07)",
+    ],
+)
+def test_the_lexer_names_the_columns_the_parser_reads(text: str) -> None:
+    schema = pa.schema(
+        [(n, pa.string()) for n in ("tenant", "doc_type", "title", "Order", "select")]
+        + [("year", pa.int64()), ("published", pa.date32()), ("flag", pa.bool_()), ("score", pa.float64())]
+    )
+    predicate = parse_filter(text)
+    check(predicate, schema)
+    assert filter_columns(text) == predicate.columns
+
+
+def test_the_lexer_reads_refused_text_without_an_error() -> None:
+    assert filter_columns("lower(tenant) = 'acme'") == {"tenant"}
+    assert filter_columns("") == filter_columns(None) == frozenset()
 
 
 # ---- the examples, by hand ------------------------------------------------------------------------
