@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
+import triage
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect, refuse_target, write_bytes, write_new
 from triage.core.inputs.jsonl import read_jsonl
@@ -45,6 +46,7 @@ from triage.core.inputs.parquet import read_parquet
 from triage.core.inputs.readers import Parsed, arrow_source, codec, sniff
 from triage.core.text.sanitize import bytes_shown
 from triage.core.truth import predicate as predicates
+from triage.core.truth.queries import file_digest
 from triage.core.truth.sampling import (
     UNFILTERED,
     Allocation,
@@ -109,12 +111,10 @@ def sample_query_log(
     seed: int,
     tenant_column: str | None = None,
     force: bool = False,
-    version: str = "",
 ) -> SampledSet:
     """Read the log and the corpus's filtered columns, allocate (core/truth/sampling.py), write Q
-    and its allocation. `tenant_column` None: `tenant` when the log has it. `version`: triage's,
-    which the files record (the caller's: the workspace does not import the package root).
-    InputError naming the file, row and problem for a bad input or a refused Q."""
+    and its allocation (both record triage's version). `tenant_column` None: `tenant` when the log
+    has it. InputError naming the file, row and problem for a bad input or a refused Q."""
     log, corpus, out = Path(log), Path(corpus), Path(out)
     shards = corpus_shards(corpus)
     protected = protect([log, *(s.path for s in shards)], folders=[corpus] if corpus.is_dir() else [])
@@ -152,7 +152,7 @@ def sample_query_log(
     embedding = _take_vectors(log, vectors, chosen, parsed) if vectors is not None else None
     q, renamed = _output_table(log, table, chosen, ids[got.rows], embedding, added)
     settings = {
-        "triage": version,
+        "triage": triage.__version__,
         "seed": seed,
         "per_shape": per_shape,
         "control": control,
@@ -164,7 +164,7 @@ def sample_query_log(
         "distinct": len(keep),
         "repeats": table.num_rows - len(keep),
         "filters": sum(not p.unfiltered for p in preds.values()),
-        "digest": _file_digest(log),
+        "digest": file_digest(log),
         "time": _time_range(table),
         "renamed": renamed,
     }
@@ -383,14 +383,6 @@ def _merged(
         return parts
     rows = grouped.column("w_sum").to_numpy().astype(np.int64)
     return [(grouped.select(keys).rename_columns(list(names)), rows)]
-
-
-def _file_digest(path: Path) -> str:
-    h = xxhash.xxh3_128()
-    with path.open("rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _checked(

@@ -37,7 +37,6 @@ import json
 import os
 import re
 import stat
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+import triage
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect, write_bytes, write_new
 from triage.core.inputs.contract import single
@@ -121,9 +121,8 @@ class Question:
 
 
 def _version() -> str:
-    """The running triage's version (the package root is loaded before any of its modules; importing
-    it by name would import the API above every layer, which the root re-exports)."""
-    return str(sys.modules["triage"].__version__)
+    """The running triage's version, read at each use (an entry records the version that wrote it)."""
+    return triage.__version__
 
 
 # -- entries -------------------------------------------------------------------------------------
