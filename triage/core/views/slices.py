@@ -31,10 +31,12 @@ from triage.core.measures.intervals import wilson
 from triage.core.measures.paired import Outcome, noise_band
 from triage.core.measures.significance import SliceComparisons, compare_slices
 from triage.core.truth.predicate import parse_filter
+from triage.core.truth.sampling import BANDS as SAMPLED_BANDS
+from triage.core.truth.sampling import UNFILTERED, predicate_shape
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language", "origin")
-UNFILTERED = "unfiltered"
-BANDS = (UNFILTERED, "≥10%", "1–10%", "0.1–1%", "<0.1%")  # selectivity: fraction of the corpus eligible
+# selectivity: fraction of the corpus eligible, in the sampled set's bands (0 eligible is below 0.1%)
+BANDS = (UNFILTERED, *SAMPLED_BANDS[:4])
 NONE = "(none)"  # the slice of queries without a value for the key
 FEW = 10  # a tenant with fewer scored queries than this is marked as few
 _ATTRIBUTE = re.compile(
@@ -72,10 +74,9 @@ def filter_shape(text: str | None) -> str:
     if not text or not text.strip():
         return UNFILTERED
     try:
-        columns = parse_filter(text).columns
+        return predicate_shape(parse_filter(text).columns)  # the sampled set's shape
     except InputError:
-        columns = frozenset(m.group(1) for m in _ATTRIBUTE.finditer(text))
-    names = sorted({c.lower() for c in columns})
+        names = sorted({m.group(1).lower() for m in _ATTRIBUTE.finditer(text)})
     return " & ".join(names) if names else "(unparsed)"
 
 
