@@ -61,6 +61,7 @@ from triage.core.inputs.corpus_cache import (
     corpus_key,
     file_digest,
     manifest_at,
+    named_folders,
     verified_table,
 )
 from triage.core.truth.kernel import Job
@@ -399,16 +400,7 @@ def keep_computed(
 
 def truth_folders(root: Path) -> list[CacheFolder]:
     """Every truth folder under `root` (no order); InputError when `root` cannot be read."""
-    try:
-        entries = list(os.scandir(root))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as e:
-        raise InputError(root, f"cannot be read: {e.strerror or e}") from None
-    found = [
-        _folder(Path(e.path)) for e in entries if NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False)
-    ]
-    return [f for f in found if f is not None]
+    return named_folders(root, NAME, _folder)
 
 
 def _folder(path: Path) -> CacheFolder | None:
