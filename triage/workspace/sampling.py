@@ -46,7 +46,7 @@ from triage.core.inputs.parquet import read_parquet
 from triage.core.inputs.readers import Parsed, arrow_source, codec, sniff
 from triage.core.text.sanitize import bytes_shown
 from triage.core.truth import predicate as predicates
-from triage.core.truth.queries import file_digest
+from triage.core.truth.queries import content_digest
 from triage.core.truth.sampling import (
     UNFILTERED,
     Allocation,
@@ -164,7 +164,7 @@ def sample_query_log(
         "distinct": len(keep),
         "repeats": table.num_rows - len(keep),
         "filters": sum(not p.unfiltered for p in preds.values()),
-        "digest": file_digest(log),
+        "digest": content_digest(log),
         "time": _time_range(table),
         "renamed": renamed,
     }

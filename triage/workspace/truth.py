@@ -31,6 +31,7 @@ import triage
 from triage.core.defaults import TRUTH_TOLERANCE
 from triage.core.errors import InputError
 from triage.core.files import protect
+from triage.core.text.sanitize import bytes_shown
 from triage.core.truth import engines, predicate
 from triage.core.truth.cache import Kept, Reuse, combined, keep_computed, reuse, sub_job
 from triage.core.truth.kernel import METRICS, Job
@@ -310,14 +311,14 @@ def _provenance(
         "engine": engine,
         "kernel": "numpy",
         "corpus": {
-            "path": str(corpus),
+            "path": bytes_shown(str(corpus)),
             "rows": sum(s.rows for s in shards),
             "snapshot": corpus_snapshot(shards),
             "digest": corpus_digest(shards),
-            "shards": [{"name": s.name, "rows": s.rows, "digest": s.digest} for s in shards],
+            "shards": [{"name": bytes_shown(s.name), "rows": s.rows, "digest": s.digest} for s in shards],
         },
         "queries": {
-            "path": str(qs.path),
+            "path": bytes_shown(str(qs.path)),
             "rows": len(qs.filters),
             "digest": qs.digest,
             "vectors_digest": qs.vectors_digest,

@@ -1,6 +1,7 @@
 """A filter's expression bound to a table's columns and evaluated as a boolean mask (docs/truth.md
 "Filters"): `bind` refuses a leaf whose columns are missing or whose literals their types cannot
-hold; `evaluate` answers each row under SQL's three-valued logic, column-wise with pyarrow.compute.
+hold; `row_answers` gives each row's answer (TRUE, FALSE or NULL) under SQL's three-valued logic,
+column-wise with pyarrow.compute.
 
 A leaf's NULL and FALSE both leave a row out (the expression has no NOT above a leaf: `expression`).
 Floats are ordered as DuckDB and PostgreSQL order them: NaN equals NaN and is above every number,
@@ -237,10 +238,11 @@ def _timestamp(leaf: Node, value: Value, t: pa.TimestampType) -> pa.Scalar:
 # ---- evaluating ----------------------------------------------------------------------------------
 
 
-def evaluate(node: Node, table: pa.Table) -> Bools:
+def row_answers(node: Node, table: pa.Table) -> Bools:
+    """Each row's answer to `node`: TRUE, FALSE or NULL (a bool array with nulls)."""
     if isinstance(node, Junction):
         combine = pc.and_kleene if node.op == "AND" else pc.or_kleene
-        parts = [evaluate(item, table) for item in node.items]
+        parts = [row_answers(item, table) for item in node.items]
         result = parts[0]
         for part in parts[1:]:
             result = combine(result, part)

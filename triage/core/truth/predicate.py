@@ -50,7 +50,7 @@ from triage.core.truth.expression import (
     negate,
     sql,
 )
-from triage.core.truth.mask import bind, evaluate
+from triage.core.truth.mask import bind, row_answers
 
 OPS: dict[type[exp.Expression], str] = {
     exp.EQ: "=",
@@ -116,7 +116,7 @@ class Predicate:
             return np.ones(table.num_rows, dtype=bool)
         check(self, table.schema, path, where)
         try:
-            result = evaluate(self.node, table)
+            result = row_answers(self.node, table)
         except pa.ArrowException as e:  # a type pair the checks let through and Arrow cannot compare
             raise FilterError(f"{self._shown()}: cannot be evaluated: {e}", path, where) from None
         return np.asarray(pc.fill_null(result, False), dtype=bool).reshape(table.num_rows)
