@@ -37,6 +37,7 @@ import json
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +49,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
-import triage
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect, write_bytes, write_new
 from triage.core.inputs.contract import single
@@ -122,8 +122,10 @@ class Question:
 
 
 def _version() -> str:
-    """The running triage's version, read at each use (an entry records the version that wrote it)."""
-    return triage.__version__
+    """The running triage's version, read at each use (an entry records the version that wrote it).
+    Core may not import the package root (the "Core's rooms" contract: the root re-exports the API),
+    which is loaded before any of its modules."""
+    return str(sys.modules["triage"].__version__)
 
 
 # -- entries -------------------------------------------------------------------------------------
