@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from triage import __version__
 from triage.core.errors import InputError
 from triage.core.evaluation import Evaluation
 from triage.core.inputs.load import FILES, Tables
@@ -356,7 +355,6 @@ def sample_queries(
         int(seed),
         tenant_column,
         bool(force),
-        __version__,
     )
     return made.allocation
 

@@ -163,6 +163,22 @@ def test_a_query_admitting_no_row_is_listed_with_no_ids(data: dict) -> None:
     assert truth.queries.column("n_eligible").to_pylist()[3] == 0
 
 
+def test_a_corpus_path_that_is_not_utf8_is_named_with_its_bytes_shown(data: dict) -> None:
+    """truth.json names a folder and a shard whose names hold a byte that is not UTF-8 as `\\xff`, and
+    the truth is the one its copy under plain names gives."""
+    odd = data["tmp"] / "corp\udcff"  # the byte 0xff in a name, as Python reads it
+    odd.mkdir()
+    for part in sorted(data["corpus"].iterdir()):
+        (odd / (part.stem + "\udcfe.parquet")).write_bytes(part.read_bytes())
+    run = triage.truth(corpus=odd, queries=data["queries"], k=5, out=data["tmp"] / "odd")
+    corpus = json.loads((data["tmp"] / "odd" / "truth.json").read_text("utf-8"))["corpus"]
+    assert corpus["path"].endswith("corp\\xff") and run.provenance["corpus"] == corpus
+    assert [s["name"] for s in corpus["shards"]] == [f"part-{i}\\xfe.parquet" for i in range(3)]
+    triage.truth(corpus=data["corpus"], queries=data["queries"], k=5, out=data["tmp"] / "plain")
+    for f in ("labels.parquet", "queries.parquet"):
+        assert (data["tmp"] / "odd" / f).read_bytes() == (data["tmp"] / "plain" / f).read_bytes()
+
+
 def test_the_same_inputs_give_the_same_bytes(data: dict) -> None:
     for name in ("a", "b"):
         triage.truth(corpus=data["corpus"], queries=data["queries"], k=4, out=data["tmp"] / name)

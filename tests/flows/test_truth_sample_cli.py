@@ -297,7 +297,7 @@ def test_a_sharded_corpus_counts_as_the_whole(case: Path, capsys: pytest.Capture
 def test_each_filter_is_evaluated_once_and_no_embedding_is_read(
     case: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from triage.workspace import sampling
+    from triage.core.truth import counts
 
     write_corpus(case / "shards", shards=2)
     masks: Counter[str] = Counter()
@@ -308,14 +308,14 @@ def test_each_filter_is_evaluated_once_and_no_embedding_is_read(
         return real_mask(self, table, *a)
 
     read: list[tuple[str, list[str] | None]] = []
-    real_read = sampling.read_parquet
+    real_read = counts.read_parquet  # the corpus's reader (the log's is sampling's)
 
     def recorded(path: Path, columns: list[str] | None = None):  # type: ignore[no-untyped-def]
         read.append((Path(path).name, columns))
         return real_read(path, columns)
 
     monkeypatch.setattr(predicate.Predicate, "mask", counted_mask)
-    monkeypatch.setattr(sampling, "read_parquet", recorded)
+    monkeypatch.setattr(counts, "read_parquet", recorded)
     triage.sample(case / "log.jsonl", case / "shards", case / "out" / "q.parquet", per_shape=5)
     filters = {predicate.parse_filter(r["filter"]).key for r in log_rows() if r["filter"]}
     assert masks == dict.fromkeys(filters, 1)  # the log repeats them, the shards split them: once each

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from triage import __version__
 from triage.cli.exits import Exit
 from triage.core.text.sanitize import counted, visible
 from triage.core.truth.sampling import BANDS, UNFILTERED
@@ -30,7 +29,6 @@ def sample_log(args: argparse.Namespace) -> int:
         args.seed,
         args.tenant_column,
         args.force,
-        __version__,
     )
     print("\n".join(allocation_lines(made.allocation)))
     shown = visible(f"wrote {made.out} ({made.allocation['queries']['filled']:,} queries)", newlines=False)

@@ -13,7 +13,7 @@ text has every vector read, checked and hashed.
 
 The corpus: a Parquet file or a folder of them, found as `triage truth` finds its shards. Only the
 columns the filters name are read; each distinct filter is evaluated once, over the distinct values
-of its columns (`_count_eligible`).
+of its columns (core/truth/counts.py).
 
 Q is Parquet: `query_id`, the log's `text`, `embedding`, `filter`, tenant and `time` columns as
 they are, its other columns (one named like a column added here is kept as `log_<name>`), then
@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
+import triage
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect, refuse_target, write_bytes, write_new
 from triage.core.inputs.jsonl import read_jsonl
@@ -45,6 +46,8 @@ from triage.core.inputs.parquet import read_parquet
 from triage.core.inputs.readers import Parsed, arrow_source, codec, sniff
 from triage.core.text.sanitize import bytes_shown
 from triage.core.truth import predicate as predicates
+from triage.core.truth.counts import eligible_counts
+from triage.core.truth.queries import content_digest
 from triage.core.truth.sampling import (
     UNFILTERED,
     Allocation,
@@ -109,12 +112,10 @@ def sample_query_log(
     seed: int,
     tenant_column: str | None = None,
     force: bool = False,
-    version: str = "",
 ) -> SampledSet:
     """Read the log and the corpus's filtered columns, allocate (core/truth/sampling.py), write Q
-    and its allocation. `tenant_column` None: `tenant` when the log has it. `version`: triage's,
-    which the files record (the caller's: the workspace does not import the package root).
-    InputError naming the file, row and problem for a bad input or a refused Q."""
+    and its allocation (both record triage's version). `tenant_column` None: `tenant` when the log
+    has it. InputError naming the file, row and problem for a bad input or a refused Q."""
     log, corpus, out = Path(log), Path(corpus), Path(out)
     shards = corpus_shards(corpus)
     protected = protect([log, *(s.path for s in shards)], folders=[corpus] if corpus.is_dir() else [])
@@ -125,7 +126,7 @@ def sample_query_log(
     tenant = _tenant_column(log, table, tenant_column)
     preds, first_rows, key_of_row = _predicates(parsed)
     columns = sorted({c for p in preds.values() for c in p.columns})
-    rows, counts, corpus_meta = _count_eligible(corpus, shards, preds, columns, log, first_rows, parsed)
+    rows, counts, corpus_meta = _counted(corpus, shards, preds, columns, log, first_rows, parsed)
     texts = _texts(log, parsed, vectors is not None)
     digests = None
     if vectors is not None and None in texts:  # a query known by its vector alone
@@ -152,7 +153,7 @@ def sample_query_log(
     embedding = _take_vectors(log, vectors, chosen, parsed) if vectors is not None else None
     q, renamed = _output_table(log, table, chosen, ids[got.rows], embedding, added)
     settings = {
-        "triage": version,
+        "triage": triage.__version__,
         "seed": seed,
         "per_shape": per_shape,
         "control": control,
@@ -164,7 +165,7 @@ def sample_query_log(
         "distinct": len(keep),
         "repeats": table.num_rows - len(keep),
         "filters": sum(not p.unfiltered for p in preds.values()),
-        "digest": _file_digest(log),
+        "digest": content_digest(log),
         "time": _time_range(table),
         "renamed": renamed,
     }
@@ -305,7 +306,7 @@ def _predicates(parsed: Parsed) -> tuple[dict[str, predicates.Predicate], dict[s
     return preds, firsts, row_keys
 
 
-def _count_eligible(
+def _counted(
     corpus: Path,
     shards: list[Shard],
     preds: dict[str, predicates.Predicate],
@@ -314,36 +315,10 @@ def _count_eligible(
     first_rows: dict[str, int],
     parsed: Parsed,
 ) -> tuple[int, dict[str, int], dict]:
-    """The corpus's rows and each filtered predicate's eligible count. Each shard's `columns` are
-    read once and reduced, per set of columns the predicates name, to their distinct values and
-    each one's rows; the shards' are merged, and each predicate is evaluated once, over the distinct
-    values of its columns, its count the rows of those it admits: the same count as row by row (a
-    predicate reads a row's own values alone), over thousands of rows instead of millions. Also
-    what the allocation says of the corpus."""
+    """The corpus's rows, each filtered predicate's exact eligible count (`counts.eligible_counts`;
+    a refusal names the log's row of the filter) and what the allocation says of the corpus."""
     where = {k: parsed.where(r) for k, r in first_rows.items()}
-    by_columns: dict[tuple[str, ...], list[str]] = {}
-    for key, p in preds.items():
-        if not p.unfiltered:
-            by_columns.setdefault(tuple(sorted(p.columns)), []).append(key)
-    parts: dict[tuple[str, ...], list[tuple[pa.Table, np.ndarray]]] = {names: [] for names in by_columns}
-    total, checked = 0, None
-    for shard in shards:
-        if checked is None or not shard.schema.equals(checked):  # a column it lacks, a literal it cannot hold
-            for key, p in preds.items():
-                predicates.check(p, shard.schema, log, where[key])
-            checked = shard.schema
-        if by_columns:
-            table = read_parquet(shard.path, columns).table
-            for names in by_columns:
-                parts[names].append(_value_rows(table, names))
-        total += shard.rows
-    if total == 0:
-        raise InputError(corpus, "holds no rows; selectivity is a share of the corpus")
-    counts = dict.fromkeys((k for keys in by_columns.values() for k in keys), 0)
-    for names, keys in by_columns.items():
-        for values, rows in _merged(parts[names], names):
-            for key in keys:
-                counts[key] += int(rows[preds[key].mask(values, log, where[key])].sum())
+    total, counts = eligible_counts(corpus, shards, preds, columns, log, where)
     about = {
         "path": bytes_shown(str(corpus)),
         "rows": total,
@@ -353,44 +328,6 @@ def _count_eligible(
         "columns_read": columns,
     }
     return total, counts, about
-
-
-def _value_rows(table: pa.Table, names: tuple[str, ...]) -> tuple[pa.Table, np.ndarray]:
-    """The distinct values of `names` in `table` and each one's rows (int64); a type Arrow cannot
-    group by: every row, one each."""
-    keyed = table.select(list(names)).rename_columns([f"k{i}" for i in range(len(names))])
-    try:
-        grouped = keyed.group_by(keyed.column_names, use_threads=False).aggregate([([], "count_all")])
-    except pa.ArrowNotImplementedError:
-        return table.select(list(names)), np.ones(table.num_rows, dtype=np.int64)
-    rows = grouped.column("count_all").to_numpy().astype(np.int64)
-    return grouped.select(keyed.column_names).rename_columns(list(names)), rows
-
-
-def _merged(
-    parts: list[tuple[pa.Table, np.ndarray]], names: tuple[str, ...]
-) -> list[tuple[pa.Table, np.ndarray]]:
-    """The shards' distinct values merged into one table, their rows summed; the parts as they are
-    when they do not merge (shards whose types differ, a type Arrow cannot group by)."""
-    if len(parts) < 2:
-        return parts
-    keys = [f"k{i}" for i in range(len(names))]
-    try:
-        whole = pa.concat_tables([v.rename_columns(keys) for v, _ in parts])
-        whole = whole.append_column("w", pa.array(np.concatenate([r for _, r in parts])))
-        grouped = whole.group_by(keys, use_threads=False).aggregate([("w", "sum")])
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return parts
-    rows = grouped.column("w_sum").to_numpy().astype(np.int64)
-    return [(grouped.select(keys).rename_columns(list(names)), rows)]
-
-
-def _file_digest(path: Path) -> str:
-    h = xxhash.xxh3_128()
-    with path.open("rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _checked(

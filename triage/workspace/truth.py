@@ -19,7 +19,6 @@ once (`TruthRun.notice`), and the run goes on.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,18 +26,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-import xxhash
 
+import triage
 from triage.core.defaults import TRUTH_TOLERANCE
 from triage.core.errors import InputError
 from triage.core.files import protect
+from triage.core.text.sanitize import bytes_shown
 from triage.core.truth import engines, predicate
 from triage.core.truth.cache import Kept, Reuse, combined, keep_computed, reuse, sub_job
 from triage.core.truth.kernel import METRICS, Job
 from triage.core.truth.merge import merge_partials, truth_lists
 from triage.core.truth.output import FORMAT, VERSION, refuse_out, truth_labels, truth_queries, write_truth
 from triage.core.truth.queries import QuerySet, read_queries
-from triage.core.truth.shards import Shard, ShardResult, check_dim, corpus_shards, read_ids
+from triage.core.truth.shards import (
+    Shard,
+    ShardResult,
+    check_dim,
+    corpus_digest,
+    corpus_shards,
+    corpus_snapshot,
+    read_ids,
+)
 
 DEFAULT_TOLERANCE = TRUTH_TOLERANCE
 ENGINES = engines.ENGINES
@@ -282,12 +290,6 @@ def _unique_across(shards: Sequence[Shard], results: Sequence[ShardResult]) -> N
             )
 
 
-def _version() -> str:
-    """triage's version: the package root is loaded before any of its modules (importing it here
-    by name would be an import of the API above every layer, which the root re-exports)."""
-    return str(sys.modules["triage"].__version__)
-
-
 def _provenance(
     corpus: Path,
     shards: Sequence[Shard],
@@ -297,14 +299,10 @@ def _provenance(
     tolerance: float,
     engine: str,
 ) -> dict:
-    digest = xxhash.xxh3_128()
-    for s in shards:
-        digest.update(f"{s.name}\x00{s.digest}\x00".encode())
-    snapshots = {s.snapshot for s in shards}
     return {
         "format": FORMAT,
         "version": VERSION,
-        "triage": _version(),
+        "triage": triage.__version__,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "metric": metric,
         "order": ORDER[metric],
@@ -313,14 +311,14 @@ def _provenance(
         "engine": engine,
         "kernel": "numpy",
         "corpus": {
-            "path": str(corpus),
+            "path": bytes_shown(str(corpus)),
             "rows": sum(s.rows for s in shards),
-            "snapshot": snapshots.pop() if len(snapshots) == 1 else None,
-            "digest": digest.hexdigest(),
-            "shards": [{"name": s.name, "rows": s.rows, "digest": s.digest} for s in shards],
+            "snapshot": corpus_snapshot(shards),
+            "digest": corpus_digest(shards),
+            "shards": [{"name": bytes_shown(s.name), "rows": s.rows, "digest": s.digest} for s in shards],
         },
         "queries": {
-            "path": str(qs.path),
+            "path": bytes_shown(str(qs.path)),
             "rows": len(qs.filters),
             "digest": qs.digest,
             "vectors_digest": qs.vectors_digest,

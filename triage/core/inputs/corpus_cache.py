@@ -436,17 +436,24 @@ class CacheFolder:
 def folders(root: Path | None = None) -> list[CacheFolder]:
     """Every cache folder under `root` (default: `cache_dir()`), largest first; none when there is
     no such folder. InputError when it cannot be read."""
-    root = cache_dir() if root is None else root
+    found = named_folders(cache_dir() if root is None else root, NAME, _folder)
+    return sorted(found, key=lambda f: (-f.bytes, f.path.name))
+
+
+def named_folders(
+    root: Path, name: re.Pattern[str], read: Callable[[Path], CacheFolder | None]
+) -> list[CacheFolder]:
+    """Each real folder (not a link) in `root` whose name is `name`, as `read` finds it (None: gone
+    meanwhile, left out), in no order; none when there is no `root`. InputError when it cannot be
+    read."""
     try:
         entries = list(os.scandir(root))
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as e:
         raise InputError(root, f"cannot be read: {e.strerror or e}") from None
-    found = [
-        _folder(Path(e.path)) for e in entries if NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False)
-    ]
-    return sorted((f for f in found if f is not None), key=lambda f: (-f.bytes, f.path.name))
+    mine = [Path(e.path) for e in entries if name.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+    return [f for f in map(read, mine) if f is not None]
 
 
 def remove(folder: CacheFolder) -> list[Path]:

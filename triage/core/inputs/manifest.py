@@ -74,7 +74,7 @@ class Spec:
     # No labels named: the runs' expected ids are the labels (runs in a RAG framework's shape;
     # core/inputs/rag/from_runs.py), and `labels` only the name they go by
     labels_from_runs: bool = False
-    # A truth folder given as the labels (`triage truth`'s output; core/inputs/truth_folder.py):
+    # A truth folder given as the labels (`triage truth`'s output; `is_truth`, core/truth/folder.py):
     # `labels` is its labels.parquet, and the runs are judged against it (core/truth); None: not one
     truth: Path | None = None
 

@@ -61,6 +61,7 @@ from triage.core.inputs.corpus_cache import (
     corpus_key,
     file_digest,
     manifest_at,
+    named_folders,
     verified_table,
 )
 from triage.core.truth.kernel import Job
@@ -121,8 +122,9 @@ class Question:
 
 
 def _version() -> str:
-    """The running triage's version (the package root is loaded before any of its modules; importing
-    it by name would import the API above every layer, which the root re-exports)."""
+    """The running triage's version, read at each use (an entry records the version that wrote it).
+    Core may not import the package root (the "Core's rooms" contract: the root re-exports the API),
+    which is loaded before any of its modules."""
     return str(sys.modules["triage"].__version__)
 
 
@@ -400,16 +402,7 @@ def keep_computed(
 
 def truth_folders(root: Path) -> list[CacheFolder]:
     """Every truth folder under `root` (no order); InputError when `root` cannot be read."""
-    try:
-        entries = list(os.scandir(root))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as e:
-        raise InputError(root, f"cannot be read: {e.strerror or e}") from None
-    found = [
-        _folder(Path(e.path)) for e in entries if NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False)
-    ]
-    return [f for f in found if f is not None]
+    return named_folders(root, NAME, _folder)
 
 
 def _folder(path: Path) -> CacheFolder | None:

@@ -24,9 +24,9 @@ from triage.core.ids import codes
 from triage.core.inputs.contract import BOOL, FLOAT, ID, INT, QUERIES, STR, conform, single, unique_ids
 from triage.core.inputs.manifest import TRUTH_JSON, TRUTH_LABELS, TRUTH_QUERIES
 from triage.core.inputs.readers import Parsed, plain_table, quoted
+from triage.core.truth.kernel import METRICS  # best first: the score descending, but for l2's distance
 from triage.core.truth.output import VERSION, read_truth  # VERSION: the truth.json version written
 
-METRICS = ("cosine", "ip", "l2")  # best first: the score descending, but for l2's distance
 TRUTH_ROWS = {
     "query_id": (ID, True),
     "chunk_id": (ID, True),

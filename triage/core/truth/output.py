@@ -19,11 +19,13 @@ import pyarrow.parquet as pq
 
 from triage.core.errors import InputError
 from triage.core.files import Protected, inside, place, write_bytes, write_new
+from triage.core.inputs.manifest import TRUTH_FORMAT as FORMAT
+from triage.core.inputs.manifest import TRUTH_JSON, TRUTH_LABELS, TRUTH_QUERIES
+from triage.core.inputs.readers import read_json_object
 from triage.core.removal import remove_tree
 from triage.core.truth.merge import TruthLists
 
-FORMAT = "triage-truth"
-VERSION = 1
+VERSION = 1  # truth.json's layout
 LABELS = pa.schema(
     [
         ("query_id", pa.string()),
@@ -34,7 +36,7 @@ LABELS = pa.schema(
         ("tied", pa.bool_()),
     ]
 )
-FILES = ("labels.parquet", "queries.parquet", "truth.json")
+FILES = (TRUTH_LABELS, TRUTH_QUERIES, TRUTH_JSON)
 
 
 def truth_labels(lists: TruthLists, query_ids: list[str], metric: str) -> pa.Table:
@@ -84,10 +86,10 @@ def write_truth(
     tmp = parent / f".{out.name}.{secrets.token_hex(6)}.tmp"
     os.mkdir(tmp, 0o755)
     try:
-        _parquet(tmp / "labels.parquet", labels, protected)
-        _parquet(tmp / "queries.parquet", queries, protected)
+        _parquet(tmp / TRUTH_LABELS, labels, protected)
+        _parquet(tmp / TRUTH_QUERIES, queries, protected)
         text = json.dumps(provenance, indent=1, ensure_ascii=False).encode() + b"\n"
-        write_bytes(tmp / "truth.json", text, protected)
+        write_bytes(tmp / TRUTH_JSON, text, protected)
         _swap(tmp, out, force)
     except BaseException:
         if tmp.exists():
@@ -143,10 +145,9 @@ def refuse_out(out: Path, protected: Protected, force: bool) -> None:
 
 def _is_truth(folder: Path) -> bool:
     try:
-        data = json.loads((folder / "truth.json").read_bytes())
-    except (OSError, ValueError):
+        return read_json_object(folder / TRUTH_JSON, "truth provenance").get("format") == FORMAT
+    except InputError:
         return False
-    return isinstance(data, dict) and data.get("format") == FORMAT
 
 
 @dataclass(frozen=True)
@@ -162,15 +163,12 @@ def read_truth(folder: Path) -> Truth:
     for name in FILES:
         if not (folder / name).is_file():
             raise InputError(folder, f"holds no {name}: not a truth folder")
+    provenance = read_json_object(folder / TRUTH_JSON, "truth provenance")
+    if provenance.get("format") != FORMAT:
+        raise InputError(folder / TRUTH_JSON, f"is not a truth file (format {FORMAT!r})")
     try:
-        provenance = json.loads((folder / "truth.json").read_bytes())
-    except ValueError as e:
-        raise InputError(folder / "truth.json", f"is not JSON: {e}") from None
-    if not isinstance(provenance, dict) or provenance.get("format") != FORMAT:
-        raise InputError(folder / "truth.json", f"is not a truth file (format {FORMAT!r})")
-    try:
-        labels = pq.read_table(folder / "labels.parquet")
-        queries = pq.read_table(folder / "queries.parquet")
+        labels = pq.read_table(folder / TRUTH_LABELS)
+        queries = pq.read_table(folder / TRUTH_QUERIES)
     except (pa.ArrowException, OSError) as e:
         raise InputError(folder, f"cannot read its Parquet files: {e}") from None
     return Truth(labels, queries, provenance)

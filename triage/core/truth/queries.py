@@ -60,7 +60,7 @@ def read_queries(path: Path, cosine: bool) -> QuerySet:
     digests = [xxhash.xxh3_64_hexdigest(v.tobytes()) for v in vectors]
     whole = xxhash.xxh3_128(f"{vectors.shape[1]}|".encode())
     whole.update(np.ascontiguousarray(vectors).tobytes())
-    return QuerySet(path, rest, vectors, filters, digests, _file_digest(path), whole.hexdigest())
+    return QuerySet(path, rest, vectors, filters, digests, content_digest(path), whole.hexdigest())
 
 
 def _filters(table: pa.Table) -> list[str | None]:
@@ -110,7 +110,8 @@ def _vectors(loaded: Parsed, emb: pa.Array, cosine: bool) -> np.ndarray:
     return np.ascontiguousarray(x)
 
 
-def _file_digest(path: Path) -> str:
+def content_digest(path: Path) -> str:
+    """xxh3-128 of the file's bytes (hex): truth.json's `queries.digest`, a sampled set's log digest."""
     h = xxhash.xxh3_128()
     with open(path, "rb") as f:
         while chunk := f.read(READ_BYTES):

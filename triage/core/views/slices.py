@@ -29,10 +29,12 @@ from triage.core.measures.intervals import wilson
 from triage.core.measures.paired import Outcome, noise_band
 from triage.core.measures.significance import SliceComparisons, compare_slices
 from triage.core.truth.named import filter_columns
+from triage.core.truth.sampling import BANDS as SAMPLED_BANDS
+from triage.core.truth.sampling import UNFILTERED, predicate_shape
 
 KEYS = ("plan", "selectivity", "tenant", "query_type", "source_type", "filter", "language", "origin")
-UNFILTERED = "unfiltered"
-BANDS = (UNFILTERED, "≥10%", "1–10%", "0.1–1%", "<0.1%")  # selectivity: fraction of the corpus eligible
+# selectivity: fraction of the corpus eligible, in the sampled set's bands (0 eligible is below 0.1%)
+BANDS = (UNFILTERED, *SAMPLED_BANDS[:4])
 NONE = "(none)"  # the slice of queries without a value for the key
 FEW = 10  # a tenant with fewer scored queries than this is marked as few
 
@@ -65,8 +67,7 @@ def filter_shape(text: str | None) -> str:
     columns of its SQL WHERE clause, core/truth/named.py)."""
     if not text or not text.strip():
         return UNFILTERED
-    names = sorted({c.lower() for c in filter_columns(text)})
-    return " & ".join(names) if names else "(unparsed)"
+    return predicate_shape(filter_columns(text))  # the sampled set's shape
 
 
 def selectivity_band(selectivity: np.ndarray) -> np.ndarray:

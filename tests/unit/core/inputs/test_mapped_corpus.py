@@ -285,7 +285,7 @@ def _reseal(folder: Path) -> None:
 
     manifest = json.loads((folder / "manifest.json").read_bytes())
     for name in manifest["files"]:
-        size, digest = cache._file_digest(folder / name)
+        size, digest = cache.file_digest(folder / name)
         manifest["files"][name] = {"bytes": size, "xxh3_64": digest}
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
