@@ -240,8 +240,11 @@ def test_the_router_s_estimates_are_named_and_the_truth_is_the_runs(flow: Flow, 
     assert [c["level"] for c in checks(got, "truth.no_eligible")] == ["ok"]  # lumen holds nothing
 
 
-def test_the_case_s_readme_quotes_the_figures_the_on_call_sees(flow: Flow, got: dict) -> None:
-    """sample_runs/oncall/README.md's story, its table and sentences, from the report and the files."""
+def test_the_case_s_readme_and_the_flows_page_quote_the_figures_the_on_call_sees(
+    flow: Flow, got: dict
+) -> None:
+    """sample_runs/oncall/README.md's story, its table and sentences, and docs/flows.md's, from the report
+    and the files."""
     text = re.sub(r"\s+", " ", (ONCALL / "README.md").read_text("utf-8"))
     t = got["tenants"]
     small = ("harbor", "iris", "juniper", "kestrel")
@@ -292,6 +295,12 @@ def test_the_case_s_readme_quotes_the_figures_the_on_call_sees(flow: Flow, got: 
     (estimate,) = tickets
     assert f"estimated {estimate} (atlas's {share['tenant']:.0%} × tickets' {share['doc_type']:.0%})" in text
     assert f"its `n_eligible` {estimate} beside the exact 3" in text
+    flows = re.sub(r"\s+", " ", (ROOT / "docs" / "flows.md").read_text("utf-8"))
+    below = ", ".join(r["tenant"] for r in t["rows"] if round(r["recall"]["b"], 12) < FLOOR)
+    granite = next(r for r in t["rows"] if r["tenant"] == "granite")
+    assert f"{t['below_floor']['a']} below the floor in A, {t['below_floor']['b']} in B ({below})" in flows
+    chunks = sum(r["tenant"] == "granite" for r in corpus)
+    assert f"Granite's {chunks} chunks, scanned in both arms, stand at {granite['recall']['b']:.3f}" in flows
 
 
 # -- the generator ----------------------------------------------------------------------------------
