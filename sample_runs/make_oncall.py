@@ -72,6 +72,13 @@ TEMPLATES = (
     "summary of {t}", "{t} for next quarter",
 )  # fmt: skip
 DOC_TYPES = ("contract", "invoice", "ticket", "policy", "note")
+PLURAL = {
+    "contract": "contracts",
+    "invoice": "invoices",
+    "ticket": "tickets",
+    "policy": "policies",
+    "note": "notes",
+}
 TYPE_MIX = (0.15, 0.17, 0.48, 0.10, 0.10)  # every tenant's chunks by doc_type, but atlas's
 YEARS = (2019, 2020, 2021, 2022, 2023, 2024, 2025)
 # tenant -> (chunks, first year): twelve tenants, 4,000 chunks; lumen signed up and holds none
@@ -164,7 +171,7 @@ def build_corpus(rng: np.random.Generator, centres, pull, topics) -> pa.Table:
             "doc_type": rows["doc_type"],
             "year": pa.array(rows["year"], pa.int32()),
             "header": [
-                f"{t} > {d}s > {y}"
+                f"{t} > {PLURAL[d]} > {y}"
                 for t, d, y in zip(rows["tenant"], rows["doc_type"], rows["year"], strict=True)
             ],
             "text": [

@@ -28,6 +28,8 @@ K = 10
 FLOOR = 0.8
 PLACE = "/tmp/oncall"  # where the README's commands write; a test's own folder here
 ONCALL = bundled("sample_runs") / "oncall"
+# where the README's `sample_runs/…` paths start: a checkout, or the installed package's copy
+BESIDE = ONCALL.parent.parent
 
 
 def readme_steps() -> list[list[str]]:
@@ -39,7 +41,7 @@ def readme_steps() -> list[list[str]]:
 
 
 def at(argv: list[str], root: Path, tmp: Path) -> list[str]:
-    """A README command line with its checkout paths under `root` and PLACE under `tmp`."""
+    """A README command line with its `sample_runs/…` paths under `root` and PLACE under `tmp`."""
     out = []
     for word in argv:
         if word.startswith(PLACE):
@@ -54,13 +56,13 @@ class Flow:
     """The README's three commands, run once: the sampled queries, the truth, the report's JSON."""
 
     def __init__(self, tmp: Path) -> None:
-        sample, truth, judge = readme_steps()
+        sample, truth, judge = (at(argv, BESIDE, tmp) for argv in readme_steps())
         assert sample[0] == "sample" and truth[0] == "truth" and "--labels" in judge
         for argv in (sample, truth):
-            assert main(at(argv, ROOT, tmp)) == 0, argv
-        self.queries = tmp / "q.parquet"
-        self.truth = tmp / "truth"
-        self.judge = at(judge, ROOT, tmp)
+            assert main(argv) == 0, argv
+        self.queries = Path(sample[sample.index("--out") + 1])
+        self.truth = Path(truth[truth.index("--out") + 1])
+        self.judge = judge
         self.run_a, self.run_b = (Path(p) for p in self.judge[:2])
 
 
@@ -281,10 +283,10 @@ def test_the_case_s_readme_and_the_flows_page_quote_the_figures_the_on_call_sees
     zero = no_eligible["facts"]["count"]
     assert f"{scored} of the {scored + zero} queries scored, {zero} match nothing" in text
     (pf,) = checks(got, "truth.postfilter", "b")
-    assert (
-        f"(the {pf['facts']['count']} flips," in text
-        and f"k × s = {pf['facts']['expected_results']:.2g}" in text
-    )
+    count = pf["facts"]["count"]
+    assert count == got["paired"]["a_hit_b_miss"]  # every regression is one of them
+    assert f"atlas's {count} ticket queries, the {count} regressions" in text
+    assert f"k × s = {pf['facts']['expected_results']:.2g}" in text
     b = {r["query_id"]: r for r in rows(flow.run_b)}
     tickets = {b[q]["n_eligible"] for q in b if b[q]["filter"] == "tenant = 'atlas' AND doc_type = 'ticket'"}
     corpus = pq.read_table(ONCALL / "corpus.parquet", columns=["tenant", "doc_type"]).to_pylist()
@@ -295,6 +297,10 @@ def test_the_case_s_readme_and_the_flows_page_quote_the_figures_the_on_call_sees
     (estimate,) = tickets
     assert f"estimated {estimate} (atlas's {share['tenant']:.0%} × tickets' {share['doc_type']:.0%})" in text
     assert f"its `n_eligible` {estimate} beside the exact 3" in text
+    log = json.loads(flow.queries.with_name("q.allocation.json").read_text("utf-8"))["log"]
+    assert f"| `log.jsonl` | {log['rows']} queries of one day" in text
+    assert f"{log['repeats']} rows ask an earlier query again" in text
+    assert f"{log['distinct']} distinct queries |" in text
     flows = re.sub(r"\s+", " ", (ROOT / "docs" / "flows.md").read_text("utf-8"))
     below = ", ".join(r["tenant"] for r in t["rows"] if round(r["recall"]["b"], 12) < FLOOR)
     granite = next(r for r in t["rows"] if r["tenant"] == "granite")
