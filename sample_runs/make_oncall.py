@@ -4,8 +4,8 @@ routers' runs over the queries `triage sample` draws from that log (sample_runs/
     python sample_runs/make_oncall.py              # writes sample_runs/oncall/
     python sample_runs/make_oncall.py --out DIR    # writes the same files into DIR
 
-Run it where `triage` imports (its venv, or from a checkout): the runs answer the very queries
-`triage sample` takes from the log with its default flags, so the generator asks triage which.
+The runs answer the very queries `triage sample` takes from the log with its default flags, so the
+generator asks triage which: the checkout's own `triage` when it sits in one, else the one installed.
 
 Everything else is simulated here, apart from triage: a corpus of 4,000 chunks of twelve tenants
 (32-dimensional vectors around 40 topics, quantized to hundredths), an IVF index over it (spherical
@@ -45,12 +45,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 HERE = pathlib.Path(__file__).resolve().parent
-try:
-    import triage
-except ImportError:  # run from a checkout without triage installed: the checkout's package
+if (HERE.parent / "triage" / "__init__.py").is_file():  # in a checkout: its own triage, not one installed
     sys.path.insert(0, str(HERE.parent))
-    import triage
 
+import triage  # noqa: E402
 from triage.core.truth.queries import read_queries  # noqa: E402
 
 SEED = 20261206
