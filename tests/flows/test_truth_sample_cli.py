@@ -620,9 +620,13 @@ def test_q_is_never_written_onto_an_input_or_into_the_corpus(
     assert "inside" in refused(
         capsys, log, "--corpus", case / "shards", "--out", case / "shards" / "q.parquet"
     )
-    assert "does not exist" in refused(
-        capsys, log, "--corpus", corpus, "--out", case / "nowhere" / "q.parquet"
+    (case / "afile").write_text("not a folder", "utf-8")
+    assert "is not a folder" in refused(
+        capsys, log, "--corpus", corpus, "--out", case / "afile" / "q.parquet"
     )
+    # a folder not there yet is made, as `triage truth --out` makes its own (the README's first step)
+    made = case / "nowhere" / "deeper" / "q.parquet"
+    assert cli(capsys, log, "--corpus", corpus, "--out", made)[0] == 0 and made.is_file()
     os.symlink(corpus, case / "out" / "link.parquet")
     assert "symbolic link" in refused(
         capsys, log, "--corpus", corpus, "--out", case / "out" / "link.parquet", "--force"

@@ -174,6 +174,10 @@ def sample_query_log(
     provenance |= {"log_digest": log_meta["digest"], "corpus_digest": corpus_meta["digest"]}
     meta = {b"triage_sample": json.dumps(provenance, sort_keys=True).encode()}
     q = q.replace_schema_metadata(meta)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(out.parent, f"cannot be made: {e.strerror or e}") from None
     write_new(out, lambda f: pq.write_table(q, f), protected, replace=force)
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     write_bytes(report_file, text.encode("utf-8"), protected, replace=force)
@@ -183,13 +187,13 @@ def sample_query_log(
 def _check_out(out: Path, report_file: Path, protected: Protected, force: bool) -> None:
     """Refuse Q (and its allocation's name) before anything is read: not Parquet by name, a
     folder, a link, an input or inside the corpus folder, in a folder that is not there, or
-    existing without `force`."""
+    existing without `force`. A folder that is not there yet is made when Q is written."""
     if out.suffix.lower() != ".parquet":
         raise InputError(out, "Q is written as Parquet: name it .parquet")
     if out.is_dir() and not out.is_symlink():
         raise InputError(out, "is a folder; Q names the queries file to write")
-    if not out.parent.is_dir():
-        raise InputError(out, f"cannot be written: the folder {out.parent} does not exist")
+    if os.path.lexists(out.parent) and not out.parent.is_dir():
+        raise InputError(out, f"cannot be written: {out.parent} is not a folder")
     for target in (out, report_file):
         refuse_target(target, protected)
         if not force and os.path.lexists(target):
