@@ -83,6 +83,15 @@ def share(n: int, of: int) -> str:
     return "<1%" if n and whole == "0%" else whole
 
 
+def unscored(n_unlabelled: int, no_eligible: int) -> str:
+    """The queries not scored, as the summary line spells them: "unlabelled N"; judged against exact
+    truth, the `no_eligible` of them whose filter admits no row named apart, first."""
+    if not no_eligible:
+        return f"unlabelled {n_unlabelled}"
+    rest = n_unlabelled - no_eligible
+    return f"none eligible {no_eligible}" + (f", unlabelled {rest}" if rest else "")
+
+
 def outcome(o: Outcome) -> str:
     return o.label
 

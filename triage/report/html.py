@@ -62,7 +62,7 @@ def _summary(r: Report) -> list[str]:
         ["arm B", f'{e(b.name, CELL)} <span class="muted id">{e(b.path, CELL)}</span>'],
         ["k", str(r.k) + (f" (also {', '.join(map(str, r.ks[1:]))})" if len(r.ks) > 1 else "")],
         ["labels", e(labels_line(r), CELL)],
-        ["queries", f"{r.n_queries}: scored {r.n_scored}, unlabelled {r.n_unlabelled}"],
+        ["queries", f"{r.n_queries}: scored {r.n_scored}, {r.not_scored}"],
         ["missing", f"from A {len(r.missing.a)}, from B {len(r.missing.b)}"],
         ["triage", e(r.triage)],
     ]

@@ -21,6 +21,7 @@ from triage.core.checks.model import Check
 from triage.core.measures.paired import Outcome
 from triage.core.text.sanitize import bytes_shown
 from triage.labels import jsontext
+from triage.report import cells
 from triage.report.arms import ByArm
 from triage.report.rows import Flips, Rows
 from triage.report.sections.answers import AnswersSection
@@ -94,6 +95,11 @@ class Report:
     unjudged_same_depth: tuple[int, int, int] | None = field(default=None, metadata={"json": False})
     # Judged against exact truth; left out otherwise.
     truth: TruthSection | None = field(default=None, metadata={"omit_empty": True})
+
+    @property
+    def not_scored(self) -> str:
+        """The unscored queries as the summary line spells them (`cells.unscored`)."""
+        return cells.unscored(self.n_unlabelled, self.truth.no_eligible if self.truth else 0)
 
     def with_tenant_order(self, order: TenantOrder) -> Report:
         return self if self.tenants is None else replace(self, tenants=self.tenants.ordered(order))

@@ -50,7 +50,7 @@ def _summary(r: Report) -> Section:
     """The labels and the queries in a line (the HTML shows them as its summary table)."""
     line = (
         f"Labels: {labels_line(r)}. Queries: {r.n_queries}, scored {r.n_scored}, "
-        f"unlabelled {r.n_unlabelled}; missing from A {len(r.missing.a)}, from B {len(r.missing.b)}."
+        f"{r.not_scored}; missing from A {len(r.missing.a)}, from B {len(r.missing.b)}."
     )
     return Section("summary", [Para(line, own=True)])
 

@@ -527,7 +527,7 @@ def summary(r: Report) -> Text:
     """The label state and the query counts."""
     return Text(
         f"labels: {labels_line(r)}  ·  queries {r.n_queries}, scored {r.n_scored}, "
-        f"unlabelled {r.n_unlabelled}, missing from A {len(r.missing.a)}, "
+        f"{r.not_scored}, missing from A {len(r.missing.a)}, "
         f"from B {len(r.missing.b)}"
     )
 
