@@ -63,7 +63,7 @@ def report_of(r: Results, tenant_order: TenantOrder = TenantOrder.HIT_RATE) -> R
         flips=flips_of(ev, r.hints),
         ranks=ranks_section(ev, r.ranks),
         checks=r.checks,
-        gate=None if r.gate is None else gate_section(r.gate),
+        gate=None if r.gate is None else gate_section(r.gate, _truth_rate(r)),
         ks=ev.cutoffs,
         holdout=holdout_section(r.holdout),
         origins=by_origin,
@@ -78,6 +78,11 @@ def report_of(r: Results, tenant_order: TenantOrder = TenantOrder.HIT_RATE) -> R
         truth=_truth(r),
     )
     return report if tenant_order is TenantOrder.HIT_RATE else report.with_tenant_order(tenant_order)
+
+
+def _truth_rate(r: Results) -> str | None:
+    """What the gate's floors read against exact truth (the decision measure); None: the hit rate."""
+    return r.decision if r.ev.truth is not None else None
 
 
 def _truth(r: Results) -> TruthSection | None:

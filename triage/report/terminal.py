@@ -29,9 +29,9 @@ from triage.report.sections.cost import (
 )
 from triage.report.sections.flips import FLIP_TEXT, FlipLine, capped_flips, flip_columns
 from triage.report.sections.gate import (
-    FLOOR_HEAD,
     MEASURE_GATE_HEAD,
     floor_cells,
+    floor_head,
     measure_gate_cells,
     measure_gate_line,
     measure_verdict,
@@ -368,8 +368,9 @@ def gate_view(r: Report) -> Group | None:
         if not g.floors:
             return Group(*([head] if empty is not None else []), *extra)
     t = Table(title_justify="left")
-    for i, name in enumerate([*FLOOR_HEAD, ""]):
-        t.add_column(name, justify="left" if i in (0, len(FLOOR_HEAD)) else "right")
+    columns = floor_head(g)
+    for i, name in enumerate([*columns, ""]):
+        t.add_column(name, justify="left" if i in (0, len(columns)) else "right")
     for f in failed + [f for f in g.floors if f.holds][: max(0, 25 - len(failed))]:
         name, *figures = floor_cells(f)
         verdict = Text("BELOW", "bold red") if not f.holds else Text("ok", "green")

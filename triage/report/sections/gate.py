@@ -62,6 +62,8 @@ class GateSection:
     measures: tuple[MeasureGateRow, ...] = field(default=(), metadata={"omit_empty": True})  # broken first
     evaluated: bool = True  # false: the gate evaluated nothing (no query scored, …), so it fails
     nothing_evaluated: str | None = None  # why it evaluated nothing (core/gate/apply.py)
+    # the rate the floors hold B's to: left out for the hit rate; judged against exact truth "recall@10"
+    rate: str | None = field(default=None, metadata={"omit_empty": True})
 
     @property
     def broken(self) -> list[FloorRow]:
@@ -106,9 +108,10 @@ def _floor_row(f: Floor) -> FloorRow:
     )
 
 
-def gate_section(g: GateVerdicts) -> GateSection:
+def gate_section(g: GateVerdicts, rate: str | None = None) -> GateSection:
     """The gate's verdicts, broken floors first (and broken measures first); a gate that evaluated
-    nothing fails (core/gate/apply.py `nothing_evaluated`)."""
+    nothing fails (core/gate/apply.py `nothing_evaluated`). `rate`: what the floors read, when not
+    the hit rate."""
     rows = sorted(g.floors, key=lambda f: f.holds)
     gated = sorted(g.measures, key=lambda v: v.holds)
     why = g.nothing_evaluated
@@ -119,6 +122,7 @@ def gate_section(g: GateVerdicts) -> GateSection:
         nothing_evaluated=why,
         measures=tuple(measure_gate_row(v) for v in gated),
         floors=tuple(_floor_row(f) for f in rows),
+        rate=rate,
     )
 
 
@@ -174,7 +178,9 @@ def floor_cells(f: FloorRow) -> list[str]:
     ]
 
 
-FLOOR_HEAD = ["floor", "B hit rate", "minimum", "n", "B 95%", "above it (SE)"]
+def floor_head(g: GateSection) -> list[str]:
+    """The floors table's columns; B's rate named as the floors read it."""
+    return ["floor", f"B {g.rate or 'hit rate'}", "minimum", "n", "B 95%", "above it (SE)"]
 
 
 def distance_se(d: float | None) -> str:
@@ -201,7 +207,7 @@ def gate_blocks(g: GateSection | None) -> list[Block]:
     if shown:
         verdict = {True: "holds", False: "below"}
         rows = [[*floor_cells(f), verdict[f.holds] + (", fires on noise" if f.noisy else "")] for f in shown]
-        head = [*FLOOR_HEAD, ""]
+        head = [*floor_head(g), ""]
         out.append(Table(head, rows, frozenset({1, 2, 3, 5}), all_but(head, 0)))
     if g.measures:
         out.append(Para(f"{measure_gate_line(g)}.", lead="Gate"))
