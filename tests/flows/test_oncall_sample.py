@@ -71,7 +71,8 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TRIAGE_CACHE", str(tmp_path_factory.mktemp("cache")))
         mp.setenv("TRIAGE_DATA", str(tmp_path_factory.mktemp("data")))
-        return Flow(tmp_path_factory.mktemp("oncall"))
+        # PLACE's folder is not there before the first command, as on a fresh machine
+        return Flow(tmp_path_factory.mktemp("fresh") / "oncall")
 
 
 @pytest.fixture(scope="module")
@@ -341,3 +342,22 @@ def test_the_generator_reproduces_the_shipped_files(tmp_path: Path) -> None:
 def test_the_case_is_small() -> None:
     size = sum(p.stat().st_size for p in ONCALL.rglob("*") if p.is_file())
     assert size < 700_000, size
+
+
+def test_the_readmes_gate_fails_on_the_four_tenants_below_0_80_recall(
+    flow: Flow, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Step 7: the README's gate line, run as written, exits 1 naming the tenants under the floor."""
+    section = (
+        (ROOT / "README.md").read_text("utf-8").split("## The on-call reviewer", 1)[1].split("\n## ", 1)[0]
+    )
+    line = re.search(r"`(triage report [^`]*--gate [^`]*)`", re.sub(r"\s+", " ", section)).group(1)
+    argv = at(shlex.split(line)[1:], BESIDE, flow.truth.parent)
+    capsys.readouterr()
+    assert main([*argv, "--format", "json"]) == 1
+    gate = json.loads(capsys.readouterr().out)["gate"]
+    broken = sorted(f["name"] for f in gate["floors"] if not f["holds"])
+    assert gate["rate"] == "recall@10"
+    assert broken == ["tenant:atlas", "tenant:borealis", "tenant:cobalt", "tenant:fjord"]
+    for name in broken:
+        assert name.split(":")[1] in section
