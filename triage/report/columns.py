@@ -50,11 +50,24 @@ def cells_of(columns: Iterable[Column[R]], value: R) -> list[str]:
     return [cells.text(c.cell(value)) for c in columns]
 
 
-def shown(columns: Sequence[Column[R]], hidden: Iterable[str] = (), narrow: bool = False) -> list[Column[R]]:
+FLEX_MIN = 8  # cells the app gives a width-0 column at the least (its marks: "< floor")
+
+
+def shown(
+    columns: Sequence[Column[R]], hidden: Iterable[str] = (), narrow: bool = False, room: int = 0
+) -> list[Column[R]]:
     """The columns drawn: all but the `hidden` titles and, `narrow`, the wide-only ones, each laid
-    out for the width."""
+    out for the width. With `room` (the app's cells across; 0: no limit), wide-only columns that
+    would crowd the others out are left out too, in the order declared (the tenants' n % and B−A
+    first), so that the row's marks stay."""
     out = set(hidden)
-    return [c.at(narrow) for c in columns if c.title not in out and not (narrow and c.wide)]
+    kept = [c.at(narrow) for c in columns if c.title not in out and not (narrow and c.wide)]
+    while room and sum((c.width or FLEX_MIN) + 1 for c in kept) > room:
+        wide = [i for i, c in enumerate(kept) if c.wide]
+        if not wide:
+            break
+        del kept[wide[0]]
+    return kept
 
 
 POSITION = "The row's position in this list."

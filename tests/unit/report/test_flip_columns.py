@@ -207,3 +207,28 @@ def test_the_json_written_a_slice_at_a_time_is_the_whole_arrays(
     monkeypatch.setattr(rows_module, "_ROWS", slice_rows)
     for section in (flips, mixed):
         assert section.json() == json.dumps(want, ensure_ascii=False)  # byte for byte
+
+
+def test_a_wide_table_leaves_out_the_wide_only_columns_that_do_not_fit_and_keeps_the_marks() -> None:
+    """The tenants table at the app's widths: every column when there is room; narrower, the
+    wide-only columns in the order declared, never a column that is not wide-only, and the marks'
+    column keeps its least width (FLEX_MIN) so that "< floor" is never cropped."""
+    from triage.report.columns import FLEX_MIN, shown
+    from triage.report.sections.tenants import TENANTS
+
+    def needed(cols: list) -> int:
+        return sum((c.width or FLEX_MIN) + 1 for c in cols)
+
+    full = shown(TENANTS)
+    assert shown(TENANTS, room=needed(full)) == full
+    for room in range(needed(full) - 1, 60, -1):
+        cols = shown(TENANTS, room=room)
+        kept = [c.title for c in cols]
+        assert [c.title for c in full if not c.wide] == [
+            t for t in kept if t in {c.title for c in full if not c.wide}
+        ]
+        dropped = [c.title for c in full if c.title not in kept]
+        wide = [c.title for c in full if c.wide]
+        assert dropped == wide[: len(dropped)]  # in the order declared
+        assert needed(cols) <= room or dropped == wide  # fits, unless nothing more may go
+        assert cols[-1].title == "" and cols[-1].width == 0  # the marks

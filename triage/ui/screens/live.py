@@ -36,6 +36,7 @@ NARROW = 100  # columns: a narrower screen of numbers leaves its least-needed co
 class LiveScreen(Screen):
     session: Session
     narrow = False  # narrower than NARROW (set on resize; each screen's `fill` reads it)
+    width_drawn = 0  # the width of the last resize
     shown_version: str | None = None  # the session.version last drawn
     shown_verdicts: Verdicts | None = None  # the verdicts last drawn (a verdict keeps the version)
 
@@ -55,8 +56,10 @@ class LiveScreen(Screen):
 
     def on_resize(self, event: events.Resize) -> None:
         narrow = event.size.width < NARROW
-        if narrow != self.narrow:
+        # across NARROW; or, wide, at another width (a table keeps the wide-only columns that fit)
+        if narrow != self.narrow or (not narrow and event.size.width != self.width_drawn):
             self.narrow = narrow
+            self.width_drawn = event.size.width
             if self.is_mounted and self.shown_version is not None:
                 self.refill()
 

@@ -178,7 +178,9 @@ class TenantsScreen(LiveScreen):
             )
         )
         bar = NARROW_BAR if self.narrow else cells.BAR
-        shown = columns.shown(tenant_columns(t, self.show_bars), empty_tenant_columns(rows), self.narrow)
+        shown = columns.shown(
+            tenant_columns(t, self.show_bars), empty_tenant_columns(rows), self.narrow, self.size.width
+        )
 
         def row(i: int) -> list[str]:
             return columns.cells_of(shown, TenantLine(i + 1, rows[i], t, bar))
@@ -278,7 +280,8 @@ class SlicesScreen(LiveScreen):
             )
         )
         table = self.query_one(VirtualTable)
-        table.columns = columns.shown(self.COLUMNS, {""} if self.narrow else set(), self.narrow)
+        hidden = {""} if self.narrow else set()
+        table.columns = columns.shown(self.COLUMNS, hidden, self.narrow, self.size.width)
         table.set_rows(
             len(rows),
             lambda i: columns.cells_of(table.columns, rows[i]),
