@@ -37,7 +37,6 @@ import json
 import os
 import re
 import stat
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+from triage import __version__
 from triage.core.errors import InputError
 from triage.core.files import Protected, protect, write_bytes, write_new
 from triage.core.inputs.contract import single
@@ -104,7 +104,7 @@ class Question:
     @property
     def name(self) -> str:
         h = xxhash.xxh3_128(
-            f"triage-truth|{FORMAT}|{_version()}|{self.metric}|{self.k}|{self.tolerance!r}|".encode()
+            f"triage-truth|{FORMAT}|{__version__}|{self.metric}|{self.k}|{self.tolerance!r}|".encode()
         )
         h.update(f"{len(self.shard)}|{self.shard}|{self.predicate}".encode())
         return h.hexdigest()
@@ -112,20 +112,13 @@ class Question:
     def fields(self) -> dict:
         return {
             "format": FORMAT,
-            "triage": _version(),
+            "triage": __version__,
             "shard": self.shard,
             "predicate": self.predicate,
             "metric": self.metric,
             "k": self.k,
             "tolerance": self.tolerance,
         }
-
-
-def _version() -> str:
-    """The running triage's version, read at each use (an entry records the version that wrote it).
-    Core may not import the package root (the "Core's rooms" contract: the root re-exports the API),
-    which is loaded before any of its modules."""
-    return str(sys.modules["triage"].__version__)
 
 
 # -- entries -------------------------------------------------------------------------------------
@@ -175,14 +168,14 @@ def write_entry(question: Question, rows: pa.Table, source: str, protected: Prot
 
 def read_fingerprints(shard: str, rows: int) -> np.ndarray | None:
     """The shard's ids as fingerprints in row order, proved; None when not kept."""
-    fields = {"format": FORMAT, "triage": _version(), "shard": shard, "kind": PRINTS, "rows": rows}
+    fields = {"format": FORMAT, "triage": __version__, "shard": shard, "kind": PRINTS, "rows": rows}
     table = _read(truth_folder(shard), PRINTS, fields, FINGERPRINTS)
     return None if table is None else single(table.column("fingerprint")).to_numpy(zero_copy_only=False)
 
 
 def write_fingerprints(shard: str, prints: np.ndarray, source: str, protected: Protected) -> None:
     table = pa.table({"fingerprint": pa.array(prints, pa.uint64())}, schema=FINGERPRINTS)
-    fields = {"format": FORMAT, "triage": _version(), "shard": shard, "kind": PRINTS}
+    fields = {"format": FORMAT, "triage": __version__, "shard": shard, "kind": PRINTS}
     _write(truth_folder(shard), PRINTS, table, fields, source, protected)
 
 
