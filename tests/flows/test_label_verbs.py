@@ -232,17 +232,18 @@ def test_a_refused_write_exits_2_and_loses_nothing_silently(
     copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder(copy).write_bytes(b"not a folder\n")  # the amendments folder is a regular file
+    logs = sorted(copy.rglob("*.jsonl"))  # the bundled files' own (the on-call case's query log)
     rc, out, err = judge(capsys, copy, "--grade", "1", "--reviewer", "r1")
     assert rc == 2
     assert "NOT SAVED" in err and "nothing was written" in err and f"{Q} / {CHUNK}" in err
     assert "judged" not in out
     assert folder(copy).read_bytes() == b"not a folder\n"
-    assert not list(copy.rglob("*.jsonl"))
+    assert sorted(copy.rglob("*.jsonl")) == logs  # no amendment written anywhere
     qrels = copy / "more.qrels"
     qrels.write_text(f"{Q} 0 {CHUNK} 1\n")
     rc, _, err = cli(capsys, "labels", "import", str(copy), "--from", str(qrels))
     assert rc == 2 and "NOT SAVED" in err and "0 of 1 judgements were written" in err
-    assert not list(copy.rglob("*.jsonl"))
+    assert sorted(copy.rglob("*.jsonl")) == logs
 
 
 # == import ======================================================================================

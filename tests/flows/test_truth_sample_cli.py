@@ -626,7 +626,8 @@ def test_q_is_never_written_onto_an_input_or_into_the_corpus(
     )
     # a folder not there yet is made, as `triage truth --out` makes its own (the README's first step)
     made = case / "nowhere" / "deeper" / "q.parquet"
-    assert cli(capsys, log, "--corpus", corpus, "--out", made)[0] == 0 and made.is_file()
+    rc, _, err = cli(capsys, "sample", log, "--corpus", corpus, "--out", made)
+    assert rc == 0 and made.is_file(), err
     os.symlink(corpus, case / "out" / "link.parquet")
     assert "symbolic link" in refused(
         capsys, log, "--corpus", corpus, "--out", case / "out" / "link.parquet", "--force"
