@@ -161,6 +161,14 @@ def _refuse_place(path: Path, protected: Protected) -> None:
         )
 
 
+def make_folder(folder: Path) -> None:
+    """`folder` and any parents missing (a run's own output folder), or InputError naming it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(folder, f"cannot be made: {e.strerror or e}") from None
+
+
 def write_new(
     path: Path, fill: Callable[[BinaryIO], None], protected: frozenset[Identity], replace: bool = True
 ) -> None:

@@ -40,7 +40,7 @@ import xxhash
 
 import triage
 from triage.core.errors import InputError
-from triage.core.files import Protected, protect, refuse_target, write_bytes, write_new
+from triage.core.files import Protected, make_folder, protect, refuse_target, write_bytes, write_new
 from triage.core.inputs.jsonl import read_jsonl
 from triage.core.inputs.parquet import read_parquet
 from triage.core.inputs.readers import Parsed, arrow_source, codec, sniff
@@ -174,10 +174,7 @@ def sample_query_log(
     provenance |= {"log_digest": log_meta["digest"], "corpus_digest": corpus_meta["digest"]}
     meta = {b"triage_sample": json.dumps(provenance, sort_keys=True).encode()}
     q = q.replace_schema_metadata(meta)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(out.parent, f"cannot be made: {e.strerror or e}") from None
+    make_folder(out.parent)
     write_new(out, lambda f: pq.write_table(q, f), protected, replace=force)
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     write_bytes(report_file, text.encode("utf-8"), protected, replace=force)

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from triage.core.errors import InputError
-from triage.core.files import Protected, inside, place, write_bytes, write_new
+from triage.core.files import Protected, inside, make_folder, place, write_bytes, write_new
 from triage.core.inputs.manifest import TRUTH_FORMAT as FORMAT
 from triage.core.inputs.manifest import TRUTH_JSON, TRUTH_LABELS, TRUTH_QUERIES
 from triage.core.inputs.readers import read_json_object
@@ -79,10 +79,7 @@ def write_truth(
     out = Path(out)
     refuse_out(out, protected, force)
     parent = out.parent if str(out.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(parent, f"cannot be made: {e.strerror or e}") from None
+    make_folder(parent)
     tmp = parent / f".{out.name}.{secrets.token_hex(6)}.tmp"
     os.mkdir(tmp, 0o755)
     try:
